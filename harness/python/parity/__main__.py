@@ -1,0 +1,23 @@
+"""`python -m parity list PATH...`: scenario ids one per line, for CMake's configure-time test registration."""
+import sys
+
+from parity.discovery import discover
+
+
+def main(argv):
+    if len(argv) < 2 or argv[0] != "list":
+        print("usage: python -m parity list PATH...", file=sys.stderr)
+        return 2
+    found = discover(argv[1:])
+    for sc in found.scenarios:
+        print(sc.id)
+    # A module that fails to import is listed under its own name so that its test exists and fails.
+    for err in found.errors:
+        print(err.id)
+        print(f"parity: scenario module {err.module} ({err.source}): {err.error['type']}: {err.error['message']}",
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

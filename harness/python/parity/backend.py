@@ -1,0 +1,120 @@
+"""Loads the backend named by --backend / PARITY_BACKEND and gives every optional hook its default."""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+ROLES = ("gold", "candidate")
+FIXTURES_PACKAGE = "parity_fixtures"
+
+
+class BackendError(Exception):
+    """The backend cannot be loaded or is malformed; the CLI exits 2 with this message."""
+
+
+def register_fixtures(fixtures_dir: str):
+    """Makes the repo's fixtures/ importable as the package `parity_fixtures` (built-in backends)."""
+    if FIXTURES_PACKAGE in sys.modules:
+        return
+    init = Path(fixtures_dir) / "__init__.py"
+    spec = importlib.util.spec_from_file_location(FIXTURES_PACKAGE, init, submodule_search_locations=[fixtures_dir])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[FIXTURES_PACKAGE] = module
+    spec.loader.exec_module(module)
+
+
+def builtin_names() -> list:
+    pkg = sys.modules.get(FIXTURES_PACKAGE)
+    if pkg is None:
+        return []
+    root = Path(pkg.__path__[0])
+    names = [".".join(p.relative_to(root).with_suffix("").parts) for p in root.rglob("*.py")]
+    return sorted(n for n in names if not any(part.startswith("_") for part in n.split(".")))
+
+
+def _import_spec(spec: str):
+    if spec.endswith(".py") or "/" in spec:
+        path = Path(spec).resolve()
+        if not path.is_file():
+            raise BackendError(f"backend file {spec!r} does not exist")
+        name = f"parity_backend_{path.stem}"
+        mod_spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(mod_spec)
+        sys.modules[name] = module
+        mod_spec.loader.exec_module(module)
+        return module, str(path)
+    if spec in builtin_names():
+        return importlib.import_module(f"{FIXTURES_PACKAGE}.{spec}"), spec
+    return importlib.import_module(spec), spec
+
+
+class Backend:
+    """A backend module with defaults for the hooks it leaves out (see README, 'Backend API')."""
+
+    def __init__(self, name: str, module, spec: str, role: str):
+        self.name, self.module, self.spec, self.role = name, module, spec, role
+        self._namespace = None
+        type_map = getattr(module, "TYPE_MAP", {}) or {}
+        if not isinstance(type_map, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                     for k, v in type_map.items()):
+            raise BackendError(f"backend {name!r}: TYPE_MAP must be a dict of type names (str -> str)")
+        self.type_map = dict(type_map)
+
+    @property
+    def version(self) -> str:
+        version = getattr(self.module, "__version__", None)
+        if callable(getattr(self.module, "version", None)):
+            version = self.module.version()
+        return str(version) if version is not None else "unknown"
+
+    def install(self):
+        hook = getattr(self.module, "install", None)
+        if hook is not None:
+            hook()
+
+    def namespace(self):
+        if self._namespace is None:
+            hook = getattr(self.module, "namespace", None)
+            if hook is None:
+                import numpy as hook_result
+            else:
+                hook_result = hook()
+            self._namespace = hook_result
+        return self._namespace
+
+    def execute(self, fn, *args, **kwargs):
+        hook = getattr(self.module, "execute", None)
+        return fn(*args, **kwargs) if hook is None else hook(fn, *args, **kwargs)
+
+    def materialize(self, obj):
+        hook = getattr(self.module, "materialize", None)
+        return obj if hook is None else hook(obj)
+
+    def info(self) -> dict:
+        return {"name": self.name, "spec": self.spec, "version": self.version, "role": self.role,
+                "module": self.module.__name__, "type_map": self.type_map}
+
+
+def load(name: str, role: str = "") -> Backend:
+    """Imports backend `name`: a built-in (a file under fixtures/), a dotted module path, or a .py path."""
+    if not name:
+        raise BackendError("no backend given: pass --backend NAME or set PARITY_BACKEND "
+                           f"(built-ins: {', '.join(builtin_names())})")
+    role = role or ("gold" if name == "gold" else "candidate")
+    if role not in ROLES:
+        raise BackendError(f"role {role!r} is not one of {', '.join(ROLES)}")
+    try:
+        module, spec = _import_spec(name)
+    except BackendError:
+        raise
+    except ModuleNotFoundError as exc:
+        if exc.name and name.startswith(exc.name):
+            raise BackendError(f"cannot load backend {name!r}: it is not a built-in backend "
+                               f"({', '.join(builtin_names())}) and no module of that name can be imported "
+                               f"({exc})") from exc
+        raise BackendError(f"backend {name!r} failed to import: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:
+        raise BackendError(f"backend {name!r} failed to import: {type(exc).__name__}: {exc}") from exc
+    return Backend(name, module, spec, role)

@@ -1,0 +1,140 @@
+"""Finds scenario modules under the given paths, imports each by file path, and expands scenarios."""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from parity import _scenario
+from parity._scenario import Scenario, describe_exception
+
+# Scenario modules live under this package name so that a file called fft.py or random.py never
+# shadows a real module; ids still use the bare module name.
+PACKAGE = "parity_scenarios"
+
+
+@dataclass
+class ModuleError:
+    """A scenario module that could not be imported, or that declared something invalid."""
+
+    module: str
+    source: str
+    error: dict
+
+    @property
+    def id(self) -> str:
+        return self.module
+
+    @property
+    def file_name(self) -> str:
+        return ""
+
+    def metadata(self) -> dict:
+        return {"module": self.module, "source": self.source, "kind": "module"}
+
+
+@dataclass
+class Discovery:
+    scenarios: list = field(default_factory=list)
+    errors: list = field(default_factory=list)  # ModuleError, one per module that failed
+
+
+def _module_files(paths):
+    for path in paths:
+        path = Path(path).resolve()
+        if path.is_file():
+            yield path.parent, path
+        elif path.is_dir():
+            for file in sorted(path.rglob("*.py")):
+                if not any(part.startswith(("_", ".")) for part in file.relative_to(path).parts):
+                    yield path, file
+        else:
+            raise FileNotFoundError(f"scenario path does not exist: {path}")
+
+
+def _module_name(root: Path, file: Path) -> str:
+    return ".".join(file.relative_to(root).with_suffix("").parts)
+
+
+def _ensure_package():
+    if PACKAGE not in sys.modules:
+        pkg = types.ModuleType(PACKAGE)
+        pkg.__path__ = []
+        sys.modules[PACKAGE] = pkg
+
+
+def _import(name: str, file: Path):
+    _ensure_package()
+    qualified = f"{PACKAGE}.{name}"
+    spec = importlib.util.spec_from_file_location(qualified, file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[qualified]
+        raise
+    return module
+
+
+def _load_module(name: str, file: Path, found: Discovery, seen: dict):
+    del _scenario._collected[:]
+    try:
+        _import(name, file)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a broken module must not stop the others
+        found.errors.append(ModuleError(name, str(file), describe_exception(exc)))
+        return
+    finally:
+        collected = list(_scenario._collected)
+        del _scenario._collected[:]
+    for fn, params, rtol, atol, tags, xfail in collected:
+        try:
+            line = inspect.getsourcelines(fn)[1]
+        except (OSError, TypeError):
+            line = 0
+        sc = Scenario(name, fn.__name__, fn, params, rtol, atol, tags, xfail, str(file), line)
+        if sc.id in seen:
+            msg = f"duplicate scenario id {sc.id!r}: also defined in {seen[sc.id]}"
+            found.errors.append(ModuleError(name, str(file), {"type": "DuplicateScenario", "message": msg,
+                                                              "traceback": ""}))
+            continue
+        seen[sc.id] = f"{file}:{line}"
+        found.scenarios.append(sc)
+
+
+def discover(paths) -> Discovery:
+    """Imports every scenario module under `paths` (files or directories, in sorted order)."""
+    found, seen = Discovery(), {}
+    for root, file in _module_files(paths):
+        _load_module(_module_name(root, file), file, found, seen)
+    return found
+
+
+def select(found: Discovery, only=(), keyword: str = "") -> Discovery:
+    """Keeps the scenarios whose id is in `only` (when given) and contains `keyword`."""
+    only = set(only)
+    keep = lambda i: (not only or i in only) and keyword in i  # noqa: E731
+    return Discovery([s for s in found.scenarios if keep(s.id)], [e for e in found.errors if keep(e.id)])
+
+
+def environment_info() -> dict:
+    """Python, NumPy and platform versions for banners and manifests."""
+    import platform
+
+    import numpy
+
+    return {
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "numpy": numpy.__version__,
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "byteorder": sys.byteorder,
+        "cwd": os.getcwd(),
+    }
