@@ -1,0 +1,76 @@
+// Temp-file-and-rename writing (see atomic_file.h). No fsync: rename is atomic against a killed process,
+// which is the failure parity guards against; syncing every small result file would dominate batch runs.
+#include "atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace parity {
+
+AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
+  temp_ = path_;
+  temp_ += ".tmp-" + std::to_string(::getpid());
+  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail("cannot create");
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(temp_.c_str());
+  }
+}
+
+void AtomicFile::fail(const char* what) const {
+  throw std::runtime_error(std::string(what) + " " + path_.string() + ": " + std::strerror(errno));
+}
+
+void AtomicFile::write(const void* data, std::size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd_, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("cannot write");
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+    written_ += static_cast<std::size_t>(n);
+  }
+}
+
+void AtomicFile::pad(std::size_t count) {
+  static constexpr std::array<char, 4096> zeros{};
+  while (count > 0) {
+    const std::size_t n = std::min(count, zeros.size());
+    write(zeros.data(), n);
+    count -= n;
+  }
+}
+
+void AtomicFile::commit() {
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    ::unlink(temp_.c_str());
+    fail("cannot close");
+  }
+  fd_ = -1;
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(temp_.c_str());
+    errno = saved;
+    fail("cannot rename into place");
+  }
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+  AtomicFile file(path);
+  file.write(text);
+  file.commit();
+}
+
+}  // namespace parity

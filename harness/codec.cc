@@ -1,0 +1,471 @@
+// Writes and reads result files (see codec.h and docs/result-format.md).
+#include "codec.h"
+
+#include <fcntl.h>
+#include <pybind11/stl.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "atomic_file.h"
+#include "numpy_api.h"
+
+namespace py = pybind11;
+using json = nlohmann::json;
+
+namespace parity {
+namespace {
+
+constexpr char kMagic[8] = {'P', 'A', 'R', 'I', 'T', 'Y', 'R', '\n'};
+constexpr std::size_t kPreamble = 24;  // magic, u32 major, u32 minor, u64 header length
+constexpr std::size_t kAlign = 64;     // blobs start on 64-byte boundaries so a mapping can be used in place
+constexpr std::size_t kMisalignModulus = 16;
+constexpr int kMaxDepth = 500;
+
+std::size_t align_up(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+std::string type_name(py::handle obj) {
+  py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()));
+  return py::str(type.attr("__module__")).cast<std::string>() + "." +
+         py::str(type.attr("__qualname__")).cast<std::string>();
+}
+
+std::string hex_bits(double value) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(value)));
+  return buf;
+}
+
+// The memory an array's elements occupy: [data + low, data + high) with low <= 0 (negative strides).
+struct Span {
+  std::ptrdiff_t low = 0, high = 0;
+  bool empty = false;
+  std::size_t size() const { return static_cast<std::size_t>(high - low); }
+};
+
+Span span_of(int ndim, const npy_intp* shape, const npy_intp* strides, npy_intp itemsize) {
+  Span span;
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] == 0) span.empty = true;
+    const std::ptrdiff_t reach = strides[i] * (shape[i] - 1);
+    (reach < 0 ? span.low : span.high) += reach;
+  }
+  if (span.empty) return {0, 0, true};
+  span.high += itemsize;
+  return span;
+}
+
+// Copies each element into a zeroed span-sized buffer so the gaps between strided elements are zero:
+// the file never depends on memory the scenario did not write.
+void gather(const char* src, char* dst, int dim, int ndim, const npy_intp* shape, const npy_intp* strides,
+            npy_intp itemsize) {
+  if (dim == ndim) {
+    std::memcpy(dst, src, static_cast<std::size_t>(itemsize));
+    return;
+  }
+  for (npy_intp i = 0; i < shape[dim]; ++i)
+    gather(src + i * strides[dim], dst + i * strides[dim], dim + 1, ndim, shape, strides, itemsize);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Writing
+
+struct Blob {
+  py::object owner;  // keeps the array (or bytes) alive until written
+  const char* data = nullptr;
+  std::size_t size = 0;
+  std::vector<char> gathered;  // for arrays whose span has gaps or overlaps
+};
+
+class Encoder {
+ public:
+  json encode(py::handle obj, const std::string& path, int depth);
+  std::vector<Blob>& blobs() { return blobs_; }
+
+ private:
+  json encode_dict(py::handle obj, const std::string& path, int depth);
+  json encode_sequence(py::handle obj, const char* kind, const std::string& path, int depth);
+  json encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path);
+  json encode_dtype(py::handle dtype, const std::string& path);
+  std::size_t add_bytes(py::object owner, const char* data, std::size_t size);
+
+  std::vector<Blob> blobs_;
+};
+
+std::size_t Encoder::add_bytes(py::object owner, const char* data, std::size_t size) {
+  blobs_.push_back(Blob{std::move(owner), data, size, {}});
+  return blobs_.size() - 1;
+}
+
+json Encoder::encode_dtype(py::handle dtype, const std::string& path) {
+  auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
+  if (PyDataType_HASFIELDS(descr)) {
+    json fields = json::array();
+    py::dict field_map = dtype.attr("fields");
+    for (py::handle name : py::tuple(dtype.attr("names"))) {
+      py::tuple entry = field_map[name];
+      if (entry.size() > 2)
+        throw UnsupportedOutput(path + ": structured dtype field titles are not supported yet");
+      fields.push_back({{"name", name.cast<std::string>()},
+                        {"dtype", encode_dtype(entry[0], path)},
+                        {"offset", entry[1].cast<std::int64_t>()}});
+    }
+    return {{"fields", fields},
+            {"itemsize", PyDataType_ELSIZE(descr)},
+            {"aligned", dtype.attr("isalignedstruct").cast<bool>()}};
+  }
+  if (PyDataType_HASSUBARRAY(descr)) {
+    py::tuple subdtype = dtype.attr("subdtype");
+    return {{"subarray", encode_dtype(subdtype[0], path)}, {"shape", subdtype[1].cast<std::vector<std::int64_t>>()}};
+  }
+  return {{"str", dtype.attr("str").cast<std::string>()}};
+}
+
+json Encoder::encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path) {
+  PyArray_Descr* descr = PyArray_DESCR(array);
+  if (PyDataType_REFCHK(descr))
+    throw UnsupportedOutput(path + ": arrays of dtype " +
+                            py::str(reinterpret_cast<PyObject*>(descr)).cast<std::string>() +
+                            " hold Python objects, which this format version cannot carry");
+  const int ndim = PyArray_NDIM(array);
+  const npy_intp* shape = PyArray_SHAPE(array);
+  const npy_intp* strides = PyArray_STRIDES(array);
+  const npy_intp itemsize = PyArray_ITEMSIZE(array);
+  const Span span = span_of(ndim, shape, strides, itemsize);
+  const char* first = PyArray_BYTES(array) + span.low;
+
+  Blob blob{py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(array)), first, span.size(), {}};
+  if (!span.empty && static_cast<npy_intp>(span.size()) != PyArray_NBYTES(array)) {
+    blob.gathered.assign(span.size(), 0);
+    gather(PyArray_BYTES(array), blob.gathered.data() - span.low, 0, ndim, shape, strides, itemsize);
+    blob.data = blob.gathered.data();
+  }
+  blobs_.push_back(std::move(blob));
+  return {{"kind", kind},
+          {"type", type},
+          {"dtype", encode_dtype(py::handle(reinterpret_cast<PyObject*>(descr)), path)},
+          {"shape", std::vector<std::int64_t>(shape, shape + ndim)},
+          {"strides", std::vector<std::int64_t>(strides, strides + ndim)},
+          {"blob", blobs_.size() - 1},
+          {"offset", -span.low},
+          {"misalign", reinterpret_cast<std::uintptr_t>(first) % kMisalignModulus},
+          {"writeable", PyArray_ISWRITEABLE(array) != 0}};
+}
+
+std::string key_path(const std::string& path, const std::string& key) {
+  std::string quoted;
+  for (char c : key) quoted += (c == '\'' || c == '\\') ? std::string{'\\', c} : std::string{c};
+  return path + "['" + quoted + "']";
+}
+
+json Encoder::encode_dict(py::handle obj, const std::string& path, int depth) {
+  json items = json::array();
+  for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
+    if (!PyUnicode_Check(key.ptr()))
+      throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " of type " +
+                              type_name(key) + " is not a str");
+    const std::string k = key.cast<std::string>();
+    items.push_back(json::array({k, encode(value, key_path(path, k), depth + 1)}));
+  }
+  return {{"kind", "dict"}, {"type", type_name(obj)}, {"items", items}};
+}
+
+json Encoder::encode_sequence(py::handle obj, const char* kind, const std::string& path, int depth) {
+  json items = json::array();
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
+  for (std::size_t i = 0; i < seq.size(); ++i)
+    items.push_back(encode(seq[i], path + "[" + std::to_string(i) + "]", depth + 1));
+  return {{"kind", kind}, {"type", type_name(obj)}, {"items", items}};
+}
+
+json Encoder::encode(py::handle obj, const std::string& path, int depth) {
+  if (depth > kMaxDepth)
+    throw UnsupportedOutput(path + ": nested deeper than " + std::to_string(kMaxDepth) + " levels (a reference cycle?)");
+  PyObject* o = obj.ptr();
+  if (o == Py_None) return {{"kind", "none"}};
+  if (PyArray_Check(o)) return encode_array(reinterpret_cast<PyArrayObject*>(o), "ndarray", type_name(obj), path);
+  if (PyArray_IsScalar(o, Generic)) {
+    auto array = py::reinterpret_steal<py::object>(PyArray_FromScalar(o, nullptr));
+    if (!array) throw py::error_already_set();
+    return encode_array(reinterpret_cast<PyArrayObject*>(array.ptr()), "scalar", type_name(obj), path);
+  }
+  if (PyBool_Check(o)) return {{"kind", "bool"}, {"value", o == Py_True}};
+  if (PyLong_CheckExact(o)) return {{"kind", "int"}, {"value", py::str(obj).cast<std::string>()}};
+  if (PyFloat_CheckExact(o)) return {{"kind", "float"}, {"bits", hex_bits(PyFloat_AS_DOUBLE(o))}};
+  if (PyComplex_CheckExact(o))
+    return {{"kind", "complex"},
+            {"bits", {hex_bits(PyComplex_RealAsDouble(o)), hex_bits(PyComplex_ImagAsDouble(o))}}};
+  if (PyUnicode_CheckExact(o)) {
+    auto utf8 = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(o, "utf-8", "surrogatepass"));
+    if (!utf8) throw py::error_already_set();
+    return {{"kind", "str"}, {"blob", add_bytes(utf8, PyBytes_AS_STRING(utf8.ptr()), PyBytes_GET_SIZE(utf8.ptr()))}};
+  }
+  if (PyBytes_CheckExact(o))
+    return {{"kind", "bytes"},
+            {"blob", add_bytes(py::reinterpret_borrow<py::object>(obj), PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))}};
+  if (PyDict_Check(o)) return encode_dict(obj, path, depth);
+  if (PyList_Check(o)) return encode_sequence(obj, "list", path, depth);
+  if (PyTuple_Check(o)) return encode_sequence(obj, "tuple", path, depth);
+  throw UnsupportedOutput(path + ": cannot write an object of type " + type_name(obj) +
+                          " (supported: dict, list, tuple, numpy arrays and scalars, int, float, complex, bool, "
+                          "str, bytes, None)");
+}
+
+void put_u32(char* at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) at[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+void put_u64(char* at, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) at[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+std::uint64_t get_u64(const unsigned char* at, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | at[i];
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading
+
+class Decoder {
+ public:
+  explicit Decoder(std::filesystem::path file) : file_(std::move(file)) {}
+  Node read();
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw FormatError(file_.string() + ": " + why);
+  }
+  Node decode(const json& node, const std::string& path, int depth);
+  Node decode_array(const json& node, Node::Kind kind, const std::string& path);
+  py::object decode_dtype(const json& dtype, const std::string& path, int depth);
+  std::pair<std::uint64_t, std::uint64_t> blob(const json& node, const std::string& path) const;
+  void read_exact(char* into, std::uint64_t size, std::uint64_t offset) const;
+
+  std::filesystem::path file_;
+  int fd_ = -1;
+  std::uint64_t file_size_ = 0, data_start_ = 0;
+  json blobs_;
+};
+
+void Decoder::read_exact(char* into, std::uint64_t size, std::uint64_t offset) const {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd_, into, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(n == 0 ? "truncated" : std::string("read error: ") + std::strerror(errno));
+    into += n;
+    size -= static_cast<std::uint64_t>(n);
+    offset += static_cast<std::uint64_t>(n);
+  }
+}
+
+std::pair<std::uint64_t, std::uint64_t> Decoder::blob(const json& node, const std::string& path) const {
+  const auto index = node.at("blob").get<std::uint64_t>();
+  if (index >= blobs_.size()) fail(path + ": blob " + std::to_string(index) + " does not exist");
+  const auto offset = blobs_[index].at("offset").get<std::uint64_t>();
+  const auto size = blobs_[index].at("nbytes").get<std::uint64_t>();
+  if (offset > file_size_ - data_start_ || size > file_size_ - data_start_ - offset)
+    fail(path + ": blob " + std::to_string(index) + " extends past the end of the file (truncated?)");
+  return {data_start_ + offset, size};
+}
+
+py::object Decoder::decode_dtype(const json& dtype, const std::string& path, int depth) {
+  if (depth > 32) fail(path + ": dtype nested too deeply");
+  py::object spec;
+  bool aligned = false;
+  if (dtype.contains("str")) {
+    // Only plain type strings such as "<f8", "|S3", "<M8[ns]": never anything the dtype parser would look up.
+    static const std::regex simple(R"([<>|=]?[a-zA-Z][0-9]*(\[[0-9]*[a-zA-Z]+\])?)");
+    const auto text = dtype.at("str").get<std::string>();
+    if (!std::regex_match(text, simple)) fail(path + ": invalid dtype string '" + text + "'");
+    spec = py::str(text);
+  } else if (dtype.contains("fields")) {
+    py::list names, formats, offsets;
+    for (const json& field : dtype.at("fields")) {
+      names.append(py::str(field.at("name").get<std::string>()));
+      formats.append(decode_dtype(field.at("dtype"), path, depth + 1));
+      offsets.append(field.at("offset").get<std::int64_t>());
+    }
+    py::dict d;
+    d["names"] = names, d["formats"] = formats, d["offsets"] = offsets;
+    d["itemsize"] = dtype.at("itemsize").get<std::int64_t>();
+    spec = d;
+    aligned = dtype.value("aligned", false);
+  } else if (dtype.contains("subarray")) {
+    spec = py::make_tuple(decode_dtype(dtype.at("subarray"), path, depth + 1),
+                          py::tuple(py::cast(dtype.at("shape").get<std::vector<std::int64_t>>())));
+  } else {
+    fail(path + ": dtype description has none of str, fields, subarray");
+  }
+  PyArray_Descr* descr = nullptr;
+  const int ok = aligned ? PyArray_DescrAlignConverter(spec.ptr(), &descr) : PyArray_DescrConverter(spec.ptr(), &descr);
+  if (!ok) {
+    std::string why = py::error_already_set().what();
+    fail(path + ": invalid dtype: " + why);
+  }
+  auto result = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(descr));
+  if (PyDataType_REFCHK(descr)) fail(path + ": dtype " + py::str(result).cast<std::string>() + " holds Python objects; refused");
+  return result;
+}
+
+Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string& path) {
+  py::object dtype = decode_dtype(node.at("dtype"), path, 0);
+  auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
+  const auto shape = node.at("shape").get<std::vector<npy_intp>>();
+  const auto strides = node.at("strides").get<std::vector<npy_intp>>();
+  if (shape.size() != strides.size() || shape.size() > NPY_MAXDIMS) fail(path + ": bad shape or strides");
+  for (npy_intp n : shape)
+    if (n < 0) fail(path + ": negative dimension");
+  const auto [file_offset, size] = blob(node, path);
+  const auto offset = node.at("offset").get<std::uint64_t>();
+  const auto misalign = node.value("misalign", std::uint64_t{0}) % kMisalignModulus;
+  const Span span = span_of(static_cast<int>(shape.size()), shape.data(), strides.data(), PyDataType_ELSIZE(descr));
+  if (!span.empty && (static_cast<std::uint64_t>(-span.low) != offset || span.size() != size))
+    fail(path + ": shape, strides and dtype do not match the stored bytes");
+
+  // The buffer is a uint8 array with room to reproduce the original misalignment; the result views it.
+  npy_intp buffer_size = static_cast<npy_intp>(size + kAlign + misalign);
+  auto buffer = py::reinterpret_steal<py::object>(PyArray_SimpleNew(1, &buffer_size, NPY_UINT8));
+  if (!buffer) throw py::error_already_set();
+  char* base = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(buffer.ptr()));
+  char* start = base + ((kAlign - reinterpret_cast<std::uintptr_t>(base) % kAlign) % kAlign) + misalign;
+  read_exact(start, size, file_offset);
+
+  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+  const int flags = node.at("writeable").get<bool>() ? NPY_ARRAY_WRITEABLE : 0;
+  PyObject* raw = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()), shape.data(),
+                                       strides.data(), start + offset, flags, nullptr);
+  if (!raw) throw py::error_already_set();
+  auto array = py::reinterpret_steal<py::object>(raw);
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(raw), buffer.release().ptr()) < 0)
+    throw py::error_already_set();
+  Node out;
+  out.kind = kind;
+  out.type = node.at("type").get<std::string>();
+  out.array = std::move(array);
+  return out;
+}
+
+double from_bits(const json& bits) { return std::bit_cast<double>(std::stoull(bits.get<std::string>(), nullptr, 16)); }
+
+Node Decoder::decode(const json& node, const std::string& path, int depth) {
+  if (depth > kMaxDepth) fail(path + ": nested too deeply");
+  const auto kind = node.at("kind").get<std::string>();
+  Node out;
+  out.type = node.value("type", "");
+  auto container = [&](Node::Kind k, bool keyed) {
+    out.kind = k;
+    std::size_t i = 0;
+    for (const json& item : node.at("items")) {
+      if (keyed) out.keys.push_back(item.at(0).get<std::string>());
+      const std::string sub = keyed ? key_path(path, out.keys.back()) : path + "[" + std::to_string(i++) + "]";
+      out.items.push_back(decode(keyed ? item.at(1) : item, sub, depth + 1));
+    }
+    return out;
+  };
+  auto blob_text = [&](Node::Kind k) {
+    out.kind = k;
+    const auto [offset, size] = blob(node, path);
+    out.text.resize(size);
+    read_exact(out.text.data(), size, offset);
+    return out;
+  };
+  if (kind == "dict") return container(Node::Kind::Dict, true);
+  if (kind == "list") return container(Node::Kind::List, false);
+  if (kind == "tuple") return container(Node::Kind::Tuple, false);
+  if (kind == "ndarray") return decode_array(node, Node::Kind::Array, path);
+  if (kind == "scalar") return decode_array(node, Node::Kind::Scalar, path);
+  if (kind == "str") return blob_text(Node::Kind::Str);
+  if (kind == "bytes") return blob_text(Node::Kind::Bytes);
+  if (kind == "none") return out.type = "builtins.NoneType", out;
+  out.type = "builtins." + kind;
+  if (kind == "bool") return out.kind = Node::Kind::Bool, out.boolean = node.at("value").get<bool>(), out;
+  if (kind == "int") {
+    out.kind = Node::Kind::Int, out.text = node.at("value").get<std::string>();
+    static const std::regex digits("-?[0-9]+");
+    if (!std::regex_match(out.text, digits)) fail(path + ": int value is not a decimal number");
+    return out;
+  }
+  if (kind == "float") return out.kind = Node::Kind::Float, out.number = {from_bits(node.at("bits")), 0.0}, out;
+  if (kind == "complex")
+    return out.kind = Node::Kind::Complex, out.number = {from_bits(node.at("bits").at(0)), from_bits(node.at("bits").at(1))},
+           out;
+  fail(path + ": unknown kind '" + kind + "'");
+}
+
+Node Decoder::read() {
+  fd_ = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+  std::unique_ptr<int, void (*)(int*)> closer(&fd_, [](int* fd) { ::close(*fd); });
+  const off_t end = ::lseek(fd_, 0, SEEK_END);
+  if (end < 0) fail(std::string("cannot seek: ") + std::strerror(errno));
+  file_size_ = static_cast<std::uint64_t>(end);
+  if (file_size_ < kPreamble) fail("too short to be a parity result file");
+  unsigned char pre[kPreamble];
+  read_exact(reinterpret_cast<char*>(pre), kPreamble, 0);
+  if (std::memcmp(pre, kMagic, sizeof kMagic) != 0) fail("not a parity result file (bad magic)");
+  const auto major = get_u64(pre + 8, 4), minor = get_u64(pre + 12, 4), header_size = get_u64(pre + 16, 8);
+  if (major > kFormatMajor)
+    fail("written by result format " + std::to_string(major) + "." + std::to_string(minor) + ", newer than this parity reads (" +
+         std::to_string(kFormatMajor) + ".x): upgrade parity");
+  if (header_size > file_size_ - kPreamble) fail("header extends past the end of the file (truncated?)");
+  std::string header(header_size, '\0');
+  read_exact(header.data(), header_size, kPreamble);
+  data_start_ = align_up(kPreamble + header_size);
+  if (data_start_ > file_size_) data_start_ = file_size_;
+  try {
+    const json doc = json::parse(header);
+    blobs_ = doc.at("blobs");
+    if (!blobs_.is_array()) fail("blobs is not a list");
+    return decode(doc.at("outputs"), "outputs", 0);
+  } catch (const json::exception& e) {
+    fail(std::string("malformed header: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    fail(std::string("malformed number: ") + e.what());
+  } catch (const std::out_of_range& e) {
+    fail(std::string("malformed number: ") + e.what());
+  }
+}
+
+}  // namespace
+
+const char* kind_name(Node::Kind kind) {
+  static constexpr const char* names[] = {"dict", "list",  "tuple", "none",    "bool",   "int",
+                                          "float", "complex", "str", "bytes", "ndarray", "scalar"};
+  return names[static_cast<int>(kind)];
+}
+
+void write_result(const std::filesystem::path& file, py::handle outputs) {
+  Encoder encoder;
+  json doc = {{"outputs", encoder.encode(outputs, "outputs", 0)}};
+  json blobs = json::array();
+  std::size_t offset = 0;
+  for (const Blob& b : encoder.blobs()) {
+    blobs.push_back({{"offset", offset}, {"nbytes", b.size}});
+    offset = align_up(offset + b.size);
+  }
+  doc["blobs"] = blobs;
+  const std::string header = doc.dump();
+
+  char pre[kPreamble];
+  std::memcpy(pre, kMagic, sizeof kMagic);
+  put_u32(pre + 8, kFormatMajor);
+  put_u32(pre + 12, kFormatMinor);
+  put_u64(pre + 16, header.size());
+  AtomicFile out(file);
+  out.write(pre, kPreamble);
+  out.write(header);
+  out.pad(align_up(out.written()) - out.written());
+  for (const Blob& b : encoder.blobs()) {
+    out.write(b.data, b.size);
+    out.pad(align_up(out.written()) - out.written());
+  }
+  out.commit();
+}
+
+Node read_result(const std::filesystem::path& file) { return Decoder(file).read(); }
+
+}  // namespace parity

@@ -1,0 +1,53 @@
+// Result files: a scenario's outputs written with their exact layout and read back in another process.
+// The format is specified in docs/result-format.md.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <complex>
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace parity {
+
+inline constexpr std::uint32_t kFormatMajor = 1;  ///< a reader refuses files of a newer major version
+inline constexpr std::uint32_t kFormatMinor = 0;  ///< minor versions only add fields that old readers may ignore
+
+/// An output that the codec cannot write; the message names its path inside the outputs.
+struct UnsupportedOutput : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A result file that is corrupt, truncated, hostile or too new; the message names the file.
+struct FormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// One decoded output value: a container, a Python scalar, or a NumPy array or scalar.
+struct Node {
+  enum class Kind { Dict, List, Tuple, None, Bool, Int, Float, Complex, Str, Bytes, Array, Scalar };
+  Kind kind = Kind::None;
+  std::string type;               ///< qualified Python type name, e.g. "numpy.ndarray", "builtins.dict"
+  std::vector<std::string> keys;  ///< Dict: keys in insertion order, parallel to `items`
+  std::vector<Node> items;        ///< Dict values, List and Tuple elements
+  std::string text;               ///< Int: decimal digits; Str: UTF-8; Bytes: raw bytes
+  bool boolean = false;           ///< Bool
+  std::complex<double> number;    ///< Float (imaginary part 0) and Complex, bit for bit
+  pybind11::object array;         ///< Array and Scalar (as a 0-d array): a numpy.ndarray
+};
+
+/// "dict", "ndarray", ... as the format and messages spell them.
+const char* kind_name(Node::Kind kind);
+
+/// Writes `outputs` to `file` atomically. Throws UnsupportedOutput (naming the path, e.g.
+/// "outputs['f'][2]") for values the format cannot carry, std::runtime_error for I/O errors.
+void write_result(const std::filesystem::path& file, pybind11::handle outputs);
+
+/// Reads a file written by write_result. Never executes code from the file: dtypes are rebuilt from
+/// plain descriptions and object dtypes are refused. Throws FormatError naming the file.
+Node read_result(const std::filesystem::path& file);
+
+}  // namespace parity

@@ -1,0 +1,58 @@
+// Starts the embedded interpreter inside the configured virtualenv and imports NumPy's C API once.
+#define PARITY_DEFINE_NUMPY_API
+#include "interpreter.h"
+
+#include "config.h"
+
+#include <pybind11/embed.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "numpy_api.h"
+
+namespace py = pybind11;
+
+namespace parity {
+namespace {
+
+std::string env_or(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+// Setting `executable` makes CPython's getpath find the virtualenv's pyvenv.cfg, so sys.prefix and
+// site-packages are the virtualenv's, exactly as if that python had been started.
+void initialize(const std::string& executable) {
+  PyConfig config;
+  PyConfig_InitPythonConfig(&config);
+  config.parse_argv = 0;
+  PyStatus status = PyConfig_SetBytesString(&config, &config.executable, executable.c_str());
+  if (PyStatus_Exception(status)) {
+    PyConfig_Clear(&config);
+    throw std::runtime_error("cannot configure the Python interpreter " + executable);
+  }
+  py::initialize_interpreter(&config, 0, nullptr, false);
+}
+
+}  // namespace
+
+InterpreterPaths configured_paths() {
+  return {env_or("PARITY_PYTHON_EXECUTABLE", PARITY_PYTHON_EXECUTABLE),
+          env_or("PARITY_PYTHON_PACKAGE", PARITY_PYTHON_PACKAGE), env_or("PARITY_FIXTURES", PARITY_FIXTURES)};
+}
+
+void start_interpreter() {
+  if (Py_IsInitialized()) return;
+  const InterpreterPaths paths = configured_paths();
+  initialize(paths.python_executable);
+  if (_import_array() < 0) {
+    std::string why = "NumPy's C API could not be imported by " + paths.python_executable;
+    if (PyErr_Occurred()) why += std::string(": ") + py::error_already_set().what();
+    throw std::runtime_error(why);
+  }
+  py::module_::import("sys").attr("path").attr("insert")(0, paths.python_package);
+  py::module_::import("parity.backend").attr("register_fixtures")(paths.fixtures);
+}
+
+}  // namespace parity
