@@ -1,0 +1,147 @@
+// The parity command line: list, run and compare (see README.md, "Command line").
+#include <CLI/CLI.hpp>
+#include <pybind11/embed.h>
+
+#include <climits>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "config.h"
+#include "atomic_file.h"
+#include "compare.h"
+#include "interpreter.h"
+#include "json_report.h"
+#include "junit.h"
+#include "manifest.h"
+#include "runner.h"
+
+namespace parity {
+namespace {
+
+std::string self_path(const char* argv0) {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? argv0 : exe.string();
+}
+
+void add_selection(CLI::App* cmd, Selection& selection) {
+  cmd->add_option("--scenarios", selection.paths,
+                  "scenario file or directory (repeatable; default: the bundled scenarios/)");
+  cmd->add_option("--only", selection.only, "run only the scenario with this exact id (repeatable)");
+  cmd->add_option("-k,--keyword", selection.keyword, "run only scenarios whose id contains this text");
+}
+
+void print_outcome(const ScenarioOutcome& s) {
+  if (s.status == "pass") return;
+  std::fprintf(stderr, "%-5s %s: %s\n", s.status.c_str(), s.id.c_str(), s.message.c_str());
+  for (const Check& c : s.checks) {
+    if (c.ok) continue;
+    std::string indented = c.message;
+    for (std::size_t at = indented.find('\n'); at != std::string::npos; at = indented.find('\n', at + 1))
+      indented.insert(at + 1, "        ");
+    std::fprintf(stderr, "  [%s] %s: %s\n", c.check.c_str(), c.path.c_str(), indented.c_str());
+  }
+}
+
+std::string now_utc() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+struct CompareArgs {
+  std::string gold, candidate, json_file, junit_file;
+  std::vector<std::string> only;
+};
+
+int compare_command(const CompareArgs& args, const std::string& program) {
+  Manifest gold, candidate;
+  try {
+    gold = read_manifest(args.gold);
+    candidate = read_manifest(args.candidate);
+  } catch (const ManifestError& e) {
+    std::fprintf(stderr, "parity compare: %s\n", e.what());
+    return kExitUsage;
+  }
+  start_interpreter();
+  std::fprintf(stderr, "parity %s | compare %s %s (%s) vs %s %s (%s)\n", PARITY_VERSION,
+               gold.backend.value("name", "?").c_str(), gold.backend.value("version", "?").c_str(), args.gold.c_str(),
+               candidate.backend.value("name", "?").c_str(), candidate.backend.value("version", "?").c_str(),
+               args.candidate.c_str());
+  CompareReport report = compare_runs(gold, candidate, {program, args.only});
+  report.started = now_utc();
+  for (const auto& s : report.scenarios) print_outcome(s);
+  try {
+    if (!args.json_file.empty()) write_file_atomically(args.json_file, report_to_json(report).dump(1) + "\n");
+    if (!args.junit_file.empty()) write_file_atomically(args.junit_file, report_to_junit(report));
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "parity compare: cannot write the report: %s\n", e.what());
+    return kExitUsage;
+  }
+  std::fprintf(stderr, "parity compare: %zu scenarios:", report.scenarios.size());
+  for (const auto& [status, n] : report.counts())
+    if (n) std::fprintf(stderr, " %d %s", n, status.c_str());
+  std::fprintf(stderr, "\n");
+  return report.failed() ? kExitFailed : kExitOk;
+}
+
+int main_impl(int argc, char** argv) {
+  CLI::App app{"parity: does a proxy-array library behave like NumPy, after its results have travelled?"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", PARITY_VERSION);
+
+  Selection list_selection;
+  bool list_json = false;
+  auto* list = app.add_subcommand("list", "list scenario ids (imports scenario modules, never a backend)");
+  add_selection(list, list_selection);
+  list->add_flag("--json", list_json, "print ids with their declarations as JSON");
+
+  RunOptions run_options;
+  auto* run = app.add_subcommand("run", "run scenarios under one backend and write a results directory");
+  run->add_option("--backend", run_options.backend,
+                  "built-in name (gold, fsproxy, ...), dotted module path or .py file; default: $PARITY_BACKEND");
+  run->add_option("--role", run_options.role, "gold or candidate (default: gold for the gold backend)")
+      ->check(CLI::IsMember({"gold", "candidate"}));
+  run->add_option("--out", run_options.out, "results directory to write")->required();
+  run->add_flag("-q,--quiet", run_options.quiet, "print only failing scenarios");
+  add_selection(run, run_options.selection);
+
+  CompareArgs compare_args;
+  auto* compare = app.add_subcommand("compare", "compare a gold and a candidate results directory");
+  compare->add_option("gold", compare_args.gold, "gold results directory")->required();
+  compare->add_option("candidate", compare_args.candidate, "candidate results directory")->required();
+  compare->add_option("--json", compare_args.json_file, "write the JSON report here");
+  compare->add_option("--junit", compare_args.junit_file, "write the JUnit XML report here");
+  compare->add_option("--only", compare_args.only, "compare only the scenario with this exact id (repeatable)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  for (Selection* s : {&list_selection, &run_options.selection})
+    if (s->paths.empty()) s->paths.push_back(PARITY_SCENARIOS);
+  if (*list) return list_scenarios(list_selection, list_json);
+  if (*run) return run_scenarios(run_options);
+  return compare_command(compare_args, self_path(argv[0]));
+}
+
+}  // namespace
+}  // namespace parity
+
+int main(int argc, char** argv) {
+  try {
+    return parity::main_impl(argc, argv);
+  } catch (const pybind11::error_already_set& e) {
+    std::fprintf(stderr, "parity: internal error (Python): %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parity: %s\n", e.what());
+  }
+  return parity::kExitUsage;
+}

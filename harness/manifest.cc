@@ -1,0 +1,66 @@
+// Reads and writes manifest.json (see manifest.h); validation errors name the file and the field.
+#include "manifest.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "atomic_file.h"
+
+using json = nlohmann::json;
+
+namespace parity {
+
+json to_json(const Manifest& m) {
+  json scenarios = json::array();
+  for (const ScenarioRecord& s : m.scenarios) {
+    json entry = {{"id", s.id}, {"status", s.status}, {"file", s.file}, {"seconds", s.seconds}, {"meta", s.meta}};
+    if (!s.error.is_null()) entry["error"] = s.error;
+    scenarios.push_back(std::move(entry));
+  }
+  return {{"format", "parity-manifest"}, {"version", kManifestVersion}, {"backend", m.backend},
+          {"environment", m.environment}, {"run", m.run}, {"complete", m.complete}, {"scenarios", scenarios}};
+}
+
+void write_manifest(const Manifest& m) { write_file_atomically(m.dir / kManifestName, to_json(m).dump(1) + "\n"); }
+
+Manifest read_manifest(const std::filesystem::path& dir) {
+  const auto file = dir / kManifestName;
+  auto fail = [&](const std::string& why) -> ManifestError { return ManifestError(file.string() + ": " + why); };
+  if (!std::filesystem::is_directory(dir))
+    throw ManifestError(dir.string() + ": not a results directory (it does not exist or is not a directory)");
+  std::ifstream in(file);
+  if (!in) throw fail("missing: is this a directory written by 'parity run --out'?");
+  std::stringstream text;
+  text << in.rdbuf();
+  Manifest m;
+  m.dir = dir;
+  try {
+    const json doc = json::parse(text.str());
+    if (doc.value("format", "") != "parity-manifest") throw fail("not a parity manifest");
+    const int version = doc.at("version").get<int>();
+    if (version > kManifestVersion)
+      throw fail("written by a newer parity (manifest version " + std::to_string(version) +
+                 "); upgrade parity or re-run with this one");
+    m.backend = doc.at("backend");
+    m.environment = doc.value("environment", json::object());
+    m.run = doc.value("run", json::object());
+    m.complete = doc.value("complete", false);
+    for (const json& s : doc.at("scenarios")) {
+      ScenarioRecord r;
+      r.id = s.at("id").get<std::string>();
+      r.status = s.at("status").get<std::string>();
+      r.file = s.value("file", "");
+      r.seconds = s.value("seconds", 0.0);
+      r.error = s.value("error", json());
+      r.meta = s.value("meta", json::object());
+      if (r.file.find("..") != std::string::npos || (!r.file.empty() && r.file.front() == '/'))
+        throw fail("scenario " + r.id + ": result file '" + r.file + "' is outside the results directory");
+      m.scenarios.push_back(std::move(r));
+    }
+  } catch (const json::exception& e) {
+    throw fail(std::string("malformed: ") + e.what());
+  }
+  return m;
+}
+
+}  // namespace parity

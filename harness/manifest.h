@@ -1,0 +1,46 @@
+// The results directory's manifest.json: what a run did, scenario by scenario (see docs/results-directory.md).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace parity {
+
+inline constexpr int kManifestVersion = 1;
+inline constexpr const char* kManifestName = "manifest.json";
+inline constexpr const char* kResultsSubdir = "results";
+
+/// A manifest that is missing, malformed or too new; the message names the file and says what to do.
+struct ManifestError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// One scenario (or one scenario module that failed to import) as a run recorded it.
+struct ScenarioRecord {
+  std::string id;
+  std::string status;     ///< ok, error, xfail, xpass, skip
+  std::string file;       ///< result file relative to the results directory; empty when none was written
+  double seconds = 0;
+  nlohmann::json error;   ///< {type, message, traceback} for error, xfail and skip; null otherwise
+  nlohmann::json meta;    ///< the scenario's declaration: module, function, params, rtol, atol, tags, xfail, source
+};
+
+struct Manifest {
+  std::filesystem::path dir;
+  nlohmann::json backend;      ///< name, spec, version, role, module, type_map
+  nlohmann::json environment;  ///< python, numpy, platform, ...
+  nlohmann::json run;          ///< parity version, scenario paths, selection, start time, total seconds
+  bool complete = false;       ///< false while a run is in progress or when it was interrupted
+  std::vector<ScenarioRecord> scenarios;
+};
+
+nlohmann::json to_json(const Manifest& manifest);
+/// Writes DIR/manifest.json atomically.
+void write_manifest(const Manifest& manifest);
+/// Reads DIR/manifest.json; throws ManifestError naming the file.
+Manifest read_manifest(const std::filesystem::path& dir);
+
+}  // namespace parity
