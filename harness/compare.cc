@@ -1,0 +1,421 @@
+// Leaf-by-leaf checks and scenario verdicts (see compare.h); messages follow numpy.testing's layout.
+#include "compare.h"
+
+#include <pybind11/pybind11.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "numpy_api.h"
+
+namespace py = pybind11;
+using json = nlohmann::json;
+
+namespace parity {
+namespace {
+
+std::string fmt_g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string py_str(py::handle obj) { return py::str(obj).cast<std::string>(); }
+
+std::string shape_text(py::handle array) { return py_str(array.attr("shape")); }
+
+std::string dtype_text(py::handle array) {
+  py::object dtype = array.attr("dtype");
+  const std::string str = dtype.attr("str").cast<std::string>();
+  const char order = str.empty() ? '|' : str[0];
+  const char* endian = order == '>' ? "big-endian " : order == '<' ? "little-endian " : "";
+  return str + " (" + endian + dtype.attr("name").cast<std::string>() + ")";
+}
+
+std::string layout_text(py::handle array) {
+  py::object flags = array.attr("flags");
+  const bool c = flags.attr("c_contiguous").cast<bool>(), f = flags.attr("f_contiguous").cast<bool>();
+  const std::string kind = c && f ? "C- and F-contiguous" : c ? "C-contiguous" : f ? "F-contiguous" : "non-contiguous";
+  return kind + ", strides " + py_str(array.attr("strides"));
+}
+
+std::string index_text(const std::vector<std::int64_t>& index) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+class TreeComparer {
+ public:
+  explicit TreeComparer(const Policy& policy) : policy_(policy) {}
+  void walk(const Node& g, const Node& c, const std::string& path);
+  CheckList result;
+
+ private:
+  void fail(const char* check, const std::string& path, std::string message, json details = json::object()) {
+    result.failures.push_back({check, false, path, std::move(message), std::move(details)});
+  }
+  void expect(bool ok, const char* check, const std::string& path, const std::function<std::string()>& message,
+              json details = json::object()) {
+    ok ? result.pass(check) : fail(check, path, message(), std::move(details));
+  }
+  void compare_containers(const Node& g, const Node& c, const std::string& path);
+  void compare_type(const Node& g, const Node& c, const std::string& path);
+  void compare_arrays(py::handle g, py::handle c, bool layout_checks, const std::string& path);
+  void compare_array_values(py::handle g, py::handle c, const std::string& path);
+  void compare_leaf(const Node& g, const Node& c, const std::string& path);
+  std::string sides(const std::string& gold, const std::string& candidate) const {
+    return policy_.gold_name + " " + gold + ", " + policy_.candidate_name + " " + candidate;
+  }
+
+  const Policy& policy_;
+};
+
+bool is_container(const Node& n) {
+  return n.kind == Node::Kind::Dict || n.kind == Node::Kind::List || n.kind == Node::Kind::Tuple;
+}
+
+// Python numbers become 0-d arrays so that one kernel decides every numeric comparison.
+py::object as_array(const Node& n) {
+  auto zero_d = [](py::object value) {
+    return py::reinterpret_steal<py::object>(PyArray_FromAny(value.ptr(), nullptr, 0, 0, 0, nullptr));
+  };
+  switch (n.kind) {
+    case Node::Kind::Array:
+    case Node::Kind::Scalar:
+      return n.array;
+    case Node::Kind::Float:
+      return zero_d(py::float_(n.number.real()));
+    case Node::Kind::Complex:
+      return zero_d(py::reinterpret_steal<py::object>(PyComplex_FromDoubles(n.number.real(), n.number.imag())));
+    case Node::Kind::Bool:
+      return zero_d(py::bool_(n.boolean));
+    default:
+      return py::object();
+  }
+}
+
+void TreeComparer::compare_type(const Node& g, const Node& c, const std::string& path) {
+  const auto mapped = policy_.type_map.find(g.type);
+  const std::string expected = mapped == policy_.type_map.end() ? g.type : mapped->second;
+  expect(c.type == expected, "type", path, [&] {
+    std::string m = "type differs: " + sides(g.type, c.type);
+    if (expected != g.type) m += " (expected " + expected + " through the candidate's TYPE_MAP)";
+    return m;
+  }, {{"gold", g.type}, {"candidate", c.type}, {"expected", expected}});
+}
+
+void TreeComparer::compare_containers(const Node& g, const Node& c, const std::string& path) {
+  if (g.kind != Node::Kind::Dict) {
+    expect(g.items.size() == c.items.size(), "structure", path, [&] {
+      return std::string(kind_name(g.kind)) + " length differs: " +
+             sides(std::to_string(g.items.size()), std::to_string(c.items.size()));
+    }, {{"gold_length", g.items.size()}, {"candidate_length", c.items.size()}});
+    for (std::size_t i = 0; i < std::min(g.items.size(), c.items.size()); ++i)
+      walk(g.items[i], c.items[i], path + "[" + std::to_string(i) + "]");
+    return;
+  }
+  std::map<std::string, std::size_t> cand_keys;
+  for (std::size_t i = 0; i < c.keys.size(); ++i) cand_keys[c.keys[i]] = i;
+  std::vector<std::string> only_gold, only_cand;
+  for (std::size_t i = 0; i < g.keys.size(); ++i) {
+    auto it = cand_keys.find(g.keys[i]);
+    if (it == cand_keys.end()) {
+      only_gold.push_back(g.keys[i]);
+      continue;
+    }
+    walk(g.items[i], c.items[it->second], path + "['" + g.keys[i] + "']");
+    cand_keys.erase(it);
+  }
+  for (const auto& [key, _] : cand_keys) only_cand.push_back(key);
+  auto quoted = [](const std::vector<std::string>& keys) {
+    std::string s;
+    for (const auto& k : keys) s += (s.empty() ? "'" : ", '") + k + "'";
+    return s.empty() ? "none" : s;
+  };
+  expect(only_gold.empty() && only_cand.empty(), "structure", path, [&] {
+    return "dict keys differ: only in " + policy_.gold_name + ": " + quoted(only_gold) + "; only in " +
+           policy_.candidate_name + ": " + quoted(only_cand);
+  }, {{"only_gold", only_gold}, {"only_candidate", only_cand}});
+}
+
+void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::string& path) {
+  py::object names = g.attr("dtype").attr("names");
+  if (!names.is_none()) {
+    // Structured: each field by its own rule, at its own path.
+    py::object cand_names = c.attr("dtype").attr("names");
+    if (cand_names.is_none() || !py::bool_(names.equal(cand_names))) return;  // the dtype check reports it
+    for (py::handle name : names)
+      compare_array_values(g[name], c[name], path + ".field('" + py_str(name) + "')");
+    return;
+  }
+  const ValueReport r = compare_values(g, c, policy_.tolerance);
+  if (r.ok()) return result.pass("values");
+  if (!r.not_comparable.empty())
+    return fail("values", path, "values not compared: " + r.not_comparable + " (" + sides(dtype_text(g), dtype_text(c)) + ")");
+  std::ostringstream m;
+  const Tolerance& t = policy_.tolerance;
+  if (r.criterion == "allclose")
+    m << "Not equal to tolerance rtol=" << fmt_g(t.rtol) << ", atol=" << fmt_g(t.atol)
+      << " (|candidate - gold| <= atol + rtol * |gold|, NaN == NaN)\n";
+  else
+    m << "Not equal (exact comparison)\n";
+  m << "Mismatched elements: " << r.mismatched << " / " << r.total << " ("
+    << fmt_g(100.0 * static_cast<double>(r.mismatched) / static_cast<double>(r.total)) << "%)\n";
+  if (r.nan_mismatched) m << "NaN on one side only: " << r.nan_mismatched << "\n";
+  m << "First mismatches (index: " << policy_.gold_name << " | " << policy_.candidate_name << "):\n";
+  json first = json::array();
+  for (const Mismatch& mm : r.first) {
+    m << "  " << index_text(mm.index) << ": " << mm.gold << " | " << mm.candidate << "\n";
+    first.push_back({{"index", mm.index}, {"gold", mm.gold}, {"candidate", mm.candidate}});
+  }
+  if (r.criterion == "allclose" && r.mismatched > r.nan_mismatched) {
+    m << "Max absolute difference among violations: " << fmt_g(r.max_abs) << "\n";
+    m << "Max relative difference among violations: " << fmt_g(r.max_rel) << "\n";
+  }
+  std::string text = m.str();
+  text.pop_back();
+  json details = {{"criterion", r.criterion}, {"rtol", t.rtol},           {"atol", t.atol},
+                  {"mismatched", r.mismatched}, {"total", r.total},       {"nan_mismatched", r.nan_mismatched},
+                  {"percent", 100.0 * static_cast<double>(r.mismatched) / static_cast<double>(r.total)},
+                  {"first", first}};
+  if (r.criterion == "allclose") details["max_abs_diff"] = r.max_abs, details["max_rel_diff"] = r.max_rel;
+  fail("values", path, text, details);
+}
+
+void TreeComparer::compare_arrays(py::handle g, py::handle c, bool layout_checks, const std::string& path) {
+  const bool same_shape = py::bool_(g.attr("shape").equal(c.attr("shape")));
+  if (layout_checks)
+    expect(same_shape, "shape", path, [&] { return "shape differs: " + sides(shape_text(g), shape_text(c)); },
+           {{"gold", py_str(g.attr("shape"))}, {"candidate", py_str(c.attr("shape"))}});
+  const bool same_dtype = PyArray_EquivTypes(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(g.ptr())),
+                                             PyArray_DESCR(reinterpret_cast<PyArrayObject*>(c.ptr())));
+  expect(same_dtype, "dtype", path, [&] { return "dtype differs: " + sides(dtype_text(g), dtype_text(c)); },
+         {{"gold", py_str(g.attr("dtype").attr("str"))}, {"candidate", py_str(c.attr("dtype").attr("str"))}});
+  if (layout_checks && same_shape) {
+    py::object gf = g.attr("flags"), cf = c.attr("flags");
+    const bool same_layout = gf.attr("c_contiguous").equal(cf.attr("c_contiguous")) &&
+                             gf.attr("f_contiguous").equal(cf.attr("f_contiguous"));
+    expect(same_layout, "layout", path, [&] { return "layout differs: " + sides(layout_text(g), layout_text(c)); },
+           {{"gold", layout_text(g)}, {"candidate", layout_text(c)}});
+  }
+  if (layout_checks) {
+    const bool gw = g.attr("flags").attr("writeable").cast<bool>(), cw = c.attr("flags").attr("writeable").cast<bool>();
+    auto word = [](bool w) { return std::string(w ? "writeable" : "read-only"); };
+    expect(gw == cw, "writeable", path, [&] { return "writeable flag differs: " + sides(word(gw), word(cw)); },
+           {{"gold", gw}, {"candidate", cw}});
+  }
+  if (same_shape) compare_array_values(g, c, path);
+}
+
+void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string& path) {
+  compare_type(g, c, path);
+  py::object ga = as_array(g), ca = as_array(c);
+  if (ga && ca) {
+    const bool arrays = g.kind == Node::Kind::Array && c.kind == Node::Kind::Array;
+    return compare_arrays(ga, ca, arrays, path);
+  }
+  if (g.kind != c.kind) return;  // the type check has reported it; there is no common value to compare
+  const bool equal = g.kind == Node::Kind::None || g.text == c.text;
+  expect(equal, "values", path, [&] {
+    auto show = [&](const Node& n) { return n.kind == Node::Kind::Int ? n.text : "'" + n.text.substr(0, 200) + "'"; };
+    return std::string("Not equal (exact comparison of ") + kind_name(g.kind) + "): " + sides(show(g), show(c));
+  }, {{"criterion", "exact"}});
+}
+
+void TreeComparer::walk(const Node& g, const Node& c, const std::string& path) {
+  if (is_container(g) || is_container(c)) {
+    if (g.kind != c.kind) {
+      return fail("structure", path, std::string("container kind differs: ") + sides(kind_name(g.kind), kind_name(c.kind)),
+                  {{"gold", kind_name(g.kind)}, {"candidate", kind_name(c.kind)}});
+    }
+    result.pass("structure");
+    compare_type(g, c, path);
+    return compare_containers(g, c, path);
+  }
+  compare_leaf(g, c, path);
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,") == std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+const ScenarioRecord* find(const Manifest& m, const std::string& id) {
+  for (const auto& s : m.scenarios)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+std::string error_text(const std::string& side, const ScenarioRecord& r) {
+  std::string m = "the " + side + " run raised " + r.error.value("type", "an error") + ": " + r.error.value("message", "");
+  const std::string tb = r.error.value("traceback", "");
+  return tb.empty() ? m : m + "\n" + tb;
+}
+
+Policy policy_for(const Manifest& gold, const Manifest& candidate, const json& meta) {
+  Policy p;
+  p.tolerance.rtol = meta.value("rtol", p.tolerance.rtol);
+  p.tolerance.atol = meta.value("atol", p.tolerance.atol);
+  p.type_map = candidate.backend.value("type_map", std::map<std::string, std::string>{});
+  p.gold_name = gold.backend.value("name", "gold");
+  p.candidate_name = candidate.backend.value("name", "candidate");
+  if (p.gold_name == p.candidate_name) p.gold_name += " (gold)", p.candidate_name += " (candidate)";
+  return p;
+}
+
+// Loads both result files and checks them; file problems become this scenario's error.
+void compare_files(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
+                   ScenarioOutcome& out) {
+  for (const auto* side : {&g, &c}) {
+    if (side->file.empty() || !std::filesystem::exists((side == &g ? gold : candidate).dir / side->file)) {
+      out.status = "fail";
+      out.checks.push_back({"missing", false, "outputs", "the " + std::string(side == &g ? "gold" : "candidate") +
+                                                               " result file '" + side->file + "' is missing from " +
+                                                               (side == &g ? gold : candidate).dir.string()});
+    }
+  }
+  if (!out.checks.empty()) return;
+  Node gn, cn;
+  try {
+    gn = read_result(gold.dir / g.file);
+    cn = read_result(candidate.dir / c.file);
+  } catch (const FormatError& e) {
+    out.status = "error";
+    out.checks.push_back({"error", false, "outputs", std::string("cannot read result file: ") + e.what()});
+    return;
+  }
+  CheckList list = compare_outputs(gn, cn, policy_for(gold, candidate, out.meta));
+  out.status = list.failures.empty() ? "pass" : "fail";
+  out.checks = std::move(list.failures);
+  for (const auto& [check, n] : list.passed)
+    out.checks.push_back({check, true, "outputs", "", {{"leaves", n}}});
+}
+
+// The verdict when at least one side did not produce outputs to compare.
+bool decide_without_outputs(const ScenarioRecord* g, const ScenarioRecord* c, const Manifest& gold,
+                            const Manifest& candidate, ScenarioOutcome& out) {
+  if (!g || !c) {
+    const std::string side = g ? "candidate" : "gold";
+    out.status = "fail";
+    out.checks.push_back({"missing", false, "outputs", "scenario '" + out.id + "' is absent from the " + side +
+                                                           " results (" + (g ? candidate : gold).dir.string() + ")"});
+    return true;
+  }
+  for (const auto& [side, r] : {std::pair{"gold", g}, std::pair{"candidate", c}}) {
+    if (r->status == "skip") return out.status = "skip", out.message = side + std::string(": ") + r->error.value("message", ""), true;
+  }
+  for (const auto& [side, r] : {std::pair{"gold", g}, std::pair{"candidate", c}}) {
+    if (r->status == "xpass") return out.status = "xpass", out.message = r->error.value("message", ""), true;
+  }
+  bool errored = false;
+  for (const auto& [side, r] : {std::pair{"gold", g}, std::pair{"candidate", c}}) {
+    if (r->status != "error") continue;
+    errored = true;
+    out.checks.push_back({"error", false, side, error_text(side, *r), r->error});
+  }
+  if (errored) return out.status = "error", out.message = out.checks.front().message.substr(0, out.checks.front().message.find('\n')), true;
+  for (const auto& [side, r] : {std::pair{"gold", g}, std::pair{"candidate", c}}) {
+    if (r->status == "xfail")
+      return out.status = "xfail", out.message = std::string(side) + " expected failure: " + r->error.value("reason", ""), true;
+  }
+  return false;
+}
+
+void apply_compare_xfail(ScenarioOutcome& out) {
+  const json xfail = out.meta.value("xfail", json::object());
+  if (!xfail.contains("compare") || (out.status != "pass" && out.status != "fail")) return;
+  const std::string reason = xfail.at("compare").get<std::string>();
+  if (out.status == "fail") {
+    out.status = "xfail", out.message = "compare expected failure: " + reason;
+  } else {
+    out.status = "xpass", out.message = "the compare pass was expected to fail (" + reason + ") but passed";
+  }
+}
+
+std::string summary_message(const ScenarioOutcome& out) {
+  std::set<std::string> names;
+  for (const Check& c : out.checks)
+    if (!c.ok) names.insert(c.check);
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? s : "failed checks: " + s;
+}
+
+ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate, const std::string& id,
+                                 const CompareOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const ScenarioRecord* g = find(gold, id);
+  const ScenarioRecord* c = find(candidate, id);
+  ScenarioOutcome out;
+  out.id = id;
+  out.meta = g ? g->meta : c->meta;
+  out.gold_seconds = g ? g->seconds : 0;
+  out.candidate_seconds = c ? c->seconds : 0;
+  out.repro = repro_command(options.program, gold, candidate, id, out.meta);
+  if (!decide_without_outputs(g, c, gold, candidate, out)) compare_files(gold, candidate, *g, *c, out);
+  apply_compare_xfail(out);
+  if (out.message.empty()) out.message = summary_message(out);
+  for (Check& check : out.checks)
+    if (!check.ok && check.check == "values") check.message += "\nRepro: " + out.repro;
+  out.compare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace
+
+CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy& policy) {
+  TreeComparer comparer(policy);
+  comparer.walk(gold, candidate, "outputs");
+  return std::move(comparer.result);
+}
+
+std::string repro_command(const std::string& program, const Manifest& gold, const Manifest& candidate,
+                          const std::string& id, const json& meta) {
+  const std::string source = meta.value("source", "");
+  auto run = [&](const Manifest& m, const char* dir) {
+    std::string cmd = shell_quote(program) + " run --backend " + shell_quote(m.backend.value("spec", "gold"));
+    const std::string role = m.backend.value("role", "");
+    if (role != (m.backend.value("name", "") == "gold" ? "gold" : "candidate")) cmd += " --role " + role;
+    if (!source.empty()) cmd += " --scenarios " + shell_quote(source);
+    return cmd + " --only " + shell_quote(id) + " --out " + dir;
+  };
+  return run(gold, "/tmp/parity-repro/gold") + " && " + run(candidate, "/tmp/parity-repro/candidate") + " ; " +
+         shell_quote(program) + " compare /tmp/parity-repro/gold /tmp/parity-repro/candidate";
+}
+
+std::map<std::string, int> CompareReport::counts() const {
+  std::map<std::string, int> n{{"pass", 0}, {"fail", 0}, {"error", 0}, {"xfail", 0}, {"xpass", 0}, {"skip", 0}};
+  for (const auto& s : scenarios) ++n[s.status];
+  return n;
+}
+
+bool CompareReport::failed() const {
+  auto n = counts();
+  return n["fail"] + n["error"] + n["xpass"] > 0;
+}
+
+CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  CompareReport report;
+  report.gold = &gold;
+  report.candidate = &candidate;
+  std::vector<std::string> ids;
+  std::set<std::string> seen;
+  for (const Manifest* m : {&gold, &candidate})
+    for (const auto& s : m->scenarios)
+      if (seen.insert(s.id).second) ids.push_back(s.id);
+  const std::set<std::string> only(options.only.begin(), options.only.end());
+  for (const auto& id : ids)
+    if (only.empty() || only.count(id)) report.scenarios.push_back(compare_scenario(gold, candidate, id, options));
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace parity
