@@ -1,0 +1,53 @@
+// Builds the versioned compare JSON (see docs/report-json.md).
+#include "config.h"
+#include "json_report.h"
+
+using json = nlohmann::json;
+
+namespace parity {
+namespace {
+
+json side_json(const Manifest& m) {
+  return {{"dir", m.dir.string()}, {"backend", m.backend}, {"environment", m.environment}, {"run", m.run},
+          {"complete", m.complete}};
+}
+
+json check_json(const Check& c) {
+  return {{"check", c.check}, {"ok", c.ok}, {"path", c.path}, {"message", c.message}, {"details", c.details}};
+}
+
+json scenario_json(const ScenarioOutcome& s) {
+  json checks = json::array();
+  for (const Check& c : s.checks) checks.push_back(check_json(c));
+  return {{"id", s.id},
+          {"module", s.meta.value("module", "")},
+          {"function", s.meta.value("function", "")},
+          {"params", s.meta.value("params", json::object())},
+          {"tags", s.meta.value("tags", json::array())},
+          {"status", s.status},
+          {"message", s.message},
+          {"checks", checks},
+          {"seconds", {{"gold", s.gold_seconds}, {"candidate", s.candidate_seconds}, {"compare", s.compare_seconds}}},
+          {"source", s.meta.value("source", "")},
+          {"repro", s.repro}};
+}
+
+}  // namespace
+
+json report_to_json(const CompareReport& report) {
+  json scenarios = json::array();
+  for (const auto& s : report.scenarios) scenarios.push_back(scenario_json(s));
+  json counts = report.counts();
+  counts["total"] = report.scenarios.size();
+  return {{"format", "parity-compare"},
+          {"version", kReportJsonVersion},
+          {"parity", PARITY_VERSION},
+          {"started", report.started},
+          {"seconds", report.seconds},
+          {"gold", side_json(*report.gold)},
+          {"candidate", side_json(*report.candidate)},
+          {"summary", counts},
+          {"scenarios", scenarios}};
+}
+
+}  // namespace parity
