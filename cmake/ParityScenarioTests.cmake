@@ -1,0 +1,56 @@
+# parity_add_scenario_tests(): registers a directory of scenarios as CTest tests for one backend pair.
+#
+#   parity_add_scenario_tests(DIRECTORY dir CANDIDATE backend [GOLD backend] [NAME name] [RESULTS dir])
+#
+# For every scenario id it adds gold.<id> and candidate.<id> (each `parity run --only <id>` into its own
+# results directory, labels `gold` / `candidate`) and compare.<id> (label `compare`), whose FIXTURES_REQUIRED
+# make `ctest -L compare` run the two runs it needs first. Ids are listed at configure time with the
+# configured interpreter; editing a scenario file re-runs the configure step.
+function(parity_add_scenario_tests)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;DIRECTORY;GOLD;CANDIDATE;RESULTS" "")
+  if(arg_UNPARSED_ARGUMENTS OR arg_KEYWORDS_MISSING_VALUES)
+    message(FATAL_ERROR "parity_add_scenario_tests: unknown or empty arguments: "
+                        "${arg_UNPARSED_ARGUMENTS} ${arg_KEYWORDS_MISSING_VALUES}")
+  endif()
+  if(NOT arg_DIRECTORY OR NOT arg_CANDIDATE)
+    message(FATAL_ERROR "parity_add_scenario_tests: DIRECTORY and CANDIDATE are required")
+  endif()
+  if(NOT arg_GOLD)
+    set(arg_GOLD gold)
+  endif()
+  if(NOT arg_NAME)
+    get_filename_component(arg_NAME "${arg_DIRECTORY}" NAME)
+  endif()
+  if(NOT arg_RESULTS)
+    set(arg_RESULTS "${CMAKE_BINARY_DIR}/parity-results/${arg_NAME}")
+  endif()
+
+  file(GLOB_RECURSE scenario_files CONFIGURE_DEPENDS "${arg_DIRECTORY}/*.py")
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${PROJECT_SOURCE_DIR}/harness/python"
+            "${Python_EXECUTABLE}" -m parity list "${arg_DIRECTORY}"
+    OUTPUT_VARIABLE listing ERROR_VARIABLE list_errors RESULT_VARIABLE list_rc)
+  if(list_rc)
+    message(FATAL_ERROR "parity_add_scenario_tests: listing ${arg_DIRECTORY} failed: ${list_errors}")
+  elseif(list_errors)
+    message(WARNING "parity_add_scenario_tests: ${list_errors}")
+  endif()
+  string(STRIP "${listing}" listing)
+  string(REPLACE "\n" ";" ids "${listing}")
+
+  foreach(id IN LISTS ids)
+    string(SHA1 key "${id}")
+    string(SUBSTRING "${key}" 0 12 key)
+    set(gold_dir "${arg_RESULTS}/gold/${key}")
+    set(candidate_dir "${arg_RESULTS}/candidate/${key}")
+    add_test(NAME "gold.${id}" COMMAND parity run -q --backend "${arg_GOLD}" --role gold
+             --scenarios "${arg_DIRECTORY}" --only "${id}" --out "${gold_dir}")
+    add_test(NAME "candidate.${id}" COMMAND parity run -q --backend "${arg_CANDIDATE}" --role candidate
+             --scenarios "${arg_DIRECTORY}" --only "${id}" --out "${candidate_dir}")
+    add_test(NAME "compare.${id}" COMMAND parity compare "${gold_dir}" "${candidate_dir}" --only "${id}")
+    set_tests_properties("gold.${id}" PROPERTIES LABELS gold FIXTURES_SETUP "parity.gold.${key}")
+    set_tests_properties("candidate.${id}" PROPERTIES LABELS candidate FIXTURES_SETUP "parity.candidate.${key}")
+    set_tests_properties("compare.${id}" PROPERTIES LABELS compare
+                         FIXTURES_REQUIRED "parity.gold.${key};parity.candidate.${key}")
+  endforeach()
+endfunction()
