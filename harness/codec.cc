@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <bit>
+#include <cfloat>
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -59,16 +60,38 @@ Span span_of(int ndim, const npy_intp* shape, const npy_intp* strides, npy_intp 
   return span;
 }
 
+// Bytes of an element that hold no value (x87 long double keeps 10 bytes in a 12- or 16-byte slot):
+// NumPy leaves them uninitialized, so they are zeroed to keep files deterministic.
+struct ValueBytes {
+  npy_intp itemsize = 0, value = 0, parts = 1;  // `parts` halves for complex long double
+  bool has_padding() const { return value < itemsize / parts; }
+  void scrub(char* element) const {
+    for (npy_intp part = 0; part < parts; ++part) {
+      char* p = element + part * (itemsize / parts);
+      std::memset(p + value, 0, static_cast<std::size_t>(itemsize / parts - value));
+    }
+  }
+};
+
+ValueBytes value_bytes(PyArray_Descr* descr) {
+  ValueBytes v{PyDataType_ELSIZE(descr), PyDataType_ELSIZE(descr), 1};
+  const bool native = PyArray_ISNBO(descr->byteorder);
+  if (LDBL_MANT_DIG == 64 && native && descr->type_num == NPY_LONGDOUBLE) v.value = 10;
+  if (LDBL_MANT_DIG == 64 && native && descr->type_num == NPY_CLONGDOUBLE) v.value = 10, v.parts = 2;
+  return v;
+}
+
 // Copies each element into a zeroed span-sized buffer so the gaps between strided elements are zero:
 // the file never depends on memory the scenario did not write.
 void gather(const char* src, char* dst, int dim, int ndim, const npy_intp* shape, const npy_intp* strides,
-            npy_intp itemsize) {
+            const ValueBytes& bytes) {
   if (dim == ndim) {
-    std::memcpy(dst, src, static_cast<std::size_t>(itemsize));
+    std::memcpy(dst, src, static_cast<std::size_t>(bytes.itemsize));
+    if (bytes.has_padding()) bytes.scrub(dst);
     return;
   }
   for (npy_intp i = 0; i < shape[dim]; ++i)
-    gather(src + i * strides[dim], dst + i * strides[dim], dim + 1, ndim, shape, strides, itemsize);
+    gather(src + i * strides[dim], dst + i * strides[dim], dim + 1, ndim, shape, strides, bytes);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -139,9 +162,10 @@ json Encoder::encode_array(PyArrayObject* array, const char* kind, const std::st
   const char* first = PyArray_BYTES(array) + span.low;
 
   Blob blob{py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(array)), first, span.size(), {}};
-  if (!span.empty && static_cast<npy_intp>(span.size()) != PyArray_NBYTES(array)) {
+  const ValueBytes bytes = value_bytes(descr);
+  if (!span.empty && (static_cast<npy_intp>(span.size()) != PyArray_NBYTES(array) || bytes.has_padding())) {
     blob.gathered.assign(span.size(), 0);
-    gather(PyArray_BYTES(array), blob.gathered.data() - span.low, 0, ndim, shape, strides, itemsize);
+    gather(PyArray_BYTES(array), blob.gathered.data() - span.low, 0, ndim, shape, strides, bytes);
     blob.data = blob.gathered.data();
   }
   blobs_.push_back(std::move(blob));
@@ -458,14 +482,54 @@ void write_result(const std::filesystem::path& file, py::handle outputs) {
   AtomicFile out(file);
   out.write(pre, kPreamble);
   out.write(header);
-  out.pad(align_up(out.written()) - out.written());
-  for (const Blob& b : encoder.blobs()) {
-    out.write(b.data, b.size);
-    out.pad(align_up(out.written()) - out.written());
+  if (!encoder.blobs().empty()) out.pad(align_up(out.written()) - out.written());
+  // No padding after the last blob: the file ends with data, so any truncation is detected.
+  for (std::size_t i = 0; i < encoder.blobs().size(); ++i) {
+    if (i > 0) out.pad(align_up(out.written()) - out.written());
+    out.write(encoder.blobs()[i].data, encoder.blobs()[i].size);
   }
   out.commit();
 }
 
 Node read_result(const std::filesystem::path& file) { return Decoder(file).read(); }
+
+py::object to_python(const Node& node) {
+  auto steal = [](PyObject* obj) {
+    if (!obj) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(obj);
+  };
+  switch (node.kind) {
+    case Node::Kind::Dict: {
+      py::dict d;
+      for (std::size_t i = 0; i < node.keys.size(); ++i) d[py::str(node.keys[i])] = to_python(node.items[i]);
+      return d;
+    }
+    case Node::Kind::List:
+    case Node::Kind::Tuple: {
+      py::list items;
+      for (const Node& item : node.items) items.append(to_python(item));
+      return node.kind == Node::Kind::List ? py::object(std::move(items)) : py::object(py::tuple(items));
+    }
+    case Node::Kind::None:
+      return py::none();
+    case Node::Kind::Bool:
+      return py::bool_(node.boolean);
+    case Node::Kind::Int:
+      return steal(PyLong_FromString(node.text.c_str(), nullptr, 10));
+    case Node::Kind::Float:
+      return py::float_(node.number.real());
+    case Node::Kind::Complex:
+      return steal(PyComplex_FromDoubles(node.number.real(), node.number.imag()));
+    case Node::Kind::Str:
+      return steal(PyUnicode_DecodeUTF8(node.text.data(), static_cast<Py_ssize_t>(node.text.size()), "surrogatepass"));
+    case Node::Kind::Bytes:
+      return py::bytes(node.text);
+    case Node::Kind::Array:
+      return node.array;
+    case Node::Kind::Scalar:
+      return node.array[py::tuple()];
+  }
+  return py::none();
+}
 
 }  // namespace parity
