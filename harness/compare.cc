@@ -386,7 +386,8 @@ std::string repro_command(const std::string& program, const Manifest& gold, cons
     if (!source.empty()) cmd += " --scenarios " + shell_quote(source);
     return cmd + " --only " + shell_quote(id) + " --out " + dir;
   };
-  return run(gold, "/tmp/parity-repro/gold") + " && " + run(candidate, "/tmp/parity-repro/candidate") + " ; " +
+  // ';' rather than '&&': a side whose run fails (exit 1) must not stop the other side or the compare.
+  return run(gold, "/tmp/parity-repro/gold") + " ; " + run(candidate, "/tmp/parity-repro/candidate") + " ; " +
          shell_quote(program) + " compare /tmp/parity-repro/gold /tmp/parity-repro/candidate";
 }
 

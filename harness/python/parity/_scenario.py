@@ -6,6 +6,7 @@ import inspect
 import itertools
 import math
 import numbers
+import os
 import re
 import traceback
 from dataclasses import dataclass, field
@@ -158,10 +159,20 @@ class Scenario:
             return {"status": "error", "error": describe_exception(exc)}
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_traceback(tb):
+    """Drops the leading frames that are parity's own machinery: the report starts at user code."""
+    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        tb = tb.tb_next
+    return tb
+
+
 def describe_exception(exc: BaseException) -> dict:
     """The manifest's error record: type, message and the formatted traceback."""
     return {
         "type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
         "message": str(exc),
-        "traceback": "".join(traceback.format_exception(exc)),
+        "traceback": "".join(traceback.format_exception(type(exc), exc, _user_traceback(exc.__traceback__))),
     }
