@@ -1,0 +1,232 @@
+"""End-to-end tests of the parity binary: run -> compare -> JSON/JUnit, on the corpus and on broken backends."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
+BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
+E2E = REPO / "tests" / "e2e"
+
+if not Path(BIN).is_file():
+    pytest.exit(f"parity binary not found at {BIN}: build it first (cmake --build build)", returncode=2)
+
+
+def parity(*args, env=None, check=None):
+    """Runs the binary; returns the CompletedProcess. `check` is the exit code the caller expects."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, env=full_env, timeout=600)
+    if check is not None:
+        assert proc.returncode == check, f"exit {proc.returncode}, expected {check}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def run(backend, out, *extra, check=0):
+    return parity("run", "--backend", backend, "--out", out, "-q", *extra, check=check)
+
+
+def compare(gold, cand, tmp, check=None):
+    json_file, junit_file = tmp / f"{cand.name}.json", tmp / f"{cand.name}.xml"
+    proc = parity("compare", gold, cand, "--json", json_file, "--junit", junit_file, check=check)
+    return proc, json.loads(json_file.read_text()), junit_file
+
+
+def failing(report):
+    """{(id, check, path)} of every failed check."""
+    return {(s["id"], c["check"], c["path"]) for s in report["scenarios"] for c in s["checks"] if not c["ok"]}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The bundled corpus run twice under gold and once under fsproxy."""
+    tmp = tmp_path_factory.mktemp("corpus")
+    for name, backend in (("gold", "gold"), ("gold2", "gold"), ("fsproxy", "fsproxy")):
+        run(backend, tmp / name)
+    return tmp
+
+
+@pytest.fixture(scope="module")
+def e2e_gold(tmp_path_factory):
+    out = tmp_path_factory.mktemp("e2e") / "gold"
+    run("gold", out, "--scenarios", E2E / "scenarios", check=1)  # basic.raises is an error
+    return out
+
+
+def test_two_gold_runs_write_bitwise_identical_result_files(corpus):
+    first = sorted((corpus / "gold" / "results").iterdir())
+    second = sorted((corpus / "gold2" / "results").iterdir())
+    assert [f.name for f in first] == [f.name for f in second] and len(first) >= 20
+    for a, b in zip(first, second):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_gold_vs_gold_passes_everything(corpus, tmp_path):
+    _, report, _ = compare(corpus / "gold", corpus / "gold2", tmp_path, check=0)
+    assert report["summary"]["pass"] == report["summary"]["total"] >= 20
+
+
+def test_gold_vs_fsproxy_passes_every_check(corpus, tmp_path):
+    _, report, _ = compare(corpus / "gold", corpus / "fsproxy", tmp_path, check=0)
+    assert report["summary"]["pass"] == report["summary"]["total"] >= 20
+    checked = {c["check"] for s in report["scenarios"] for c in s["checks"]}
+    assert {"structure", "shape", "dtype", "layout", "writeable", "type", "values"} <= checked
+    types = {c["details"].get("candidate") for s in report["scenarios"] for c in s["checks"] if c["check"] == "type"}
+    assert types == {None}, "passing type checks carry only leaf counts"
+
+
+def test_manifest_records_what_the_issue_promises(corpus):
+    manifest = json.loads((corpus / "fsproxy" / "manifest.json").read_text())
+    assert manifest["backend"]["name"] == "fsproxy" and manifest["backend"]["version"]
+    assert manifest["environment"]["python"] and manifest["environment"]["numpy"].startswith("2.")
+    assert manifest["environment"]["platform"] and manifest["complete"] is True
+    for s in manifest["scenarios"]:
+        assert s["status"] == "ok" and s["seconds"] >= 0 and (corpus / "fsproxy" / s["file"]).is_file()
+    assert not list((corpus / "fsproxy").rglob("*.tmp-*")), "temp files left behind"
+
+
+def test_junit_parses_with_an_independent_consumer_and_counts_match_json(e2e_gold, tmp_path):
+    junitparser = pytest.importorskip("junitparser")
+    cand = tmp_path / "broken.perturb"
+    run("broken.perturb", cand, "--scenarios", E2E / "scenarios", check=1)
+    _, report, junit_file = compare(e2e_gold, cand, tmp_path, check=1)
+    xml = junitparser.JUnitXml.fromfile(str(junit_file))
+    suites = list(xml) if isinstance(xml, junitparser.JUnitXml) else [xml]
+    assert len(suites) == 1
+    suite, summary = suites[0], report["summary"]
+    assert suite.tests == summary["total"]
+    assert suite.failures == summary["fail"] + summary["xpass"]
+    assert suite.errors == summary["error"]
+    assert suite.skipped == summary["skip"] + summary["xfail"]
+    cases = {f"{case.classname}.{case.name}": case for case in suite}
+    assert set(cases) == {s["id"] for s in report["scenarios"]}
+    failed = cases["basic.matrix"]
+    assert failed.result and failed.result[0].message == "failed checks: values"
+    assert "Mismatched elements: 1 / 20" in failed.result[0].text
+
+
+@pytest.mark.parametrize("backend, check, paths", [
+    ("broken.flip_order", "layout", {"basic.matrix": "outputs['m']", "basic.big_endian": "outputs['be']"}),
+    ("broken.native_byteorder", "dtype", {"basic.big_endian": "outputs['be']"}),
+    ("broken.perturb", "values", {"basic.matrix": "outputs['m']", "basic.big_endian": "outputs['be']"}),
+])
+def test_broken_backend_fails_exactly_the_expected_check(e2e_gold, tmp_path, backend, check, paths):
+    cand = tmp_path / backend
+    run(backend, cand, "--scenarios", E2E / "scenarios", check=1)
+    proc, report, _ = compare(e2e_gold, cand, tmp_path, check=1)
+    raised = {("basic.raises", "error", "gold"), ("basic.raises", "error", "candidate")}
+    assert failing(report) == {(i, check, p) for i, p in paths.items()} | raised
+    status = {s["id"]: s["status"] for s in report["scenarios"]}
+    assert status == {**{i: "pass" for i in status}, **{i: "fail" for i in paths}, "basic.raises": "error"}
+    assert f"[{check}]" in proc.stderr
+
+
+def test_values_failure_reads_like_numpy_testing_and_its_repro_reproduces(e2e_gold, tmp_path):
+    cand = tmp_path / "broken.perturb"
+    run("broken.perturb", cand, "--scenarios", E2E / "scenarios", check=1)
+    _, report, _ = compare(e2e_gold, cand, tmp_path, check=1)
+    scenario = next(s for s in report["scenarios"] if s["id"] == "basic.matrix")
+    check = next(c for c in scenario["checks"] if not c["ok"])
+    for text in ("rtol=1e-07, atol=0", "Mismatched elements: 1 / 20 (5%)", "[0, 1]:", "gold | broken.perturb",
+                 "Max absolute difference among violations", "Max relative difference among violations", "Repro: "):
+        assert text in check["message"], text
+    details = check["details"]
+    assert details["mismatched"] == 1 and details["total"] == 20 and details["first"][0]["index"] == [0, 1]
+    assert details["max_rel_diff"] > 1e-3
+    shutil.rmtree("/tmp/parity-repro", ignore_errors=True)
+    repro = subprocess.run(scenario["repro"], shell=True, capture_output=True, text=True, timeout=300)
+    assert repro.returncode == 1 and "[values] outputs['m']" in repro.stderr, repro.stderr
+
+
+def test_a_raising_scenario_is_an_error_on_that_side_and_the_rest_still_run(e2e_gold, tmp_path):
+    manifest = json.loads((e2e_gold / "manifest.json").read_text())
+    status = {s["id"]: s for s in manifest["scenarios"]}
+    assert status["basic.raises"]["status"] == "error"
+    assert status["basic.raises"]["error"]["type"] == "RuntimeError"
+    assert "basic.py" in status["basic.raises"]["error"]["traceback"]
+    assert [status[i]["status"] for i in ("basic.matrix", "basic.big_endian", "basic.integers")] == ["ok"] * 3
+
+
+def test_unknown_backend_exits_2_naming_it(tmp_path):
+    proc = parity("run", "--backend", "nosuchmodule", "--out", tmp_path / "x", check=2)
+    assert "nosuchmodule" in proc.stderr and not (tmp_path / "x").exists()
+
+
+def test_backend_comes_from_PARITY_BACKEND_when_no_flag_is_given(tmp_path):
+    run_env = {"PARITY_BACKEND": "fsproxy"}
+    parity("run", "--out", tmp_path / "x", "--scenarios", E2E / "scenarios", "--only", "basic.matrix", env=run_env, check=0)
+    assert json.loads((tmp_path / "x" / "manifest.json").read_text())["backend"]["name"] == "fsproxy"
+    env = {k: v for k, v in os.environ.items() if k != "PARITY_BACKEND"}
+    proc = subprocess.run([BIN, "run", "--out", str(tmp_path / "y")], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2 and "PARITY_BACKEND" in proc.stderr
+
+
+def test_a_backend_given_as_a_file_path_loads(tmp_path):
+    backend = tmp_path / "my_backend.py"
+    backend.write_text("import numpy\n__version__ = '9.9'\ndef namespace():\n    return numpy\n")
+    run(str(backend), tmp_path / "x", "--scenarios", E2E / "scenarios", "--only", "basic.matrix")
+    assert json.loads((tmp_path / "x" / "manifest.json").read_text())["backend"]["version"] == "9.9"
+
+
+def test_module_import_errors_are_reported_per_module_and_the_rest_runs(tmp_path):
+    proc = run("gold", tmp_path / "x", "--scenarios", E2E / "bad_modules", check=1)
+    manifest = json.loads((tmp_path / "x" / "manifest.json").read_text())
+    status = {s["id"]: (s["status"], s.get("error", {}).get("type")) for s in manifest["scenarios"]}
+    assert status == {"good.fine": ("ok", None), "syntax_error": ("error", "SyntaxError"),
+                      "bad_decorator": ("error", "ValueError")}
+    assert "rtol must be a finite number" in proc.stderr
+    listing = parity("list", "--scenarios", E2E / "bad_modules", check=1)
+    assert "good.fine" in listing.stdout and "syntax_error  [module error: SyntaxError" in listing.stdout
+
+
+def test_strict_xfail_per_pass(tmp_path):
+    run("gold", tmp_path / "gold", "--scenarios", E2E / "xfail", check=0)
+    run("fsproxy", tmp_path / "cand", "--scenarios", E2E / "xfail", check=1)  # a candidate xpass and error
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "cand", tmp_path, check=1)
+    status = {s["id"]: s["status"] for s in report["scenarios"]}
+    assert status == {
+        "expectations.expected_failure": "xfail",
+        "expectations.candidate_error_not_hidden": "error",
+        "expectations.unexpected_candidate_pass": "xpass",
+        "expectations.unexpected_compare_pass": "xpass",
+        "expectations.skipped": "skip",
+        "expectations.plain[n=1]": "pass",
+        "expectations.plain[n=2]": "pass",
+    }
+
+
+def test_missing_scenario_and_missing_directory(e2e_gold, tmp_path):
+    cand = tmp_path / "cand"
+    run("gold", cand, "--scenarios", E2E / "scenarios", "--only", "basic.matrix")
+    _, report, _ = compare(e2e_gold, cand, tmp_path, check=1)
+    missing = {s["id"] for s in report["scenarios"] for c in s["checks"] if c["check"] == "missing"}
+    assert missing == {"basic.big_endian", "basic.integers", "basic.raises"}
+    proc = parity("compare", e2e_gold, tmp_path / "nowhere", check=2)
+    assert str(tmp_path / "nowhere") in proc.stderr
+
+
+def test_unknown_scenario_id_and_path_exit_2(tmp_path):
+    proc = run("gold", tmp_path / "x", "--scenarios", E2E / "scenarios", "--only", "basic.nope", check=2)
+    assert "basic.nope" in proc.stderr
+    proc = run("gold", tmp_path / "y", "--scenarios", tmp_path / "absent", check=2)
+    assert str(tmp_path / "absent") in proc.stderr
+
+
+def test_unsupported_output_is_an_error_naming_its_path(tmp_path):
+    scenarios = tmp_path / "sc"
+    scenarios.mkdir()
+    (scenarios / "vec.py").write_text(
+        "import parity\n\n@parity.scenario\ndef vectorized(xp):\n    return {'f': [1, xp.vectorize(abs)]}\n")
+    run("gold", tmp_path / "x", "--scenarios", scenarios, check=1)
+    entry = json.loads((tmp_path / "x" / "manifest.json").read_text())["scenarios"][0]
+    assert entry["status"] == "error" and entry["error"]["type"] == "UnsupportedOutput"
+    assert "outputs['f'][1]" in entry["error"]["message"] and "numpy.vectorize" in entry["error"]["message"]
+
+
+def test_list_prints_ids_without_loading_a_backend():
+    proc = parity("list", check=0, env={"PARITY_BACKEND": "nosuchmodule"})
+    ids = proc.stdout.split()
+    assert len(ids) >= 20 and "layouts.orders[order=F]" in ids
