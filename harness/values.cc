@@ -40,6 +40,14 @@ bool is_nan(const T& v) {
   }
 }
 
+// The common case, decided with one comparison: finite gold and candidate within tolerance. NaN fails it
+// (every comparison with NaN is false), and so does an infinite gold, whose tolerance would be infinite.
+template <class T>
+bool fast_close(const T& g, const T& c, const Tolerance& tol) {
+  const double ref = std::abs(g);
+  return std::abs(c - g) <= tol.atol + tol.rtol * ref && ref < HUGE_VAL;
+}
+
 // Decides one element that failed the fast test |c - g| <= atol + rtol|g| (which NaN and inf always fail).
 template <class T>
 void classify(const T& g, const T& c, const Tolerance& tol, std::int64_t flat, Violations& out) {
@@ -50,7 +58,7 @@ void classify(const T& g, const T& c, const Tolerance& tol, std::int64_t flat, V
   }
   if (g == c) return;  // equal infinities
   const double diff = std::abs(c - g), ref = std::abs(g);
-  if (diff <= tol.atol + tol.rtol * ref) return;
+  if (ref < HUGE_VAL && diff <= tol.atol + tol.rtol * ref) return;  // infinities must match exactly
   out.add(flat, diff, ref > 0 ? diff / ref : HUGE_VAL, false);
 }
 
@@ -61,8 +69,7 @@ void compare_loop(char* gp, char* cp, npy_intp gs, npy_intp cs, npy_intp n, std:
     T g, c;
     std::memcpy(&g, gp, sizeof g);
     std::memcpy(&c, cp, sizeof c);
-    if (std::abs(c - g) <= tol.atol + tol.rtol * std::abs(g)) continue;
-    classify(g, c, tol, flat + i, out);
+    if (!fast_close(g, c, tol)) classify(g, c, tol, flat + i, out);
   }
 }
 
@@ -73,11 +80,16 @@ void exact_loop(char* gp, char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::i
 }
 
 bool is_inexact(PyArray_Descr* d) { return PyDataType_ISFLOAT(d) || PyDataType_ISCOMPLEX(d); }
+// Only numbers are compared in floating point; anything else against a number has no common type
+// (casting a string array to float64 would parse it).
+bool is_number(PyArray_Descr* d) { return PyDataType_ISBOOL(d) || PyDataType_ISINTEGER(d) || is_inexact(d); }
 
 // The dtype both sides are cast to; null (with not_comparable set) when there is none.
 py::object common_dtype(PyArrayObject* g, PyArrayObject* c, Rule rule, ValueReport& report) {
-  if (rule == Rule::Real) return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyArray_DescrFromType(NPY_DOUBLE)));
-  if (rule == Rule::Complex) return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyArray_DescrFromType(NPY_CDOUBLE)));
+  if (rule == Rule::Real)
+    return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyArray_DescrFromType(NPY_DOUBLE)));
+  if (rule == Rule::Complex)
+    return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyArray_DescrFromType(NPY_CDOUBLE)));
   PyArray_Descr* promoted = PyArray_PromoteTypes(PyArray_DESCR(g), PyArray_DESCR(c));
   if (!promoted) {
     PyErr_Clear();
@@ -113,9 +125,9 @@ void iterate(PyArrayObject* g, PyArrayObject* c, py::handle dtype, Rule rule, co
   auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
   PyArray_Descr* dtypes[2] = {descr, descr};
   // C order makes the running element count the flat C index, which locates mismatches.
-  NpyIter* it = NpyIter_MultiNew(2, ops, NPY_ITER_EXTERNAL_LOOP | NPY_ITER_BUFFERED | NPY_ITER_GROWINNER |
-                                             NPY_ITER_ZEROSIZE_OK,
-                                 NPY_CORDER, NPY_UNSAFE_CASTING, op_flags, dtypes);
+  NpyIter* it =
+      NpyIter_MultiNew(2, ops, NPY_ITER_EXTERNAL_LOOP | NPY_ITER_BUFFERED | NPY_ITER_GROWINNER | NPY_ITER_ZEROSIZE_OK,
+                       NPY_CORDER, NPY_UNSAFE_CASTING, op_flags, dtypes);
   if (!it) throw py::error_already_set();
   std::unique_ptr<NpyIter, int (*)(NpyIter*)> guard(it, NpyIter_Deallocate);
   if (NpyIter_GetIterSize(it) == 0) return;
@@ -142,7 +154,7 @@ void iterate(PyArrayObject* g, PyArrayObject* c, py::handle dtype, Rule rule, co
 bool close_enough(double gold, double candidate, const Tolerance& tol) {
   ValueReport report;
   Violations out{report, {}};
-  if (!(std::abs(candidate - gold) <= tol.atol + tol.rtol * std::abs(gold))) classify(gold, candidate, tol, 0, out);
+  if (!fast_close(gold, candidate, tol)) classify(gold, candidate, tol, 0, out);
   return report.mismatched == 0;
 }
 
@@ -152,10 +164,15 @@ ValueReport compare_values(py::handle gold, py::handle candidate, const Toleranc
   ValueReport report;
   report.total = PyArray_SIZE(g);
   PyArray_Descr *gd = PyArray_DESCR(g), *cd = PyArray_DESCR(c);
-  const Rule rule = (PyDataType_ISCOMPLEX(gd) || PyDataType_ISCOMPLEX(cd)) ? Rule::Complex
-                    : (is_inexact(gd) || is_inexact(cd))                    ? Rule::Real
-                                                                            : Rule::Exact;
+  const bool numbers = is_number(gd) && is_number(cd);
+  const Rule rule = numbers && (PyDataType_ISCOMPLEX(gd) || PyDataType_ISCOMPLEX(cd)) ? Rule::Complex
+                    : numbers && (is_inexact(gd) || is_inexact(cd))                   ? Rule::Real
+                                                                                      : Rule::Exact;
   report.criterion = rule == Rule::Exact ? "exact" : "allclose";
+  if (is_number(gd) != is_number(cd)) {
+    report.not_comparable = "a number and a non-number have no common type to compare values in";
+    return report;
+  }
   py::object dtype = common_dtype(g, c, rule, report);
   if (!dtype) return report;
   Violations out{report, {}};
