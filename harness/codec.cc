@@ -131,8 +131,7 @@ json Encoder::encode_dtype(py::handle dtype, const std::string& path) {
     py::dict field_map = dtype.attr("fields");
     for (py::handle name : py::tuple(dtype.attr("names"))) {
       py::tuple entry = field_map[name];
-      if (entry.size() > 2)
-        throw UnsupportedOutput(path + ": structured dtype field titles are not supported yet");
+      if (entry.size() > 2) throw UnsupportedOutput(path + ": structured dtype field titles are not supported yet");
       fields.push_back({{"name", name.cast<std::string>()},
                         {"dtype", encode_dtype(entry[0], path)},
                         {"offset", entry[1].cast<std::int64_t>()}});
@@ -190,8 +189,8 @@ json Encoder::encode_dict(py::handle obj, const std::string& path, int depth) {
   json items = json::array();
   for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
     if (!PyUnicode_Check(key.ptr()))
-      throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " of type " +
-                              type_name(key) + " is not a str");
+      throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " of type " + type_name(key) +
+                              " is not a str");
     const std::string k = key.cast<std::string>();
     items.push_back(json::array({k, encode(value, key_path(path, k), depth + 1)}));
   }
@@ -208,7 +207,8 @@ json Encoder::encode_sequence(py::handle obj, const char* kind, const std::strin
 
 json Encoder::encode(py::handle obj, const std::string& path, int depth) {
   if (depth > kMaxDepth)
-    throw UnsupportedOutput(path + ": nested deeper than " + std::to_string(kMaxDepth) + " levels (a reference cycle?)");
+    throw UnsupportedOutput(path + ": nested deeper than " + std::to_string(kMaxDepth) +
+                            " levels (a reference cycle?)");
   PyObject* o = obj.ptr();
   if (o == Py_None) return {{"kind", "none"}};
   if (PyArray_Check(o)) return encode_array(reinterpret_cast<PyArrayObject*>(o), "ndarray", type_name(obj), path);
@@ -221,8 +221,7 @@ json Encoder::encode(py::handle obj, const std::string& path, int depth) {
   if (PyLong_CheckExact(o)) return {{"kind", "int"}, {"value", py::str(obj).cast<std::string>()}};
   if (PyFloat_CheckExact(o)) return {{"kind", "float"}, {"bits", hex_bits(PyFloat_AS_DOUBLE(o))}};
   if (PyComplex_CheckExact(o))
-    return {{"kind", "complex"},
-            {"bits", {hex_bits(PyComplex_RealAsDouble(o)), hex_bits(PyComplex_ImagAsDouble(o))}}};
+    return {{"kind", "complex"}, {"bits", {hex_bits(PyComplex_RealAsDouble(o)), hex_bits(PyComplex_ImagAsDouble(o))}}};
   if (PyUnicode_CheckExact(o)) {
     auto utf8 = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(o, "utf-8", "surrogatepass"));
     if (!utf8) throw py::error_already_set();
@@ -260,9 +259,7 @@ class Decoder {
   Node read();
 
  private:
-  [[noreturn]] void fail(const std::string& why) const {
-    throw FormatError(file_.string() + ": " + why);
-  }
+  [[noreturn]] void fail(const std::string& why) const { throw FormatError(file_.string() + ": " + why); }
   Node decode(const json& node, const std::string& path, int depth);
   Node decode_array(const json& node, Node::Kind kind, const std::string& path);
   py::object decode_dtype(const json& dtype, const std::string& path, int depth);
@@ -331,7 +328,8 @@ py::object Decoder::decode_dtype(const json& dtype, const std::string& path, int
     fail(path + ": invalid dtype: " + why);
   }
   auto result = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(descr));
-  if (PyDataType_REFCHK(descr)) fail(path + ": dtype " + py::str(result).cast<std::string>() + " holds Python objects; refused");
+  if (PyDataType_REFCHK(descr))
+    fail(path + ": dtype " + py::str(result).cast<std::string>() + " holds Python objects; refused");
   return result;
 }
 
@@ -415,8 +413,8 @@ Node Decoder::decode(const json& node, const std::string& path, int depth) {
   }
   if (kind == "float") return out.kind = Node::Kind::Float, out.number = {from_bits(node.at("bits")), 0.0}, out;
   if (kind == "complex")
-    return out.kind = Node::Kind::Complex, out.number = {from_bits(node.at("bits").at(0)), from_bits(node.at("bits").at(1))},
-           out;
+    return out.kind = Node::Kind::Complex,
+           out.number = {from_bits(node.at("bits").at(0)), from_bits(node.at("bits").at(1))}, out;
   fail(path + ": unknown kind '" + kind + "'");
 }
 
@@ -433,8 +431,8 @@ Node Decoder::read() {
   if (std::memcmp(pre, kMagic, sizeof kMagic) != 0) fail("not a parity result file (bad magic)");
   const auto major = get_u64(pre + 8, 4), minor = get_u64(pre + 12, 4), header_size = get_u64(pre + 16, 8);
   if (major > kFormatMajor)
-    fail("written by result format " + std::to_string(major) + "." + std::to_string(minor) + ", newer than this parity reads (" +
-         std::to_string(kFormatMajor) + ".x): upgrade parity");
+    fail("written by result format " + std::to_string(major) + "." + std::to_string(minor) +
+         ", newer than this parity reads (" + std::to_string(kFormatMajor) + ".x): upgrade parity");
   if (header_size > file_size_ - kPreamble) fail("header extends past the end of the file (truncated?)");
   std::string header(header_size, '\0');
   read_exact(header.data(), header_size, kPreamble);
@@ -457,8 +455,8 @@ Node Decoder::read() {
 }  // namespace
 
 const char* kind_name(Node::Kind kind) {
-  static constexpr const char* names[] = {"dict", "list",  "tuple", "none",    "bool",   "int",
-                                          "float", "complex", "str", "bytes", "ndarray", "scalar"};
+  static constexpr const char* names[] = {"dict",  "list",    "tuple", "none",  "bool",    "int",
+                                          "float", "complex", "str",   "bytes", "ndarray", "scalar"};
   return names[static_cast<int>(kind)];
 }
 

@@ -101,19 +101,23 @@ py::object as_array(const Node& n) {
 void TreeComparer::compare_type(const Node& g, const Node& c, const std::string& path) {
   const auto mapped = policy_.type_map.find(g.type);
   const std::string expected = mapped == policy_.type_map.end() ? g.type : mapped->second;
-  expect(c.type == expected, "type", path, [&] {
-    std::string m = "type differs: " + sides(g.type, c.type);
-    if (expected != g.type) m += " (expected " + expected + " through the candidate's TYPE_MAP)";
-    return m;
-  }, {{"gold", g.type}, {"candidate", c.type}, {"expected", expected}});
+  expect(c.type == expected, "type", path,
+         [&] {
+           std::string m = "type differs: " + sides(g.type, c.type);
+           if (expected != g.type) m += " (expected " + expected + " through the candidate's TYPE_MAP)";
+           return m;
+         },
+         {{"gold", g.type}, {"candidate", c.type}, {"expected", expected}});
 }
 
 void TreeComparer::compare_containers(const Node& g, const Node& c, const std::string& path) {
   if (g.kind != Node::Kind::Dict) {
-    expect(g.items.size() == c.items.size(), "structure", path, [&] {
-      return std::string(kind_name(g.kind)) + " length differs: " +
-             sides(std::to_string(g.items.size()), std::to_string(c.items.size()));
-    }, {{"gold_length", g.items.size()}, {"candidate_length", c.items.size()}});
+    expect(g.items.size() == c.items.size(), "structure", path,
+           [&] {
+             return std::string(kind_name(g.kind)) +
+                    " length differs: " + sides(std::to_string(g.items.size()), std::to_string(c.items.size()));
+           },
+           {{"gold_length", g.items.size()}, {"candidate_length", c.items.size()}});
     for (std::size_t i = 0; i < std::min(g.items.size(), c.items.size()); ++i)
       walk(g.items[i], c.items[i], path + "[" + std::to_string(i) + "]");
     return;
@@ -136,10 +140,12 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
     for (const auto& k : keys) s += (s.empty() ? "'" : ", '") + k + "'";
     return s.empty() ? "none" : s;
   };
-  expect(only_gold.empty() && only_cand.empty(), "structure", path, [&] {
-    return "dict keys differ: only in " + policy_.gold_name + ": " + quoted(only_gold) + "; only in " +
-           policy_.candidate_name + ": " + quoted(only_cand);
-  }, {{"only_gold", only_gold}, {"only_candidate", only_cand}});
+  expect(only_gold.empty() && only_cand.empty(), "structure", path,
+         [&] {
+           return "dict keys differ: only in " + policy_.gold_name + ": " + quoted(only_gold) + "; only in " +
+                  policy_.candidate_name + ": " + quoted(only_cand);
+         },
+         {{"only_gold", only_gold}, {"only_candidate", only_cand}});
 }
 
 void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::string& path) {
@@ -148,14 +154,14 @@ void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::s
     // Structured: each field by its own rule, at its own path.
     py::object cand_names = c.attr("dtype").attr("names");
     if (cand_names.is_none() || !py::bool_(names.equal(cand_names))) return;  // the dtype check reports it
-    for (py::handle name : names)
-      compare_array_values(g[name], c[name], path + ".field('" + py_str(name) + "')");
+    for (py::handle name : names) compare_array_values(g[name], c[name], path + ".field('" + py_str(name) + "')");
     return;
   }
   const ValueReport r = compare_values(g, c, policy_.tolerance);
   if (r.ok()) return result.pass("values");
   if (!r.not_comparable.empty())
-    return fail("values", path, "values not compared: " + r.not_comparable + " (" + sides(dtype_text(g), dtype_text(c)) + ")");
+    return fail("values", path,
+                "values not compared: " + r.not_comparable + " (" + sides(dtype_text(g), dtype_text(c)) + ")");
   std::ostringstream m;
   const Tolerance& t = policy_.tolerance;
   if (r.criterion == "allclose")
@@ -178,8 +184,12 @@ void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::s
   }
   std::string text = m.str();
   text.pop_back();
-  json details = {{"criterion", r.criterion}, {"rtol", t.rtol},           {"atol", t.atol},
-                  {"mismatched", r.mismatched}, {"total", r.total},       {"nan_mismatched", r.nan_mismatched},
+  json details = {{"criterion", r.criterion},
+                  {"rtol", t.rtol},
+                  {"atol", t.atol},
+                  {"mismatched", r.mismatched},
+                  {"total", r.total},
+                  {"nan_mismatched", r.nan_mismatched},
                   {"percent", 100.0 * static_cast<double>(r.mismatched) / static_cast<double>(r.total)},
                   {"first", first}};
   if (r.criterion == "allclose") details["max_abs_diff"] = r.max_abs, details["max_rel_diff"] = r.max_rel;
@@ -220,16 +230,21 @@ void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string&
   }
   if (g.kind != c.kind) return;  // the type check has reported it; there is no common value to compare
   const bool equal = g.kind == Node::Kind::None || g.text == c.text;
-  expect(equal, "values", path, [&] {
-    auto show = [&](const Node& n) { return n.kind == Node::Kind::Int ? n.text : "'" + n.text.substr(0, 200) + "'"; };
-    return std::string("Not equal (exact comparison of ") + kind_name(g.kind) + "): " + sides(show(g), show(c));
-  }, {{"criterion", "exact"}});
+  expect(equal, "values", path,
+         [&] {
+           auto show = [&](const Node& n) {
+             return n.kind == Node::Kind::Int ? n.text : "'" + n.text.substr(0, 200) + "'";
+           };
+           return std::string("Not equal (exact comparison of ") + kind_name(g.kind) + "): " + sides(show(g), show(c));
+         },
+         {{"criterion", "exact"}});
 }
 
 void TreeComparer::walk(const Node& g, const Node& c, const std::string& path) {
   if (is_container(g) || is_container(c)) {
     if (g.kind != c.kind) {
-      return fail("structure", path, std::string("container kind differs: ") + sides(kind_name(g.kind), kind_name(c.kind)),
+      return fail("structure", path,
+                  std::string("container kind differs: ") + sides(kind_name(g.kind), kind_name(c.kind)),
                   {{"gold", kind_name(g.kind)}, {"candidate", kind_name(c.kind)}});
     }
     result.pass("structure");
@@ -240,7 +255,8 @@ void TreeComparer::walk(const Node& g, const Node& c, const std::string& path) {
 }
 
 std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,") == std::string::npos)
+  if (!s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,") == std::string::npos)
     return s;
   std::string q = "'";
   for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
@@ -254,7 +270,8 @@ const ScenarioRecord* find(const Manifest& m, const std::string& id) {
 }
 
 std::string error_text(const std::string& side, const ScenarioRecord& r) {
-  std::string m = "the " + side + " run raised " + r.error.value("type", "an error") + ": " + r.error.value("message", "");
+  std::string m =
+      "the " + side + " run raised " + r.error.value("type", "an error") + ": " + r.error.value("message", "");
   const std::string tb = r.error.value("traceback", "");
   return tb.empty() ? m : m + "\n" + tb;
 }
@@ -276,9 +293,9 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
   for (const auto* side : {&g, &c}) {
     if (side->file.empty() || !std::filesystem::exists((side == &g ? gold : candidate).dir / side->file)) {
       out.status = "fail";
-      out.checks.push_back({"missing", false, "outputs", "the " + std::string(side == &g ? "gold" : "candidate") +
-                                                               " result file '" + side->file + "' is missing from " +
-                                                               (side == &g ? gold : candidate).dir.string()});
+      out.checks.push_back({"missing", false, "outputs",
+                            "the " + std::string(side == &g ? "gold" : "candidate") + " result file '" + side->file +
+                                "' is missing from " + (side == &g ? gold : candidate).dir.string()});
     }
   }
   if (!out.checks.empty()) return;
@@ -294,8 +311,7 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
   CheckList list = compare_outputs(gn, cn, policy_for(gold, candidate, out.meta));
   out.status = list.failures.empty() ? "pass" : "fail";
   out.checks = std::move(list.failures);
-  for (const auto& [check, n] : list.passed)
-    out.checks.push_back({check, true, "outputs", "", {{"leaves", n}}});
+  for (const auto& [check, n] : list.passed) out.checks.push_back({check, true, "outputs", "", {{"leaves", n}}});
 }
 
 // The verdict when at least one side did not produce outputs to compare.
@@ -304,12 +320,14 @@ bool decide_without_outputs(const ScenarioRecord* g, const ScenarioRecord* c, co
   if (!g || !c) {
     const std::string side = g ? "candidate" : "gold";
     out.status = "fail";
-    out.checks.push_back({"missing", false, "outputs", "scenario '" + out.id + "' is absent from the " + side +
-                                                           " results (" + (g ? candidate : gold).dir.string() + ")"});
+    out.checks.push_back({"missing", false, "outputs",
+                          "scenario '" + out.id + "' is absent from the " + side + " results (" +
+                              (g ? candidate : gold).dir.string() + ")"});
     return true;
   }
   for (const auto& [side, r] : {std::pair{"gold", g}, std::pair{"candidate", c}}) {
-    if (r->status == "skip") return out.status = "skip", out.message = side + std::string(": ") + r->error.value("message", ""), true;
+    if (r->status == "skip")
+      return out.status = "skip", out.message = side + std::string(": ") + r->error.value("message", ""), true;
   }
   for (const auto& [side, r] : {std::pair{"gold", g}, std::pair{"candidate", c}}) {
     if (r->status == "xpass") return out.status = "xpass", out.message = r->error.value("message", ""), true;
@@ -320,10 +338,13 @@ bool decide_without_outputs(const ScenarioRecord* g, const ScenarioRecord* c, co
     errored = true;
     out.checks.push_back({"error", false, side, error_text(side, *r), r->error});
   }
-  if (errored) return out.status = "error", out.message = out.checks.front().message.substr(0, out.checks.front().message.find('\n')), true;
+  if (errored)
+    return out.status = "error",
+           out.message = out.checks.front().message.substr(0, out.checks.front().message.find('\n')), true;
   for (const auto& [side, r] : {std::pair{"gold", g}, std::pair{"candidate", c}}) {
     if (r->status == "xfail")
-      return out.status = "xfail", out.message = std::string(side) + " expected failure: " + r->error.value("reason", ""), true;
+      return out.status = "xfail",
+             out.message = std::string(side) + " expected failure: " + r->error.value("reason", ""), true;
   }
   return false;
 }

@@ -18,8 +18,8 @@ namespace parity {
 struct Check {
   std::string check;
   bool ok = false;
-  std::string path;     ///< e.g. "outputs['ab'][2]"; "outputs" for passed-check summaries
-  std::string message;  ///< what differs, for people; empty for passes
+  std::string path;                                   ///< e.g. "outputs['ab'][2]"; "outputs" for passed-check summaries
+  std::string message;                                ///< what differs, for people; empty for passes
   nlohmann::json details = nlohmann::json::object();  ///< the same facts, for programs
 };
 

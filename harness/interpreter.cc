@@ -2,13 +2,12 @@
 #define PARITY_DEFINE_NUMPY_API
 #include "interpreter.h"
 
-#include "config.h"
-
 #include <pybind11/embed.h>
 
 #include <cstdlib>
 #include <stdexcept>
 
+#include "config.h"
 #include "numpy_api.h"
 
 namespace py = pybind11;

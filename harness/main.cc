@@ -1,16 +1,16 @@
 // The parity command line: list, run and compare (see README.md, "Command line").
-#include <CLI/CLI.hpp>
 #include <pybind11/embed.h>
 
+#include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 
-#include "config.h"
 #include "atomic_file.h"
 #include "compare.h"
+#include "config.h"
 #include "interpreter.h"
 #include "json_report.h"
 #include "junit.h"

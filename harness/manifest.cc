@@ -17,8 +17,13 @@ json to_json(const Manifest& m) {
     if (!s.error.is_null()) entry["error"] = s.error;
     scenarios.push_back(std::move(entry));
   }
-  return {{"format", "parity-manifest"}, {"version", kManifestVersion}, {"backend", m.backend},
-          {"environment", m.environment}, {"run", m.run}, {"complete", m.complete}, {"scenarios", scenarios}};
+  return {{"format", "parity-manifest"},
+          {"version", kManifestVersion},
+          {"backend", m.backend},
+          {"environment", m.environment},
+          {"run", m.run},
+          {"complete", m.complete},
+          {"scenarios", scenarios}};
 }
 
 void write_manifest(const Manifest& m) { write_file_atomically(m.dir / kManifestName, to_json(m).dump(1) + "\n"); }

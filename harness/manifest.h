@@ -21,11 +21,11 @@ struct ManifestError : std::runtime_error {
 /// One scenario (or one scenario module that failed to import) as a run recorded it.
 struct ScenarioRecord {
   std::string id;
-  std::string status;     ///< ok, error, xfail, xpass, skip
-  std::string file;       ///< result file relative to the results directory; empty when none was written
+  std::string status;  ///< ok, error, xfail, xpass, skip
+  std::string file;    ///< result file relative to the results directory; empty when none was written
   double seconds = 0;
-  nlohmann::json error;   ///< {type, message, traceback} for error, xfail and skip; null otherwise
-  nlohmann::json meta;    ///< the scenario's declaration: module, function, params, rtol, atol, tags, xfail, source
+  nlohmann::json error;  ///< {type, message, traceback} for error, xfail and skip; null otherwise
+  nlohmann::json meta;   ///< the scenario's declaration: module, function, params, rtol, atol, tags, xfail, source
 };
 
 struct Manifest {

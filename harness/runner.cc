@@ -1,5 +1,4 @@
 // Runs scenarios in the embedded interpreter and writes each outcome as soon as it is known (see runner.h).
-#include "config.h"
 #include "runner.h"
 
 #include <pybind11/embed.h>
@@ -11,10 +10,11 @@
 #include <ctime>
 #include <iostream>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "codec.h"
+#include "config.h"
 #include "interpreter.h"
 #include "manifest.h"
 
@@ -215,8 +215,10 @@ int list_scenarios(const Selection& selection, bool as_json) {
     return kExitUsage;
   }
   json listing = json::array();
-  for (py::handle s : found.attr("scenarios")) listing.push_back({{"id", s.attr("id").cast<std::string>()}, {"meta", to_json(s.attr("metadata")())}});
-  for (py::handle e : found.attr("errors")) listing.push_back({{"id", e.attr("id").cast<std::string>()}, {"error", to_json(e.attr("error"))}});
+  for (py::handle s : found.attr("scenarios"))
+    listing.push_back({{"id", s.attr("id").cast<std::string>()}, {"meta", to_json(s.attr("metadata")())}});
+  for (py::handle e : found.attr("errors"))
+    listing.push_back({{"id", e.attr("id").cast<std::string>()}, {"error", to_json(e.attr("error"))}});
   for (const json& entry : listing) {
     if (as_json) continue;
     if (entry.contains("error"))

@@ -1,6 +1,7 @@
 // Builds the versioned compare JSON (see docs/report-json.md).
-#include "config.h"
 #include "json_report.h"
+
+#include "config.h"
 
 using json = nlohmann::json;
 
@@ -8,7 +9,10 @@ namespace parity {
 namespace {
 
 json side_json(const Manifest& m) {
-  return {{"dir", m.dir.string()}, {"backend", m.backend}, {"environment", m.environment}, {"run", m.run},
+  return {{"dir", m.dir.string()},
+          {"backend", m.backend},
+          {"environment", m.environment},
+          {"run", m.run},
           {"complete", m.complete}};
 }
 

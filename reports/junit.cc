@@ -2,7 +2,6 @@
 #include "junit.h"
 
 #include <pugixml.hpp>
-
 #include <sstream>
 
 namespace parity {
@@ -36,8 +35,8 @@ void add_testcase(pugi::xml_node suite, const ScenarioOutcome& s) {
   set(tc, "classname", s.meta.value("module", s.id));
   set(tc, "name", testcase_name(s));
   set(tc, "time", std::to_string(s.gold_seconds + s.candidate_seconds + s.compare_seconds));
-  const char* element = s.status == "fail" || s.status == "xpass" ? "failure"
-                        : s.status == "error"                    ? "error"
+  const char* element = s.status == "fail" || s.status == "xpass"   ? "failure"
+                        : s.status == "error"                       ? "error"
                         : s.status == "skip" || s.status == "xfail" ? "skipped"
                                                                     : nullptr;
   if (!element) return;

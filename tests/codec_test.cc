@@ -1,4 +1,6 @@
 // Tests of the result codec: every layout written here and read back in a fresh process, bit for bit.
+#include "codec.h"
+
 #include <gtest/gtest.h>
 #include <pybind11/embed.h>
 #include <sys/wait.h>
@@ -9,7 +11,6 @@
 #include <fstream>
 #include <iterator>
 
-#include "codec.h"
 #include "test_support.h"
 
 namespace py = pybind11;
@@ -223,8 +224,8 @@ TEST(Codec, UnsupportedOutputsNameTheirPath) {
 class DamagedFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_result(dir.path / "good.parity", py::eval("{'a': np.arange(6.0).reshape(2, 3)[:, ::2], 's': 'text'}",
-                                                    cases_module()));
+    write_result(dir.path / "good.parity",
+                 py::eval("{'a': np.arange(6.0).reshape(2, 3)[:, ::2], 's': 'text'}", cases_module()));
     bytes = file_bytes(dir.path / "good.parity");
   }
   void expect_format_error(const std::string& content, const std::string& why) {
@@ -291,7 +292,8 @@ int verify_results_dir(const char* dir) {
     const fs::path file = fs::path(dir) / (name.cast<std::string>() + ".parity");
     try {
       py::list diffs = cases_module()["same"](make(), to_python(read_result(file)));
-      for (py::handle d : diffs) std::fprintf(stderr, "%s: %s\n", name.cast<std::string>().c_str(), py::str(d).cast<std::string>().c_str());
+      for (py::handle d : diffs)
+        std::fprintf(stderr, "%s: %s\n", name.cast<std::string>().c_str(), py::str(d).cast<std::string>().c_str());
       failures += static_cast<int>(diffs.size());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s: %s\n", name.cast<std::string>().c_str(), e.what());
