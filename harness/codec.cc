@@ -179,10 +179,14 @@ json Encoder::encode_array(PyArrayObject* array, const char* kind, const std::st
           {"writeable", PyArray_ISWRITEABLE(array) != 0}};
 }
 
-std::string key_path(const std::string& path, const std::string& key) {
-  std::string quoted;
-  for (char c : key) quoted += (c == '\'' || c == '\\') ? std::string{'\\', c} : std::string{c};
-  return path + "['" + quoted + "']";
+// JSON holds only valid UTF-8, so a key with a lone surrogate cannot be recorded.
+std::string utf8_key(py::handle key, const std::string& path) {
+  try {
+    return key.cast<std::string>();
+  } catch (const std::exception&) {  // py::cast_error, with Python's UnicodeEncodeError pending
+    PyErr_Clear();
+    throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " is not valid UTF-8");
+  }
 }
 
 json Encoder::encode_dict(py::handle obj, const std::string& path, int depth) {
@@ -191,7 +195,7 @@ json Encoder::encode_dict(py::handle obj, const std::string& path, int depth) {
     if (!PyUnicode_Check(key.ptr()))
       throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " of type " + type_name(key) +
                               " is not a str");
-    const std::string k = key.cast<std::string>();
+    const std::string k = utf8_key(key, path);
     items.push_back(json::array({k, encode(value, key_path(path, k), depth + 1)}));
   }
   return {{"kind", "dict"}, {"type", type_name(obj)}, {"items", items}};
@@ -453,6 +457,12 @@ Node Decoder::read() {
 }
 
 }  // namespace
+
+std::string key_path(const std::string& path, const std::string& key) {
+  std::string quoted;
+  for (char c : key) quoted += (c == '\'' || c == '\\') ? std::string{'\\', c} : std::string{c};
+  return path + "['" + quoted + "']";
+}
 
 const char* kind_name(Node::Kind kind) {
   static constexpr const char* names[] = {"dict",  "list",    "tuple", "none",  "bool",    "int",

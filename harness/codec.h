@@ -50,6 +50,9 @@ void write_result(const std::filesystem::path& file, pybind11::handle outputs);
 /// plain descriptions and object dtypes are refused. Throws FormatError naming the file.
 Node read_result(const std::filesystem::path& file);
 
+/// The path of a dict entry inside the outputs, as Python would index it: outputs['a']['it\'s'].
+std::string key_path(const std::string& path, const std::string& key);
+
 /// Rebuilds Python objects from a decoded tree: containers as plain dict/list/tuple (their recorded type
 /// stays in Node::type), arrays as they were read, NumPy scalars as NumPy scalars.
 pybind11::object to_python(const Node& node);

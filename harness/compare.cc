@@ -131,7 +131,7 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
       only_gold.push_back(g.keys[i]);
       continue;
     }
-    walk(g.items[i], c.items[it->second], path + "['" + g.keys[i] + "']");
+    walk(g.items[i], c.items[it->second], key_path(path, g.keys[i]));
     cand_keys.erase(it);
   }
   for (const auto& [key, _] : cand_keys) only_cand.push_back(key);
@@ -232,8 +232,11 @@ void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string&
   const bool equal = g.kind == Node::Kind::None || g.text == c.text;
   expect(equal, "values", path,
          [&] {
-           auto show = [&](const Node& n) {
-             return n.kind == Node::Kind::Int ? n.text : "'" + n.text.substr(0, 200) + "'";
+           // Python's repr of at most 200 characters: valid UTF-8 whatever bytes or surrogates it holds.
+           auto show = [](const Node& n) {
+             py::object value = to_python(n);
+             if (n.kind != Node::Kind::Int) value = value[py::slice(0, 200, 1)];
+             return py::repr(value).cast<std::string>();
            };
            return std::string("Not equal (exact comparison of ") + kind_name(g.kind) + "): " + sides(show(g), show(c));
          },

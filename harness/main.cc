@@ -75,7 +75,9 @@ int compare_command(const CompareArgs& args, const std::string& program) {
   report.started = now_utc();
   for (const auto& s : report.scenarios) print_outcome(s);
   try {
-    if (!args.json_file.empty()) write_file_atomically(args.json_file, report_to_json(report).dump(1) + "\n");
+    if (!args.json_file.empty())
+      write_file_atomically(
+          args.json_file, report_to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (!args.junit_file.empty()) write_file_atomically(args.junit_file, report_to_junit(report));
   } catch (const std::runtime_error& e) {
     std::fprintf(stderr, "parity compare: cannot write the report: %s\n", e.what());

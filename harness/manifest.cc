@@ -26,7 +26,9 @@ json to_json(const Manifest& m) {
           {"scenarios", scenarios}};
 }
 
-void write_manifest(const Manifest& m) { write_file_atomically(m.dir / kManifestName, to_json(m).dump(1) + "\n"); }
+void write_manifest(const Manifest& m) {
+  write_file_atomically(m.dir / kManifestName, to_json(m).dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+}
 
 Manifest read_manifest(const std::filesystem::path& dir) {
   const auto file = dir / kManifestName;

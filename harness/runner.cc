@@ -26,8 +26,8 @@ namespace {
 
 // Python's own json module converts the metadata dicts; they hold only JSON-able values by construction.
 json to_json(py::handle obj) {
-  static py::object dumps = py::module_::import("json").attr("dumps");
-  return json::parse(dumps(obj).cast<std::string>());
+  static py::object text = py::module_::import("parity._scenario").attr("json_text");
+  return json::parse(text(obj).cast<std::string>());
 }
 
 bool is_python_error(const py::error_already_set& e, const char* module, const char* name) {
@@ -227,7 +227,7 @@ int list_scenarios(const Selection& selection, bool as_json) {
     else
       std::printf("%s\n", entry["id"].get<std::string>().c_str());
   }
-  if (as_json) std::printf("%s\n", listing.dump(1).c_str());
+  if (as_json) std::printf("%s\n", listing.dump(1, ' ', false, json::error_handler_t::replace).c_str());
   return found.attr("errors").cast<py::list>().size() > 0 ? kExitFailed : kExitOk;
 }
 

@@ -169,6 +169,13 @@ def _user_traceback(tb):
     return tb
 
 
+def json_text(obj) -> str:
+    """JSON text that is valid UTF-8 even when a message holds lone surrogates (replaced by '?')."""
+    import json
+
+    return json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace").decode("utf-8")
+
+
 def describe_exception(exc: BaseException) -> dict:
     """The manifest's error record: type, message and the formatted traceback."""
     return {
