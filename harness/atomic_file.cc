@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -15,7 +16,8 @@ namespace parity {
 
 AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
   temp_ = path_;
-  temp_ += ".tmp-" + std::to_string(::getpid());
+  static std::atomic<unsigned> counter{0};  // two files for one target in one process never share a temp
+  temp_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) fail("cannot create");
 }
