@@ -46,29 +46,45 @@ void add_testcase(pugi::xml_node suite, const ScenarioOutcome& s) {
   if (std::string(element) != "skipped") node.text().set(xml_safe(body(s)).c_str());
 }
 
+// Decodes one UTF-8 sequence at `at`; returns its length, or 0 if it is not valid UTF-8 (bad lead or
+// continuation bytes, overlong forms, beyond U+10FFFF). `cp` receives the code point.
+std::size_t decode_utf8(const std::string& text, std::size_t at, char32_t& cp) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[at + k]); };
+  const unsigned char lead = byte(0);
+  const std::size_t len = lead < 0x80           ? 1
+                          : (lead >> 5) == 0x6  ? 2
+                          : (lead >> 4) == 0xe  ? 3
+                          : (lead >> 3) == 0x1e ? 4
+                                                : 0;
+  if (len == 0 || at + len > text.size()) return 0;
+  cp = len == 1 ? lead : lead & (0x7f >> len);
+  for (std::size_t k = 1; k < len; ++k) {
+    if ((byte(k) >> 6) != 0x2) return 0;
+    cp = (cp << 6) | (byte(k) & 0x3f);
+  }
+  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  return cp < kMin[len] || cp > 0x10ffff ? 0 : len;
+}
+
+// XML 1.0's Char production.
+bool xml_char(char32_t cp) {
+  return cp == 0x9 || cp == 0xa || cp == 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) ||
+         cp >= 0x10000;
+}
+
 }  // namespace
 
 std::string xml_safe(const std::string& text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool valid = len > 0 && i + static_cast<std::size_t>(len) <= text.size();
-    for (int k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
-    if (valid && len == 1) valid = c >= 0x20 || c == '\t' || c == '\n' || c == '\r';
-    if (valid && len == 3) {
-      const unsigned cp = ((c & 0x0fu) << 12) | ((static_cast<unsigned char>(text[i + 1]) & 0x3fu) << 6);
-      valid = cp < 0xd800 || cp > 0xdfff;  // lone surrogates written with surrogatepass
-      valid = valid && !(cp == 0xffc0 && (static_cast<unsigned char>(text[i + 2]) & 0x3e) == 0x3e);  // U+FFFE/FFFF
-    }
-    if (valid) {
-      out.append(text, i, static_cast<std::size_t>(len));
-      i += static_cast<std::size_t>(len);
-    } else {
-      out += "\xef\xbf\xbd";
-      ++i;
-    }
+    char32_t cp = 0;
+    const std::size_t len = decode_utf8(text, i, cp);
+    if (len > 0 && xml_char(cp))
+      out.append(text, i, len);
+    else
+      out += "\xef\xbf\xbd";  // U+FFFD: one per forbidden character, one per byte of malformed input
+    i += len > 0 ? len : 1;
   }
   return out;
 }
