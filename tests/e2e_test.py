@@ -230,3 +230,16 @@ def test_list_prints_ids_without_loading_a_backend():
     proc = parity("list", check=0, env={"PARITY_BACKEND": "nosuchmodule"})
     ids = proc.stdout.split()
     assert len(ids) >= 20 and "layouts.orders[order=F]" in ids
+
+
+def test_lone_surrogates_in_messages_and_keys_are_scenario_errors_not_crashes(tmp_path):
+    scenarios = tmp_path / "sc"
+    scenarios.mkdir()
+    (scenarios / "surrogates.py").write_text(
+        "import parity\n\n@parity.scenario\ndef message(xp):\n    raise RuntimeError('bad \\ud800 text')\n\n"
+        "@parity.scenario\ndef key(xp):\n    return {'k\\udc80': xp.ones(2)}\n")
+    run("gold", tmp_path / "x", "--scenarios", scenarios, check=1)
+    entries = {s["id"]: s for s in json.loads((tmp_path / "x" / "manifest.json").read_text())["scenarios"]}
+    assert entries["surrogates.message"]["error"]["type"] == "RuntimeError"
+    assert entries["surrogates.key"]["error"]["type"] == "UnsupportedOutput"
+    assert "is not valid UTF-8" in entries["surrogates.key"]["error"]["message"]

@@ -1,0 +1,168 @@
+// Unit tests of AtomicFile: readers see nothing or the whole file, and failures leave no debris behind.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "atomic_file.h"
+
+namespace fs = std::filesystem;
+using parity::AtomicFile;
+
+namespace {
+
+class AtomicFileTest : public ::testing::Test {
+ protected:
+  AtomicFileTest() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("parity-test-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~AtomicFileTest() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+    return names;
+  }
+
+  static std::string read(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(AtomicFileTest, CommitMakesTheFileAppearWithItsContent) {
+  const fs::path target = dir_ / "out.bin";
+  {
+    AtomicFile f(target);
+    f.write("hello");
+    f.pad(3);
+    const char raw[] = {'\x01', '\xff'};
+    f.write(raw, sizeof raw);
+    EXPECT_EQ(f.written(), 10u);
+    EXPECT_FALSE(fs::exists(target)) << "visible before commit";
+    f.commit();
+    EXPECT_TRUE(fs::exists(target));
+  }
+  EXPECT_EQ(read(target), std::string("hello\0\0\0\x01\xff", 10));
+  EXPECT_EQ(entries(), std::vector<std::string>{"out.bin"});
+}
+
+TEST_F(AtomicFileTest, LargeWritesAndPaddingAreComplete) {
+  const fs::path target = dir_ / "big.bin";
+  const std::string chunk(1 << 20, 'x');
+  AtomicFile f(target);
+  for (int i = 0; i < 5; ++i) f.write(chunk);
+  f.pad(10000);  // more than one internal block of zeros
+  f.commit();
+  const std::string content = read(target);
+  ASSERT_EQ(content.size(), 5u * chunk.size() + 10000u);
+  EXPECT_EQ(content.substr(0, chunk.size()), chunk);
+  EXPECT_EQ(content.substr(5 * chunk.size()), std::string(10000, '\0'));
+}
+
+TEST_F(AtomicFileTest, UncommittedFileLeavesNothingBehind) {
+  {
+    AtomicFile f(dir_ / "never.bin");
+    f.write("partial");
+  }
+  EXPECT_TRUE(entries().empty());
+}
+
+TEST_F(AtomicFileTest, UncommittedFileKeepsTheOldContent) {
+  const fs::path target = dir_ / "keep.txt";
+  std::ofstream(target) << "old";
+  {
+    AtomicFile f(target);
+    f.write("new content that is never committed");
+  }
+  EXPECT_EQ(read(target), "old");
+  EXPECT_EQ(entries(), std::vector<std::string>{"keep.txt"});
+}
+
+TEST_F(AtomicFileTest, ExceptionBeforeCommitLeavesNothingBehind) {
+  try {
+    AtomicFile f(dir_ / "x.bin");
+    f.write("some");
+    throw std::logic_error("scenario failed mid-write");
+  } catch (const std::logic_error&) {
+  }
+  EXPECT_TRUE(entries().empty());
+}
+
+TEST_F(AtomicFileTest, MissingDirectoryThrowsNamingThePath) {
+  const fs::path target = dir_ / "no" / "such" / "dir" / "f.bin";
+  try {
+    AtomicFile f(target);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(target.string()), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(entries().empty());
+  EXPECT_THROW(parity::write_file_atomically(target, "x"), std::runtime_error);
+}
+
+TEST_F(AtomicFileTest, FailedRenameThrowsAndRemovesTheTempFile) {
+  // A non-empty directory at the target: the temp file can be written but not renamed onto it.
+  const fs::path target = dir_ / "occupied";
+  fs::create_directories(target / "child");
+  try {
+    parity::write_file_atomically(target, "data");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(target.string()), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(entries(), std::vector<std::string>{"occupied"});
+  EXPECT_TRUE(fs::is_directory(target / "child"));
+}
+
+TEST_F(AtomicFileTest, WriteFileAtomicallyReplacesAnExistingFile) {
+  const fs::path target = dir_ / "report.json";
+  std::ofstream(target) << "a much longer old content than the new one";
+  parity::write_file_atomically(target, "{}\n");
+  EXPECT_EQ(read(target), "{}\n");
+  EXPECT_EQ(entries(), std::vector<std::string>{"report.json"});
+}
+
+TEST_F(AtomicFileTest, WriteFileAtomicallyCreatesAnEmptyFile) {
+  const fs::path target = dir_ / "empty";
+  parity::write_file_atomically(target, "");
+  ASSERT_TRUE(fs::exists(target));
+  EXPECT_EQ(fs::file_size(target), 0u);
+}
+
+TEST_F(AtomicFileTest, ReplacedFileKeepsOldInodeForOpenReaders) {
+  // A reader that opened the old file keeps reading it whole: replacement is a rename, not a rewrite.
+  const fs::path target = dir_ / "data";
+  parity::write_file_atomically(target, "first version");
+  std::ifstream reader(target, std::ios::binary);
+  parity::write_file_atomically(target, "second");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(reader), {}), "first version");
+  EXPECT_EQ(read(target), "second");
+}
+
+TEST_F(AtomicFileTest, TwoFilesUnderConstructionInOneDirectory) {
+  AtomicFile a(dir_ / "a");
+  AtomicFile b(dir_ / "b");
+  a.write("A");
+  b.write("B");
+  b.commit();
+  a.commit();
+  EXPECT_EQ(read(dir_ / "a"), "A");
+  EXPECT_EQ(read(dir_ / "b"), "B");
+}
+
+}  // namespace

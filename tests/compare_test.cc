@@ -1,0 +1,720 @@
+// Unit tests of the leaf-by-leaf checks (compare_outputs) and of scenario verdicts (compare_runs).
+#include <gtest/gtest.h>
+#include <pybind11/eval.h>
+#include <pybind11/pybind11.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "codec.h"
+#include "compare.h"
+#include "manifest.h"
+
+namespace py = pybind11;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace parity;
+
+namespace {
+
+// Leaked on purpose: the interpreter is never finalized, so nothing may be released after main returns.
+py::dict& scope() {
+  static py::dict* s = [] {
+    auto* d = new py::dict();
+    (*d)["__name__"] = "parity_test";
+    py::exec(R"(
+import numpy as np
+class MyArray(np.ndarray):
+    pass
+def readonly(a):
+    a.setflags(write=False)
+    return a
+)",
+             *d);
+    return d;
+  }();
+  return *s;
+}
+
+py::object eval(const std::string& expr) { return py::eval(expr, scope()); }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() / ("parity-test-" + std::to_string(::getpid()) + "-" + info->test_suite_name() +
+                                         "." + info->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Nodes come from the codec, so each test compares exactly what `parity compare` would read from disk.
+class CompareOutputs : public ::testing::Test {
+ protected:
+  Node node(const std::string& expr) {
+    const fs::path file = dir_.path() / ("n" + std::to_string(count_++) + ".parity");
+    write_result(file, eval(expr));
+    return read_result(file);
+  }
+  CheckList check(const std::string& gold, const std::string& candidate, const Policy& policy = {}) {
+    return compare_outputs(node(gold), node(candidate), policy);
+  }
+
+  TempDir dir_;
+  int count_ = 0;
+};
+
+std::vector<Check> of_kind(const CheckList& list, const std::string& check) {
+  std::vector<Check> out;
+  std::copy_if(list.failures.begin(), list.failures.end(), std::back_inserter(out),
+               [&](const Check& c) { return c.check == check; });
+  return out;
+}
+
+std::string describe(const CheckList& list) {
+  std::string s;
+  for (const Check& c : list.failures) s += "[" + c.check + "] " + c.path + ": " + c.message + "\n";
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Trees that agree
+
+TEST_F(CompareOutputs, IdenticalTreesPassEveryCheck) {
+  const std::string tree =
+      "{'a': np.arange(6.0).reshape(2, 3), 'l': [1, 2.5, 'x', b'y', None, True],"
+      " 't': (np.float32(1.5), 1+2j), 'n': float('nan')}";
+  const CheckList r = check(tree, tree);
+  EXPECT_TRUE(r.failures.empty()) << describe(r);
+  // Ten leaves, each with a values check; thirteen nodes, each with a type check; one array pair with
+  // layout checks.
+  EXPECT_EQ(r.passed.at("values"), 10);
+  EXPECT_EQ(r.passed.at("type"), 13);
+  EXPECT_GE(r.passed.at("structure"), 3);
+  EXPECT_EQ(r.passed.at("shape"), 1);
+  EXPECT_EQ(r.passed.at("layout"), 1);
+  EXPECT_EQ(r.passed.at("writeable"), 1);
+  EXPECT_GE(r.passed.at("dtype"), 1);
+}
+
+TEST_F(CompareOutputs, PolicyToleranceIsUsed) {
+  Policy loose;
+  loose.tolerance.rtol = 0.1;
+  EXPECT_TRUE(check("{'x': np.array([1.0]), 'y': 1.0}", "{'x': np.array([1.05]), 'y': 1.05}", loose).failures.empty());
+  const CheckList strict = check("{'x': np.array([1.0]), 'y': 1.0}", "{'x': np.array([1.05]), 'y': 1.05}");
+  EXPECT_EQ(of_kind(strict, "values").size(), 2u) << describe(strict);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// structure
+
+TEST_F(CompareOutputs, DictKeysOnOneSideAreNamed) {
+  Policy policy;
+  policy.gold_name = "numpy", policy.candidate_name = "fsproxy";
+  const CheckList r = check("{'a': 1, 'b': 2, 'c': 3}", "{'a': 1, 'd': 4}", policy);
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  const Check& f = r.failures[0];
+  EXPECT_EQ(f.check, "structure");
+  EXPECT_EQ(f.path, "outputs");
+  EXPECT_FALSE(f.ok);
+  EXPECT_TRUE(contains(f.message, "only in numpy: 'b', 'c'")) << f.message;
+  EXPECT_TRUE(contains(f.message, "only in fsproxy: 'd'")) << f.message;
+  EXPECT_EQ(f.details.at("only_gold"), json({"b", "c"}));
+  EXPECT_EQ(f.details.at("only_candidate"), json({"d"}));
+  EXPECT_EQ(r.passed.at("values"), 1);  // the shared key is still compared
+}
+
+TEST_F(CompareOutputs, NestedPathsNameEveryLevel) {
+  const CheckList r = check("{'x': {'y': [0, (1, 2)]}}", "{'x': {'y': [0, (1, 3)]}}");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "values");
+  EXPECT_EQ(r.failures[0].path, "outputs['x']['y'][1][1]");
+}
+
+TEST_F(CompareOutputs, ListLengthDiffersAndCommonPrefixIsStillCompared) {
+  const CheckList r = check("{'l': [1, 2, 3]}", "{'l': [1, 5]}");
+  const auto structure = of_kind(r, "structure");
+  ASSERT_EQ(structure.size(), 1u) << describe(r);
+  EXPECT_EQ(structure[0].path, "outputs['l']");
+  EXPECT_TRUE(contains(structure[0].message, "list length differs")) << structure[0].message;
+  EXPECT_TRUE(contains(structure[0].message, "gold 3, candidate 2")) << structure[0].message;
+  const auto values = of_kind(r, "values");
+  ASSERT_EQ(values.size(), 1u) << describe(r);
+  EXPECT_EQ(values[0].path, "outputs['l'][1]");
+}
+
+TEST_F(CompareOutputs, TupleLengthDiffers) {
+  const CheckList r = check("(1, 2)", "(1, 2, 3)");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "structure");
+  EXPECT_TRUE(contains(r.failures[0].message, "tuple length differs")) << r.failures[0].message;
+}
+
+TEST_F(CompareOutputs, ContainerAgainstLeaf) {
+  const CheckList r = check("{'a': [1]}", "{'a': 1}");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "structure");
+  EXPECT_EQ(r.failures[0].path, "outputs['a']");
+  EXPECT_TRUE(contains(r.failures[0].message, "list")) << r.failures[0].message;
+  EXPECT_TRUE(contains(r.failures[0].message, "int")) << r.failures[0].message;
+
+  const CheckList reverse = check("{'a': np.zeros(2)}", "{'a': {'b': 1}}");
+  ASSERT_EQ(of_kind(reverse, "structure").size(), 1u) << describe(reverse);
+}
+
+TEST_F(CompareOutputs, ListAgainstTuple) {
+  const CheckList r = check("[1, 2]", "(1, 2)");
+  ASSERT_EQ(of_kind(r, "structure").size(), 1u) << describe(r);
+  EXPECT_TRUE(contains(r.failures[0].message, "container kind differs")) << r.failures[0].message;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// type
+
+TEST_F(CompareOutputs, NumpyScalarAgainstPythonFloatIsATypeDifferenceOnly) {
+  const CheckList r = check("{'x': np.float64(1.0)}", "{'x': 1.0}");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "type");
+  EXPECT_EQ(r.failures[0].path, "outputs['x']");
+  EXPECT_TRUE(contains(r.failures[0].message, "numpy.float64")) << r.failures[0].message;
+  EXPECT_TRUE(contains(r.failures[0].message, "builtins.float")) << r.failures[0].message;
+}
+
+TEST_F(CompareOutputs, IntAgainstFloatIsATypeDifference) {
+  const CheckList r = check("1", "1.0");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "type");
+}
+
+TEST_F(CompareOutputs, SubclassNeedsTypeMapEntry) {
+  const std::string gold = "{'a': np.arange(3.0)}", cand = "{'a': np.arange(3.0).view(MyArray)}";
+  const CheckList unmapped = check(gold, cand);
+  ASSERT_EQ(unmapped.failures.size(), 1u) << describe(unmapped);
+  EXPECT_EQ(unmapped.failures[0].check, "type");
+  EXPECT_TRUE(contains(unmapped.failures[0].message, "parity_test.MyArray")) << unmapped.failures[0].message;
+
+  Policy mapped;
+  mapped.type_map = {{"numpy.ndarray", "parity_test.MyArray"}};
+  const CheckList r = check(gold, cand, mapped);
+  EXPECT_TRUE(r.failures.empty()) << describe(r);
+  EXPECT_EQ(r.passed.at("values"), 1);
+}
+
+TEST_F(CompareOutputs, TypeMapExpectationIsEnforced) {
+  Policy mapped;
+  mapped.type_map = {{"numpy.ndarray", "parity_test.MyArray"}};
+  const CheckList r = check("np.arange(3.0)", "np.arange(3.0)", mapped);
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "type");
+  EXPECT_TRUE(contains(r.failures[0].message, "TYPE_MAP")) << r.failures[0].message;
+  EXPECT_EQ(r.failures[0].details.at("expected"), "parity_test.MyArray");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// shape, dtype, layout, writeable
+
+TEST_F(CompareOutputs, ShapeDiffersAndValuesAreNotCompared) {
+  const CheckList r = check("{'a': np.zeros(3)}", "{'a': np.ones(4)}");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "shape");
+  EXPECT_TRUE(contains(r.failures[0].message, "(3,)")) << r.failures[0].message;
+  EXPECT_TRUE(contains(r.failures[0].message, "(4,)")) << r.failures[0].message;
+  EXPECT_EQ(r.passed.count("values"), 0u);
+
+  const CheckList transposed = check("np.zeros((2, 3))", "np.zeros((3, 2))");
+  ASSERT_EQ(of_kind(transposed, "shape").size(), 1u) << describe(transposed);
+}
+
+TEST_F(CompareOutputs, ByteOrderIsADtypeDifference) {
+  const CheckList r = check("{'a': np.arange(4.0).astype('>f8')}", "{'a': np.arange(4.0).astype('<f8')}");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "dtype");
+  EXPECT_EQ(r.failures[0].path, "outputs['a']");
+  EXPECT_TRUE(contains(r.failures[0].message, "big-endian")) << r.failures[0].message;
+  EXPECT_TRUE(contains(r.failures[0].message, "little-endian")) << r.failures[0].message;
+  EXPECT_EQ(r.passed.at("values"), 1);  // equal values despite the byte order
+}
+
+TEST_F(CompareOutputs, PrecisionIsADtypeDifference) {
+  const CheckList r = check("np.arange(4.0)", "np.arange(4.0, dtype=np.float32)");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "dtype");
+  EXPECT_TRUE(contains(r.failures[0].message, "float64")) << r.failures[0].message;
+  EXPECT_TRUE(contains(r.failures[0].message, "float32")) << r.failures[0].message;
+}
+
+TEST_F(CompareOutputs, COrderAgainstFOrderIsALayoutDifference) {
+  const CheckList r = check("{'a': np.arange(12.0).reshape(3, 4)}", "{'a': np.asfortranarray(np.arange(12.0).reshape(3, 4))}");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "layout");
+  EXPECT_EQ(r.failures[0].path, "outputs['a']");
+  EXPECT_TRUE(contains(r.failures[0].message, "C-contiguous")) << r.failures[0].message;
+  EXPECT_TRUE(contains(r.failures[0].message, "F-contiguous")) << r.failures[0].message;
+  EXPECT_EQ(r.passed.at("values"), 1);
+}
+
+TEST_F(CompareOutputs, StridedViewAgainstCopyIsALayoutDifference) {
+  const CheckList r = check("np.arange(12.0).reshape(3, 4)[:, ::2]", "np.ascontiguousarray(np.arange(12.0).reshape(3, 4)[:, ::2])");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "layout");
+  EXPECT_TRUE(contains(r.failures[0].message, "non-contiguous")) << r.failures[0].message;
+}
+
+TEST_F(CompareOutputs, WriteableFlagDiffers) {
+  const CheckList r = check("{'a': np.arange(3.0)}", "{'a': readonly(np.arange(3.0))}");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "writeable");
+  EXPECT_TRUE(contains(r.failures[0].message, "read-only")) << r.failures[0].message;
+  EXPECT_EQ(r.failures[0].details.at("gold"), true);
+  EXPECT_EQ(r.failures[0].details.at("candidate"), false);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// values
+
+TEST_F(CompareOutputs, ValuesMessageFollowsNumpyTesting) {
+  Policy policy;
+  policy.gold_name = "numpy", policy.candidate_name = "fsproxy";
+  const CheckList r = check("{'v': np.arange(4.0)}", "{'v': np.array([0.0, 1.0, 2.5, 3.0])}", policy);
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  const Check& f = r.failures[0];
+  EXPECT_EQ(f.check, "values");
+  EXPECT_EQ(f.path, "outputs['v']");
+  for (const char* part : {"Not equal to tolerance rtol=1e-07, atol=0", "Mismatched elements: 1 / 4 (25%)",
+                           "(index: numpy | fsproxy)", "[2]: 2.0 | 2.5",
+                           "Max absolute difference among violations: 0.5",
+                           "Max relative difference among violations: 0.25"})
+    EXPECT_TRUE(contains(f.message, part)) << "missing '" << part << "' in:\n" << f.message;
+  EXPECT_NE(f.message.back(), '\n');
+  EXPECT_EQ(f.details.at("criterion"), "allclose");
+  EXPECT_EQ(f.details.at("mismatched"), 1);
+  EXPECT_EQ(f.details.at("total"), 4);
+  EXPECT_DOUBLE_EQ(f.details.at("max_abs_diff").get<double>(), 0.5);
+  EXPECT_EQ(f.details.at("first").at(0).at("index"), json({2}));
+}
+
+TEST_F(CompareOutputs, ExactValuesMessageHasNoDifferences) {
+  const CheckList r = check("np.array([[1, 2], [3, 4]])", "np.array([[1, 2], [3, 5]])");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  const std::string& m = r.failures[0].message;
+  EXPECT_TRUE(contains(m, "Not equal (exact comparison)")) << m;
+  EXPECT_TRUE(contains(m, "Mismatched elements: 1 / 4")) << m;
+  EXPECT_TRUE(contains(m, "[1, 1]: 4 | 5")) << m;
+  EXPECT_FALSE(contains(m, "Max absolute difference")) << m;
+}
+
+TEST_F(CompareOutputs, NaNOnOneSideIsCalledOut) {
+  const CheckList r = check("np.array([1.0, 2.0])", "np.array([1.0, np.nan])");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_TRUE(contains(r.failures[0].message, "NaN on one side only: 1")) << r.failures[0].message;
+  EXPECT_EQ(r.failures[0].details.at("nan_mismatched"), 1);
+}
+
+TEST_F(CompareOutputs, PythonScalars) {
+  EXPECT_TRUE(check("[1, 'x', b'y', None, True, 1.0, 2j, float('nan')]",
+                    "[1, 'x', b'y', None, True, 1.0 + 1e-12, 2j, float('nan')]")
+                  .failures.empty());
+  for (const auto& [gold, cand] : std::vector<std::pair<std::string, std::string>>{
+           {"1", "2"}, {"10**30", "10**30 + 1"}, {"'abc'", "'abd'"}, {"b'a'", "b'b'"}, {"True", "False"},
+           {"1.0", "1.1"}, {"1j", "2j"}, {"float('nan')", "0.0"}}) {
+    SCOPED_TRACE(gold + " vs " + cand);
+    const CheckList r = check(gold, cand);
+    ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+    EXPECT_EQ(r.failures[0].check, "values");
+    EXPECT_EQ(r.failures[0].path, "outputs");
+  }
+}
+
+TEST_F(CompareOutputs, IntValuesMessageShowsBothNumbers) {
+  const CheckList r = check("{'n': 41}", "{'n': 42}");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_TRUE(contains(r.failures[0].message, "gold 41, candidate 42")) << r.failures[0].message;
+}
+
+TEST_F(CompareOutputs, StructuredDtypeIsComparedFieldByField) {
+  const std::string dt = "np.dtype([('x', 'f8'), ('y', 'i4')])";
+  const CheckList y = check("{'s': np.array([(1.0, 1), (2.0, 2)], dtype=" + dt + ")}",
+                            "{'s': np.array([(1.0, 1), (2.0, 3)], dtype=" + dt + ")}");
+  ASSERT_EQ(y.failures.size(), 1u) << describe(y);
+  EXPECT_EQ(y.failures[0].check, "values");
+  EXPECT_EQ(y.failures[0].path, "outputs['s'].field('y')");
+  EXPECT_TRUE(contains(y.failures[0].message, "exact")) << y.failures[0].message;
+  EXPECT_TRUE(contains(y.failures[0].message, "[1]: 2 | 3")) << y.failures[0].message;
+
+  const CheckList x = check("{'s': np.array([(1.0, 1), (2.0, 2)], dtype=" + dt + ")}",
+                            "{'s': np.array([(1.5, 1), (2.0, 2)], dtype=" + dt + ")}");
+  ASSERT_EQ(x.failures.size(), 1u) << describe(x);
+  EXPECT_EQ(x.failures[0].path, "outputs['s'].field('x')");
+  EXPECT_TRUE(contains(x.failures[0].message, "tolerance")) << x.failures[0].message;
+
+  Policy loose;
+  loose.tolerance.rtol = 0.6;  // float field within tolerance, int field still exact
+  EXPECT_TRUE(compare_outputs(node("np.array([(1.0, 1)], dtype=" + dt + ")"),
+                              node("np.array([(1.5, 1)], dtype=" + dt + ")"), loose)
+                  .failures.empty());
+}
+
+TEST_F(CompareOutputs, NestedStructuredFieldPath) {
+  const std::string dt = "np.dtype([('p', [('q', 'f8'), ('r', 'i2')]), ('z', 'u1')])";
+  const CheckList r = check("np.array([((1.0, 2), 3)], dtype=" + dt + ")", "np.array([((1.0, 7), 3)], dtype=" + dt + ")");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].path, "outputs.field('p').field('r')");
+}
+
+TEST_F(CompareOutputs, ValuesWithoutACommonDtypeAreReportedNotCompared) {
+  const CheckList r = check("np.array(['2020-01-01'], dtype='M8[D]')", "np.array([18262])");
+  EXPECT_EQ(of_kind(r, "dtype").size(), 1u) << describe(r);
+  const auto values = of_kind(r, "values");
+  ASSERT_EQ(values.size(), 1u) << describe(r);
+  EXPECT_TRUE(contains(values[0].message, "values not compared")) << values[0].message;
+}
+
+TEST_F(CompareOutputs, StringArrayAgainstFloatArrayIsReportedNotThrown) {
+  // A candidate returning numbers where gold returned text must fail its checks, not abort the compare.
+  CheckList r;
+  ASSERT_NO_THROW(r = check("np.array(['abc', 'de'])", "np.array([1.5, 2.5])"));
+  EXPECT_EQ(of_kind(r, "dtype").size(), 1u) << describe(r);
+  EXPECT_EQ(of_kind(r, "values").size(), 1u) << describe(r);
+}
+
+TEST_F(CompareOutputs, StructuredFieldNamesDifferIsADtypeDifference) {
+  const CheckList r = check("np.zeros(2, dtype=[('x', 'f8')])", "np.zeros(2, dtype=[('y', 'f8')])");
+  ASSERT_EQ(r.failures.size(), 1u) << describe(r);
+  EXPECT_EQ(r.failures[0].check, "dtype");
+}
+
+TEST_F(CompareOutputs, PathLocatesTheLeafEvenWithQuotesInKeys) {
+  // A failure path read as Python (outputs[...][...]) must lead back to the differing leaf.
+  const std::string gold = R"({'plain': {"it's": [0, 1], 'back\\slash': 2}})";
+  const std::string cand = R"({'plain': {"it's": [0, 5], 'back\\slash': 3}})";
+  const CheckList r = check(gold, cand);
+  ASSERT_EQ(r.failures.size(), 2u) << describe(r);
+  py::dict locals;
+  locals["outputs"] = eval(gold);
+  for (const Check& f : r.failures) {
+    SCOPED_TRACE(f.path);
+    py::object leaf;
+    ASSERT_NO_THROW(leaf = py::eval(f.path, scope(), locals));
+    EXPECT_TRUE(leaf.equal(py::int_(1)) || leaf.equal(py::int_(2)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// compare_runs: scenario verdicts
+
+class CompareRuns : public ::testing::Test {
+ protected:
+  CompareRuns() {
+    gold_.dir = dir_.path() / "gold";
+    cand_.dir = dir_.path() / "candidate";
+    gold_.backend = {{"name", "numpy"}, {"spec", "numpy"}, {"version", "2.0"}, {"role", "gold"}};
+    cand_.backend = {{"name", "fsproxy"}, {"spec", "fsproxy"}, {"version", "0.1"}, {"role", "candidate"}};
+    for (Manifest* m : {&gold_, &cand_}) fs::create_directories(m->dir / kResultsSubdir);
+  }
+
+  static json meta(const std::string& id, json extra = json::object()) {
+    json m = {{"module", id.substr(0, id.rfind('.'))}, {"function", id.substr(id.rfind('.') + 1)},
+              {"params", json::object()}, {"source", "scenarios/sample.py"}};
+    m.update(extra);
+    return m;
+  }
+
+  // Records one scenario; an "ok" record gets a result file holding `outputs`.
+  ScenarioRecord& add(Manifest& m, const std::string& id, const std::string& status, const std::string& outputs = "",
+                      json error = nullptr, json extra_meta = json::object()) {
+    ScenarioRecord r;
+    r.id = id;
+    r.status = status;
+    r.error = std::move(error);
+    r.meta = meta(id, std::move(extra_meta));
+    r.seconds = 0.25;
+    if (!outputs.empty()) {
+      r.file = std::string(kResultsSubdir) + "/" + id + ".parity";
+      write_result(m.dir / r.file, eval(outputs));
+    }
+    m.scenarios.push_back(std::move(r));
+    return m.scenarios.back();
+  }
+
+  const ScenarioOutcome& only(const CompareReport& report) {
+    EXPECT_EQ(report.scenarios.size(), 1u);
+    return report.scenarios.at(0);
+  }
+
+  CompareReport run(CompareOptions options = {}) { return compare_runs(gold_, cand_, options); }
+
+  TempDir dir_;
+  Manifest gold_, cand_;
+};
+
+TEST_F(CompareRuns, EqualOutputsPass) {
+  add(gold_, "m.f", "ok", "{'a': np.arange(3.0)}");
+  add(cand_, "m.f", "ok", "{'a': np.arange(3.0)}");
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  EXPECT_EQ(s.id, "m.f");
+  EXPECT_EQ(s.status, "pass");
+  EXPECT_EQ(s.message, "");
+  ASSERT_FALSE(s.checks.empty());
+  for (const Check& c : s.checks) EXPECT_TRUE(c.ok) << c.check;
+  EXPECT_DOUBLE_EQ(s.gold_seconds, 0.25);
+  EXPECT_FALSE(report.failed());
+}
+
+TEST_F(CompareRuns, DifferentOutputsFailWithTheValuesCheckFirst) {
+  add(gold_, "m.f", "ok", "{'a': np.arange(3.0)}");
+  add(cand_, "m.f", "ok", "{'a': np.array([0.0, 1.0, 2.5])}");
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  EXPECT_EQ(s.status, "fail");
+  EXPECT_EQ(s.message, "failed checks: values");
+  ASSERT_FALSE(s.checks.empty());
+  EXPECT_EQ(s.checks[0].check, "values");
+  EXPECT_FALSE(s.checks[0].ok);
+  EXPECT_EQ(s.checks[0].path, "outputs['a']");
+  // The backends' names label the sides, and the failure carries its repro command.
+  EXPECT_TRUE(contains(s.checks[0].message, "(index: numpy | fsproxy)")) << s.checks[0].message;
+  EXPECT_TRUE(contains(s.checks[0].message, "Repro: " + s.repro)) << s.checks[0].message;
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(CompareRuns, ToleranceComesFromTheScenarioMeta) {
+  add(gold_, "m.loose", "ok", "np.array([1.0])", nullptr, {{"rtol", 0.1}});
+  add(cand_, "m.loose", "ok", "np.array([1.05])", nullptr, {{"rtol", 0.1}});
+  add(gold_, "m.strict", "ok", "np.array([1.0])");
+  add(cand_, "m.strict", "ok", "np.array([1.05])");
+  add(gold_, "m.atol", "ok", "np.array([0.0])", nullptr, {{"atol", 0.01}});
+  add(cand_, "m.atol", "ok", "np.array([0.005])", nullptr, {{"atol", 0.01}});
+  const CompareReport report = run();
+  ASSERT_EQ(report.scenarios.size(), 3u);
+  EXPECT_EQ(report.scenarios[0].status, "pass");
+  EXPECT_EQ(report.scenarios[1].status, "fail");
+  EXPECT_EQ(report.scenarios[2].status, "pass");
+}
+
+TEST_F(CompareRuns, TypeMapComesFromTheCandidateBackend) {
+  add(gold_, "m.f", "ok", "np.arange(3.0)");
+  add(cand_, "m.f", "ok", "np.arange(3.0).view(MyArray)");
+  EXPECT_EQ(only(run()).status, "fail");
+  cand_.backend["type_map"] = {{"numpy.ndarray", "parity_test.MyArray"}};
+  EXPECT_EQ(only(run()).status, "pass");
+}
+
+TEST_F(CompareRuns, ScenarioAbsentFromOneSideIsMissing) {
+  add(gold_, "m.only_gold", "ok", "1");
+  add(cand_, "m.only_cand", "ok", "1");
+  const CompareReport report = run();
+  ASSERT_EQ(report.scenarios.size(), 2u);
+  // The union of ids, gold's first.
+  EXPECT_EQ(report.scenarios[0].id, "m.only_gold");
+  EXPECT_EQ(report.scenarios[1].id, "m.only_cand");
+  for (const ScenarioOutcome& s : report.scenarios) {
+    EXPECT_EQ(s.status, "fail");
+    ASSERT_EQ(s.checks.size(), 1u);
+    EXPECT_EQ(s.checks[0].check, "missing");
+    EXPECT_FALSE(s.checks[0].ok);
+  }
+  EXPECT_TRUE(contains(report.scenarios[0].checks[0].message, "absent from the candidate"));
+  EXPECT_TRUE(contains(report.scenarios[0].checks[0].message, cand_.dir.string()));
+  EXPECT_TRUE(contains(report.scenarios[1].checks[0].message, "absent from the gold"));
+  EXPECT_EQ(report.counts().at("fail"), 2);
+}
+
+TEST_F(CompareRuns, MissingResultFileIsReported) {
+  add(gold_, "m.f", "ok", "1");
+  const ScenarioRecord& c = add(cand_, "m.f", "ok", "1");
+  fs::remove(cand_.dir / c.file);
+  const ScenarioOutcome s = only(run());
+  EXPECT_EQ(s.status, "fail");
+  ASSERT_EQ(s.checks.size(), 1u);
+  EXPECT_EQ(s.checks[0].check, "missing");
+  EXPECT_TRUE(contains(s.checks[0].message, c.file)) << s.checks[0].message;
+}
+
+TEST_F(CompareRuns, UnreadableResultFileIsAnError) {
+  add(gold_, "m.f", "ok", "1");
+  const ScenarioRecord& c = add(cand_, "m.f", "ok", "1");
+  std::ofstream(cand_.dir / c.file, std::ios::trunc) << "not a result file at all";
+  const ScenarioOutcome s = only(run());
+  EXPECT_EQ(s.status, "error");
+  ASSERT_EQ(s.checks.size(), 1u);
+  EXPECT_EQ(s.checks[0].check, "error");
+  EXPECT_TRUE(contains(s.checks[0].message, (cand_.dir / c.file).string())) << s.checks[0].message;
+}
+
+TEST_F(CompareRuns, ErrorOnOneSide) {
+  add(gold_, "m.f", "ok", "1");
+  add(cand_, "m.f", "error", "",
+      {{"type", "ZeroDivisionError"}, {"message", "division by zero"}, {"traceback", "Traceback (most recent call last):\n  ..."}});
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  EXPECT_EQ(s.status, "error");
+  EXPECT_TRUE(contains(s.message, "ZeroDivisionError: division by zero")) << s.message;
+  EXPECT_FALSE(contains(s.message, "\n")) << s.message;
+  ASSERT_EQ(s.checks.size(), 1u);
+  EXPECT_EQ(s.checks[0].check, "error");
+  EXPECT_EQ(s.checks[0].path, "candidate");
+  EXPECT_TRUE(contains(s.checks[0].message, "Traceback")) << s.checks[0].message;
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(CompareRuns, ErrorOnBothSidesReportsBoth) {
+  add(gold_, "m.f", "error", "", {{"type", "KeyError"}, {"message", "'k'"}});
+  add(cand_, "m.f", "error", "", {{"type", "TypeError"}, {"message", "bad"}});
+  const ScenarioOutcome s = only(run());
+  EXPECT_EQ(s.status, "error");
+  ASSERT_EQ(s.checks.size(), 2u);
+  EXPECT_EQ(s.checks[0].path, "gold");
+  EXPECT_TRUE(contains(s.checks[0].message, "KeyError"));
+  EXPECT_EQ(s.checks[1].path, "candidate");
+  EXPECT_TRUE(contains(s.checks[1].message, "TypeError"));
+}
+
+TEST_F(CompareRuns, SkipOnEitherSide) {
+  add(gold_, "m.g", "skip", "", {{"type", "Skipped"}, {"message", "needs scipy"}});
+  add(cand_, "m.g", "ok", "1");
+  add(gold_, "m.c", "ok", "1");
+  add(cand_, "m.c", "skip", "", {{"type", "Skipped"}, {"message", "no float16"}});
+  const CompareReport report = run();
+  ASSERT_EQ(report.scenarios.size(), 2u);
+  EXPECT_EQ(report.scenarios[0].status, "skip");
+  EXPECT_TRUE(contains(report.scenarios[0].message, "needs scipy")) << report.scenarios[0].message;
+  EXPECT_EQ(report.scenarios[1].status, "skip");
+  EXPECT_TRUE(contains(report.scenarios[1].message, "no float16")) << report.scenarios[1].message;
+  EXPECT_FALSE(report.failed());
+}
+
+TEST_F(CompareRuns, ExpectedFailureOnTheCandidate) {
+  add(gold_, "m.f", "ok", "1");
+  add(cand_, "m.f", "xfail", "",
+      {{"type", "NotImplementedError"}, {"message", "no"}, {"reason", "linalg is not implemented yet"}},
+      {{"xfail", {{"candidate", "linalg is not implemented yet"}}}});
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  EXPECT_EQ(s.status, "xfail");
+  EXPECT_TRUE(contains(s.message, "linalg is not implemented yet")) << s.message;
+  EXPECT_FALSE(report.failed());
+}
+
+TEST_F(CompareRuns, UnexpectedPassOnTheCandidate) {
+  add(gold_, "m.f", "ok", "1");
+  add(cand_, "m.f", "xpass", "", {{"type", "XPASS"}, {"message", "the candidate pass was expected to fail (x) but passed"}});
+  const CompareReport report = run();
+  EXPECT_EQ(only(report).status, "xpass");
+  EXPECT_TRUE(contains(only(report).message, "expected to fail")) << only(report).message;
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(CompareRuns, CompareXfailTurnsAFailureIntoXfail) {
+  const json xfail = {{"xfail", {{"compare", "rounding differs in the last place"}}}};
+  add(gold_, "m.f", "ok", "np.array([1.0])", nullptr, xfail);
+  add(cand_, "m.f", "ok", "np.array([2.0])", nullptr, xfail);
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  EXPECT_EQ(s.status, "xfail");
+  EXPECT_TRUE(contains(s.message, "rounding differs in the last place")) << s.message;
+  EXPECT_FALSE(report.failed());
+}
+
+TEST_F(CompareRuns, CompareXfailTurnsAPassIntoXpass) {
+  const json xfail = {{"xfail", {{"compare", "rounding differs in the last place"}}}};
+  add(gold_, "m.f", "ok", "np.array([1.0])", nullptr, xfail);
+  add(cand_, "m.f", "ok", "np.array([1.0])", nullptr, xfail);
+  const CompareReport report = run();
+  EXPECT_EQ(only(report).status, "xpass");
+  EXPECT_TRUE(contains(only(report).message, "rounding differs in the last place")) << only(report).message;
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(CompareRuns, XfailOfARunPassDoesNotAffectTheComparison) {
+  const json xfail = {{"xfail", {{"gold", "irrelevant to compare"}}}};
+  add(gold_, "m.f", "ok", "1", nullptr, xfail);
+  add(cand_, "m.f", "ok", "1", nullptr, xfail);
+  EXPECT_EQ(only(run()).status, "pass");
+}
+
+TEST_F(CompareRuns, CountsAndFailed) {
+  add(gold_, "m.pass", "ok", "1");
+  add(cand_, "m.pass", "ok", "1");
+  add(gold_, "m.skip", "skip", "", {{"message", "s"}});
+  add(cand_, "m.skip", "skip", "", {{"message", "s"}});
+  add(gold_, "m.xfail", "ok", "1");
+  add(cand_, "m.xfail", "xfail", "", {{"reason", "r"}});
+  {
+    const CompareReport report = run();
+    const auto n = report.counts();
+    EXPECT_EQ(n.at("pass"), 1);
+    EXPECT_EQ(n.at("skip"), 1);
+    EXPECT_EQ(n.at("xfail"), 1);
+    EXPECT_EQ(n.at("fail"), 0);
+    EXPECT_EQ(n.at("error"), 0);
+    EXPECT_EQ(n.at("xpass"), 0);
+    EXPECT_FALSE(report.failed());
+  }
+  add(gold_, "m.fail", "ok", "1");
+  add(cand_, "m.fail", "ok", "2");
+  add(gold_, "m.error", "ok", "1");
+  add(cand_, "m.error", "error", "", {{"type", "E"}, {"message", "m"}});
+  const CompareReport report = run();
+  const auto n = report.counts();
+  EXPECT_EQ(n.at("pass"), 1);
+  EXPECT_EQ(n.at("fail"), 1);
+  EXPECT_EQ(n.at("error"), 1);
+  EXPECT_TRUE(report.failed());
+
+  CompareOptions options;
+  options.only = {"m.pass", "m.skip"};
+  const CompareReport selected = run(options);
+  ASSERT_EQ(selected.scenarios.size(), 2u);
+  EXPECT_FALSE(selected.failed());
+}
+
+TEST_F(CompareRuns, ErrorAloneMakesTheReportFailed) {
+  add(gold_, "m.f", "error", "", {{"type", "E"}, {"message", "m"}});
+  add(cand_, "m.f", "error", "", {{"type", "E"}, {"message", "m"}});
+  EXPECT_TRUE(run().failed());
+}
+
+TEST_F(CompareRuns, ReproCommandNamesTheScenarioAndBothBackends) {
+  gold_.backend["spec"] = "numpy";
+  cand_.backend["spec"] = "my_backend:Backend";
+  add(gold_, "pkg.mod.test_f[n=3]", "ok", "1");
+  add(cand_, "pkg.mod.test_f[n=3]", "ok", "2");
+  CompareOptions options;
+  options.program = "/opt/bin/parity";
+  const ScenarioOutcome s = only(run(options));
+  EXPECT_TRUE(contains(s.repro, "pkg.mod.test_f[n=3]")) << s.repro;
+  EXPECT_TRUE(contains(s.repro, "--backend numpy")) << s.repro;
+  EXPECT_TRUE(contains(s.repro, "--backend my_backend:Backend")) << s.repro;
+  EXPECT_TRUE(contains(s.repro, "scenarios/sample.py")) << s.repro;
+  EXPECT_EQ(s.repro.rfind("/opt/bin/parity", 0), 0u) << s.repro;
+  EXPECT_TRUE(contains(s.repro, " compare ")) << s.repro;
+}
+
+TEST_F(CompareRuns, ReproCommandIsShellQuoted) {
+  // The id's brackets and space must survive a shell: run it through Python's shlex.
+  add(gold_, "m.f[a b]", "ok", "1");
+  add(cand_, "m.f[a b]", "ok", "1");
+  const ScenarioOutcome s = only(run());
+  py::list words = py::module_::import("shlex").attr("split")(s.repro);
+  bool found = false;
+  for (py::handle w : words) found = found || w.cast<std::string>() == "m.f[a b]";
+  EXPECT_TRUE(found) << s.repro;
+}
+
+}  // namespace

@@ -1,0 +1,240 @@
+// Unit tests of manifest.json: the write/read round trip and the errors a damaged or foreign manifest raises.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "manifest.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using parity::Manifest;
+using parity::ManifestError;
+using parity::ScenarioRecord;
+
+namespace {
+
+class ManifestTest : public ::testing::Test {
+ protected:
+  ManifestTest() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("parity-test-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~ManifestTest() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  fs::path file() const { return dir_ / parity::kManifestName; }
+  void write_text(const std::string& text) const { std::ofstream(file(), std::ios::trunc) << text; }
+
+  // A manifest document as write_manifest produces it, for tests that damage one field.
+  json valid_doc() const {
+    return {{"format", "parity-manifest"},
+            {"version", parity::kManifestVersion},
+            {"backend", {{"name", "numpy"}}},
+            {"complete", true},
+            {"scenarios", json::array({{{"id", "m.f"}, {"status", "ok"}, {"file", "results/m.f.parity"}}})}};
+  }
+
+  // Reads the manifest expecting a ManifestError; returns its message.
+  std::string read_error() const {
+    try {
+      parity::read_manifest(dir_);
+    } catch (const ManifestError& e) {
+      return e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "expected ManifestError, got another exception: " << e.what();
+      return "";
+    }
+    ADD_FAILURE() << "read_manifest did not throw";
+    return "";
+  }
+
+  static bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+  fs::path dir_;
+};
+
+Manifest sample(const fs::path& dir) {
+  Manifest m;
+  m.dir = dir;
+  m.backend = {{"name", "fsproxy"}, {"spec", "fsproxy"}, {"version", "0.1"}, {"role", "candidate"},
+               {"type_map", {{"numpy.ndarray", "fsproxy.Array"}}}};
+  m.environment = {{"python", "3.12.1"}, {"numpy", "2.1.0"}, {"platform", "Linux-x86_64"}};
+  m.run = {{"parity", "0.1.0"}, {"scenarios", {"scenarios/"}}, {"started", "2024-01-01T00:00:00Z"}, {"seconds", 1.5}};
+  m.complete = true;
+  ScenarioRecord ok;
+  ok.id = "mod.test_ok[n=1]";
+  ok.status = "ok";
+  ok.file = "results/mod.test_ok[n=1].parity";
+  ok.seconds = 0.125;
+  ok.meta = {{"module", "mod"}, {"function", "test_ok"}, {"params", {{"n", 1}}}, {"rtol", 1e-5}, {"tags", {"fast"}}};
+  ScenarioRecord err;
+  err.id = "mod.test_err";
+  err.status = "error";
+  err.seconds = 2.0;
+  err.error = {{"type", "ValueError"}, {"message", "bad \"input\"\n\u00e9"}, {"traceback", "Traceback ..."}};
+  err.meta = {{"module", "mod"}, {"function", "test_err"}, {"xfail", {{"compare", "known"}}}};
+  m.scenarios = {ok, err};
+  return m;
+}
+
+TEST_F(ManifestTest, WriteThenReadRoundTrips) {
+  const Manifest written = sample(dir_);
+  parity::write_manifest(written);
+  ASSERT_TRUE(fs::exists(file()));
+  const Manifest read = parity::read_manifest(dir_);
+  EXPECT_EQ(read.dir, dir_);
+  EXPECT_EQ(read.backend, written.backend);
+  EXPECT_EQ(read.environment, written.environment);
+  EXPECT_EQ(read.run, written.run);
+  EXPECT_TRUE(read.complete);
+  ASSERT_EQ(read.scenarios.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(written.scenarios[i].id);
+    EXPECT_EQ(read.scenarios[i].id, written.scenarios[i].id);
+    EXPECT_EQ(read.scenarios[i].status, written.scenarios[i].status);
+    EXPECT_EQ(read.scenarios[i].file, written.scenarios[i].file);
+    EXPECT_DOUBLE_EQ(read.scenarios[i].seconds, written.scenarios[i].seconds);
+    EXPECT_EQ(read.scenarios[i].error, written.scenarios[i].error);
+    EXPECT_EQ(read.scenarios[i].meta, written.scenarios[i].meta);
+  }
+  EXPECT_TRUE(read.scenarios[0].error.is_null());
+  EXPECT_EQ(parity::to_json(read), parity::to_json(written));
+}
+
+TEST_F(ManifestTest, IncompleteFlagSurvives) {
+  Manifest m = sample(dir_);
+  m.complete = false;
+  m.scenarios.clear();
+  parity::write_manifest(m);
+  const Manifest read = parity::read_manifest(dir_);
+  EXPECT_FALSE(read.complete);
+  EXPECT_TRUE(read.scenarios.empty());
+}
+
+TEST_F(ManifestTest, WriteLeavesOnlyTheManifest) {
+  parity::write_manifest(sample(dir_));
+  parity::write_manifest(sample(dir_));  // replacing an existing manifest
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    ++entries;
+    EXPECT_EQ(e.path().filename(), parity::kManifestName);
+  }
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(ManifestTest, DocumentIsVersionedJson) {
+  parity::write_manifest(sample(dir_));
+  std::ifstream in(file());
+  const json doc = json::parse(in);
+  EXPECT_EQ(doc.at("format"), "parity-manifest");
+  EXPECT_EQ(doc.at("version"), parity::kManifestVersion);
+  EXPECT_FALSE(doc.at("scenarios").at(0).contains("error"));  // null errors are left out
+  EXPECT_EQ(doc.at("scenarios").at(1).at("error").at("type"), "ValueError");
+}
+
+TEST_F(ManifestTest, MissingDirectory) {
+  const fs::path missing = dir_ / "does-not-exist";
+  try {
+    parity::read_manifest(missing);
+    FAIL() << "read_manifest did not throw";
+  } catch (const ManifestError& e) {
+    EXPECT_TRUE(contains(e.what(), missing.string())) << e.what();
+  }
+}
+
+TEST_F(ManifestTest, DirectoryIsAFile) {
+  const fs::path not_dir = dir_ / "plain-file";
+  std::ofstream(not_dir) << "x";
+  EXPECT_THROW(parity::read_manifest(not_dir), ManifestError);
+}
+
+TEST_F(ManifestTest, MissingFile) {
+  const std::string message = read_error();
+  EXPECT_TRUE(contains(message, file().string())) << message;
+  EXPECT_TRUE(contains(message, "missing")) << message;
+}
+
+TEST_F(ManifestTest, MalformedJson) {
+  write_text("{\"format\": \"parity-manifest\", \"version\": 1, ");
+  const std::string message = read_error();
+  EXPECT_TRUE(contains(message, file().string())) << message;
+  EXPECT_TRUE(contains(message, "malformed")) << message;
+}
+
+TEST_F(ManifestTest, EmptyFile) {
+  write_text("");
+  EXPECT_TRUE(contains(read_error(), file().string()));
+}
+
+TEST_F(ManifestTest, WrongFieldTypes) {
+  for (const auto& [field, value] : std::vector<std::pair<std::string, json>>{
+           {"version", "one"}, {"scenarios", 3}, {"format", 7}}) {
+    SCOPED_TRACE(field);
+    json doc = valid_doc();
+    doc[field] = value;
+    write_text(doc.dump());
+    EXPECT_TRUE(contains(read_error(), file().string()));
+  }
+}
+
+TEST_F(ManifestTest, MissingRequiredFields) {
+  for (const char* field : {"version", "backend", "scenarios"}) {
+    SCOPED_TRACE(field);
+    json doc = valid_doc();
+    doc.erase(field);
+    write_text(doc.dump());
+    EXPECT_TRUE(contains(read_error(), file().string()));
+  }
+  json doc = valid_doc();
+  doc["scenarios"][0].erase("status");
+  write_text(doc.dump());
+  EXPECT_TRUE(contains(read_error(), file().string()));
+}
+
+TEST_F(ManifestTest, NotAParityManifest) {
+  json doc = valid_doc();
+  doc["format"] = "something-else";
+  write_text(doc.dump());
+  const std::string message = read_error();
+  EXPECT_TRUE(contains(message, file().string())) << message;
+  EXPECT_TRUE(contains(message, "not a parity manifest")) << message;
+}
+
+TEST_F(ManifestTest, NewerVersionIsRefused) {
+  json doc = valid_doc();
+  doc["version"] = parity::kManifestVersion + 1;
+  write_text(doc.dump());
+  const std::string message = read_error();
+  EXPECT_TRUE(contains(message, file().string())) << message;
+  EXPECT_TRUE(contains(message, "newer")) << message;
+  EXPECT_TRUE(contains(message, std::to_string(parity::kManifestVersion + 1))) << message;
+}
+
+TEST_F(ManifestTest, CurrentVersionIsAccepted) {
+  write_text(valid_doc().dump());
+  const Manifest m = parity::read_manifest(dir_);
+  ASSERT_EQ(m.scenarios.size(), 1u);
+  EXPECT_EQ(m.scenarios[0].file, "results/m.f.parity");
+  EXPECT_TRUE(m.complete);
+}
+
+TEST_F(ManifestTest, ResultFileOutsideTheDirectoryIsRefused) {
+  for (const char* path : {"../elsewhere/x.parity", "results/../../x.parity", "/etc/passwd"}) {
+    SCOPED_TRACE(path);
+    json doc = valid_doc();
+    doc["scenarios"][0]["file"] = path;
+    write_text(doc.dump());
+    const std::string message = read_error();
+    EXPECT_TRUE(contains(message, file().string())) << message;
+    EXPECT_TRUE(contains(message, "m.f")) << message;  // names the scenario
+  }
+}
+
+}  // namespace
