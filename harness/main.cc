@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 
@@ -45,13 +44,6 @@ void print_outcome(const ScenarioOutcome& s) {
   }
 }
 
-std::string now_utc() {
-  char buf[32];
-  const std::time_t t = std::time(nullptr);
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 struct CompareArgs {
   std::string gold, candidate, json_file, junit_file;
   std::vector<std::string> only;
@@ -72,7 +64,7 @@ int compare_command(const CompareArgs& args, const std::string& program) {
                candidate.backend.value("name", "?").c_str(), candidate.backend.value("version", "?").c_str(),
                args.candidate.c_str());
   CompareReport report = compare_runs(gold, candidate, {program, args.only});
-  report.started = now_utc();
+  report.started = utc_timestamp();
   for (const auto& s : report.scenarios) print_outcome(s);
   try {
     if (!args.json_file.empty())

@@ -1,6 +1,7 @@
 // Reads and writes manifest.json (see manifest.h); validation errors name the file and the field.
 #include "manifest.h"
 
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -24,6 +25,13 @@ json to_json(const Manifest& m) {
           {"run", m.run},
           {"complete", m.complete},
           {"scenarios", scenarios}};
+}
+
+std::string utc_timestamp() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
 }
 
 void write_manifest(const Manifest& m) {

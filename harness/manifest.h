@@ -38,6 +38,8 @@ struct Manifest {
 };
 
 nlohmann::json to_json(const Manifest& manifest);
+/// The current time as manifests and reports record it: ISO 8601 UTC, e.g. 2026-11-22T05:39:14Z.
+std::string utc_timestamp();
 /// Writes DIR/manifest.json atomically.
 void write_manifest(const Manifest& manifest);
 /// Reads DIR/manifest.json; throws ManifestError naming the file.

@@ -7,8 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -47,13 +45,6 @@ void check_selection(const Selection& selection, py::handle found) {
   for (py::handle e : found.attr("errors")) known.insert(e.attr("id").cast<std::string>());
   for (const std::string& id : selection.only)
     if (!known.count(id)) throw std::invalid_argument("no scenario has the id '" + id + "' (see 'parity list')");
-}
-
-std::string now_utc() {
-  char buf[32];
-  const std::time_t t = std::time(nullptr);
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -150,14 +141,14 @@ int run_loaded(const RunOptions& options, Manifest& manifest, py::handle backend
   return counts["error"] + counts["xpass"] > 0 ? kExitFailed : kExitOk;
 }
 
-}  // namespace
-
 void print_banner(py::handle backend, py::handle environment) {
   std::fprintf(stderr, "parity %s | Python %s | NumPy %s | backend %s %s (%s)\n", PARITY_VERSION,
                environment["python"].cast<std::string>().c_str(), environment["numpy"].cast<std::string>().c_str(),
                backend.attr("name").cast<std::string>().c_str(), backend.attr("version").cast<std::string>().c_str(),
                backend.attr("role").cast<std::string>().c_str());
 }
+
+}  // namespace
 
 int run_scenarios(const RunOptions& options) {
   start_interpreter();
@@ -179,7 +170,7 @@ int run_scenarios(const RunOptions& options) {
                   {"paths", options.selection.paths},
                   {"only", options.selection.only},
                   {"keyword", options.selection.keyword},
-                  {"started", now_utc()}};
+                  {"started", utc_timestamp()}};
   try {
     backend.attr("install")();
   } catch (py::error_already_set& e) {
