@@ -1,6 +1,7 @@
 // Unit tests of AtomicFile: readers see nothing or the whole file, and failures leave no debris behind.
+#include "atomic_file.h"
+
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,29 +11,19 @@
 #include <string>
 #include <vector>
 
-#include "atomic_file.h"
+#include "test_support.h"
 
 namespace fs = std::filesystem;
 using parity::AtomicFile;
+using parity::testing::TempDir;
 
 namespace {
 
 class AtomicFileTest : public ::testing::Test {
  protected:
-  AtomicFileTest() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("parity-test-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~AtomicFileTest() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(dir_.path())) names.push_back(e.path().filename().string());
     return names;
   }
 
@@ -41,11 +32,11 @@ class AtomicFileTest : public ::testing::Test {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
-  fs::path dir_;
+  TempDir dir_;
 };
 
 TEST_F(AtomicFileTest, CommitMakesTheFileAppearWithItsContent) {
-  const fs::path target = dir_ / "out.bin";
+  const fs::path target = dir_.path() / "out.bin";
   {
     AtomicFile f(target);
     f.write("hello");
@@ -62,7 +53,7 @@ TEST_F(AtomicFileTest, CommitMakesTheFileAppearWithItsContent) {
 }
 
 TEST_F(AtomicFileTest, LargeWritesAndPaddingAreComplete) {
-  const fs::path target = dir_ / "big.bin";
+  const fs::path target = dir_.path() / "big.bin";
   const std::string chunk(1 << 20, 'x');
   AtomicFile f(target);
   for (int i = 0; i < 5; ++i) f.write(chunk);
@@ -76,14 +67,14 @@ TEST_F(AtomicFileTest, LargeWritesAndPaddingAreComplete) {
 
 TEST_F(AtomicFileTest, UncommittedFileLeavesNothingBehind) {
   {
-    AtomicFile f(dir_ / "never.bin");
+    AtomicFile f(dir_.path() / "never.bin");
     f.write("partial");
   }
   EXPECT_TRUE(entries().empty());
 }
 
 TEST_F(AtomicFileTest, UncommittedFileKeepsTheOldContent) {
-  const fs::path target = dir_ / "keep.txt";
+  const fs::path target = dir_.path() / "keep.txt";
   std::ofstream(target) << "old";
   {
     AtomicFile f(target);
@@ -95,7 +86,7 @@ TEST_F(AtomicFileTest, UncommittedFileKeepsTheOldContent) {
 
 TEST_F(AtomicFileTest, ExceptionBeforeCommitLeavesNothingBehind) {
   try {
-    AtomicFile f(dir_ / "x.bin");
+    AtomicFile f(dir_.path() / "x.bin");
     f.write("some");
     throw std::logic_error("scenario failed mid-write");
   } catch (const std::logic_error&) {
@@ -104,7 +95,7 @@ TEST_F(AtomicFileTest, ExceptionBeforeCommitLeavesNothingBehind) {
 }
 
 TEST_F(AtomicFileTest, MissingDirectoryThrowsNamingThePath) {
-  const fs::path target = dir_ / "no" / "such" / "dir" / "f.bin";
+  const fs::path target = dir_.path() / "no" / "such" / "dir" / "f.bin";
   try {
     AtomicFile f(target);
     FAIL() << "no exception";
@@ -117,7 +108,7 @@ TEST_F(AtomicFileTest, MissingDirectoryThrowsNamingThePath) {
 
 TEST_F(AtomicFileTest, FailedRenameThrowsAndRemovesTheTempFile) {
   // A non-empty directory at the target: the temp file can be written but not renamed onto it.
-  const fs::path target = dir_ / "occupied";
+  const fs::path target = dir_.path() / "occupied";
   fs::create_directories(target / "child");
   try {
     parity::write_file_atomically(target, "data");
@@ -130,7 +121,7 @@ TEST_F(AtomicFileTest, FailedRenameThrowsAndRemovesTheTempFile) {
 }
 
 TEST_F(AtomicFileTest, WriteFileAtomicallyReplacesAnExistingFile) {
-  const fs::path target = dir_ / "report.json";
+  const fs::path target = dir_.path() / "report.json";
   std::ofstream(target) << "a much longer old content than the new one";
   parity::write_file_atomically(target, "{}\n");
   EXPECT_EQ(read(target), "{}\n");
@@ -138,7 +129,7 @@ TEST_F(AtomicFileTest, WriteFileAtomicallyReplacesAnExistingFile) {
 }
 
 TEST_F(AtomicFileTest, WriteFileAtomicallyCreatesAnEmptyFile) {
-  const fs::path target = dir_ / "empty";
+  const fs::path target = dir_.path() / "empty";
   parity::write_file_atomically(target, "");
   ASSERT_TRUE(fs::exists(target));
   EXPECT_EQ(fs::file_size(target), 0u);
@@ -146,7 +137,7 @@ TEST_F(AtomicFileTest, WriteFileAtomicallyCreatesAnEmptyFile) {
 
 TEST_F(AtomicFileTest, ReplacedFileKeepsOldInodeForOpenReaders) {
   // A reader that opened the old file keeps reading it whole: replacement is a rename, not a rewrite.
-  const fs::path target = dir_ / "data";
+  const fs::path target = dir_.path() / "data";
   parity::write_file_atomically(target, "first version");
   std::ifstream reader(target, std::ios::binary);
   parity::write_file_atomically(target, "second");
@@ -155,14 +146,14 @@ TEST_F(AtomicFileTest, ReplacedFileKeepsOldInodeForOpenReaders) {
 }
 
 TEST_F(AtomicFileTest, TwoFilesUnderConstructionInOneDirectory) {
-  AtomicFile a(dir_ / "a");
-  AtomicFile b(dir_ / "b");
+  AtomicFile a(dir_.path() / "a");
+  AtomicFile b(dir_.path() / "b");
   a.write("A");
   b.write("B");
   b.commit();
   a.commit();
-  EXPECT_EQ(read(dir_ / "a"), "A");
-  EXPECT_EQ(read(dir_ / "b"), "B");
+  EXPECT_EQ(read(dir_.path() / "a"), "A");
+  EXPECT_EQ(read(dir_.path() / "b"), "B");
 }
 
 }  // namespace

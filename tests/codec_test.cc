@@ -19,6 +19,8 @@ namespace fs = std::filesystem;
 namespace parity {
 namespace {
 
+using parity::testing::TempDir;
+
 // The layouts the codec must preserve. Each case is rebuilt in the reading process, so it must be
 // deterministic; `same` lists every difference between what was written and what was read.
 constexpr const char* kCases = R"PY(
@@ -135,17 +137,6 @@ py::dict cases_module() {
   return globals;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("parity-codec-test-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
 std::string file_bytes(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -154,9 +145,9 @@ std::string file_bytes(const fs::path& file) {
 TEST(Codec, EveryLayoutSurvivesAFreshProcessBitForBit) {
   TempDir dir;
   py::dict cases = cases_module()["CASES"];
-  for (auto [name, make] : cases) write_result(dir.path / (name.cast<std::string>() + ".parity"), make());
+  for (auto [name, make] : cases) write_result(dir.path() / (name.cast<std::string>() + ".parity"), make());
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  const std::string command = "'" + self + "' --read-results '" + dir.path.string() + "'";
+  const std::string command = "'" + self + "' --read-results '" + dir.path().string() + "'";
   const int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "the reading process found differences (printed above)";
@@ -166,7 +157,7 @@ TEST(Codec, ReadingInTheSameProcessAlsoMatches) {
   TempDir dir;
   py::dict cases = cases_module()["CASES"];
   for (auto [name, make] : cases) {
-    const fs::path file = dir.path / (name.cast<std::string>() + ".parity");
+    const fs::path file = dir.path() / (name.cast<std::string>() + ".parity");
     write_result(file, make());
     py::list diffs = cases_module()["same"](make(), to_python(read_result(file)));
     EXPECT_EQ(diffs.size(), 0u) << name.cast<std::string>() << ": " << py::str(diffs).cast<std::string>();
@@ -177,18 +168,18 @@ TEST(Codec, FilesAreDeterministicAndIgnoreMemoryBetweenStridedElements) {
   TempDir dir;
   py::dict g = cases_module();
   py::exec("x = np.arange(40.0); y = x.copy(); y[1::2] = -99.0", g);
-  write_result(dir.path / "x.parity", py::eval("x[::2]", g));
-  write_result(dir.path / "y.parity", py::eval("y[::2]", g));
-  write_result(dir.path / "x2.parity", py::eval("x[::2]", g));
-  EXPECT_EQ(file_bytes(dir.path / "x.parity"), file_bytes(dir.path / "y.parity"));
-  EXPECT_EQ(file_bytes(dir.path / "x.parity"), file_bytes(dir.path / "x2.parity"));
+  write_result(dir.path() / "x.parity", py::eval("x[::2]", g));
+  write_result(dir.path() / "y.parity", py::eval("y[::2]", g));
+  write_result(dir.path() / "x2.parity", py::eval("x[::2]", g));
+  EXPECT_EQ(file_bytes(dir.path() / "x.parity"), file_bytes(dir.path() / "y.parity"));
+  EXPECT_EQ(file_bytes(dir.path() / "x.parity"), file_bytes(dir.path() / "x2.parity"));
 }
 
 TEST(Codec, RecordsTypeNamesOfContainersArraysAndScalars) {
   TempDir dir;
   py::dict g = cases_module();
-  write_result(dir.path / "t.parity", py::eval("{'a': np.arange(2), 'b': np.float32(1), 'c': 1.0, 'd': (1,)}", g));
-  const Node root = read_result(dir.path / "t.parity");
+  write_result(dir.path() / "t.parity", py::eval("{'a': np.arange(2), 'b': np.float32(1), 'c': 1.0, 'd': (1,)}", g));
+  const Node root = read_result(dir.path() / "t.parity");
   EXPECT_EQ(root.type, "builtins.dict");
   ASSERT_EQ(root.keys, (std::vector<std::string>{"a", "b", "c", "d"}));
   EXPECT_EQ(root.items[0].type, "numpy.ndarray");
@@ -204,12 +195,12 @@ void expect_unsupported(const char* expr, const std::string& path_fragment) {
   py::dict g = cases_module();
   py::exec("import collections\nclass Opaque: pass\ncyclic = []\ncyclic.append(cyclic)", g);
   try {
-    write_result(dir.path / "u.parity", py::eval(expr, g));
+    write_result(dir.path() / "u.parity", py::eval(expr, g));
     ADD_FAILURE() << expr << " was written";
   } catch (const UnsupportedOutput& e) {
     EXPECT_NE(std::string(e.what()).find(path_fragment), std::string::npos) << e.what();
   }
-  EXPECT_FALSE(fs::exists(dir.path / "u.parity")) << "a failed write left a file behind";
+  EXPECT_FALSE(fs::exists(dir.path() / "u.parity")) << "a failed write left a file behind";
 }
 
 TEST(Codec, UnsupportedOutputsNameTheirPath) {
@@ -224,12 +215,12 @@ TEST(Codec, UnsupportedOutputsNameTheirPath) {
 class DamagedFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_result(dir.path / "good.parity",
+    write_result(dir.path() / "good.parity",
                  py::eval("{'a': np.arange(6.0).reshape(2, 3)[:, ::2], 's': 'text'}", cases_module()));
-    bytes = file_bytes(dir.path / "good.parity");
+    bytes = file_bytes(dir.path() / "good.parity");
   }
   void expect_format_error(const std::string& content, const std::string& why) {
-    const fs::path bad = dir.path / "bad.parity";
+    const fs::path bad = dir.path() / "bad.parity";
     std::ofstream(bad, std::ios::binary) << content;
     try {
       read_result(bad);

@@ -1,8 +1,9 @@
 // Unit tests of the JSON compare report, built from real compare_runs results written to a temp directory.
+#include "json_report.h"
+
 #include <gtest/gtest.h>
 #include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -10,34 +11,28 @@
 
 #include "codec.h"
 #include "compare.h"
-#include "json_report.h"
 #include "manifest.h"
+#include "test_support.h"
 
 namespace py = pybind11;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace parity;
+using parity::testing::TempDir;
 
 namespace {
 
 class JsonReport : public ::testing::Test {
  protected:
   JsonReport() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    root_ = fs::temp_directory_path() / ("parity-test-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(root_);
-    gold_.dir = root_ / "gold";
-    cand_.dir = root_ / "candidate";
+    gold_.dir = root_.path() / "gold";
+    cand_.dir = root_.path() / "candidate";
     gold_.backend = {{"name", "numpy"}, {"spec", "numpy"}, {"version", "2.1.0"}, {"role", "gold"}};
     cand_.backend = {{"name", "fsproxy"}, {"spec", "fsproxy:Backend"}, {"version", "0.3.1"}, {"role", "candidate"}};
     gold_.environment = {{"python", "3.12.4"}, {"numpy", "2.1.0"}};
     cand_.environment = {{"python", "3.12.4"}, {"numpy", "2.1.0"}, {"platform", "Linux"}};
     gold_.complete = cand_.complete = true;
     for (Manifest* m : {&gold_, &cand_}) fs::create_directories(m->dir / kResultsSubdir);
-  }
-  ~JsonReport() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
   }
 
   void add(Manifest& m, const std::string& id, const std::string& status, const std::string& outputs = "",
@@ -46,7 +41,10 @@ class JsonReport : public ::testing::Test {
     r.id = id;
     r.status = status;
     r.error = std::move(error);
-    r.meta = {{"module", "pkg.mod"}, {"function", id.substr(8)}, {"params", {{"n", 3}}}, {"tags", {"fast"}},
+    r.meta = {{"module", "pkg.mod"},
+              {"function", id.substr(8)},
+              {"params", {{"n", 3}}},
+              {"tags", {"fast"}},
               {"source", "scenarios/mod.py"}};
     if (!outputs.empty()) {
       py::dict scope;
@@ -73,7 +71,7 @@ class JsonReport : public ::testing::Test {
     throw std::runtime_error("no scenario " + id);
   }
 
-  fs::path root_;
+  TempDir root_;
   Manifest gold_, cand_;
   CompareReport report_;
 };

@@ -1,35 +1,26 @@
 // Unit tests of manifest.json: the write/read round trip and the errors a damaged or foreign manifest raises.
+#include "manifest.h"
+
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
-#include "manifest.h"
+#include "test_support.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using parity::Manifest;
 using parity::ManifestError;
 using parity::ScenarioRecord;
+using parity::testing::TempDir;
 
 namespace {
 
 class ManifestTest : public ::testing::Test {
  protected:
-  ManifestTest() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("parity-test-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~ManifestTest() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  fs::path file() const { return dir_ / parity::kManifestName; }
+  fs::path file() const { return dir_.path() / parity::kManifestName; }
   void write_text(const std::string& text) const { std::ofstream(file(), std::ios::trunc) << text; }
 
   // A manifest document as write_manifest produces it, for tests that damage one field.
@@ -44,7 +35,7 @@ class ManifestTest : public ::testing::Test {
   // Reads the manifest expecting a ManifestError; returns its message.
   std::string read_error() const {
     try {
-      parity::read_manifest(dir_);
+      parity::read_manifest(dir_.path());
     } catch (const ManifestError& e) {
       return e.what();
     } catch (const std::exception& e) {
@@ -55,15 +46,20 @@ class ManifestTest : public ::testing::Test {
     return "";
   }
 
-  static bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+  static bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  }
 
-  fs::path dir_;
+  TempDir dir_;
 };
 
 Manifest sample(const fs::path& dir) {
   Manifest m;
   m.dir = dir;
-  m.backend = {{"name", "fsproxy"}, {"spec", "fsproxy"}, {"version", "0.1"}, {"role", "candidate"},
+  m.backend = {{"name", "fsproxy"},
+               {"spec", "fsproxy"},
+               {"version", "0.1"},
+               {"role", "candidate"},
                {"type_map", {{"numpy.ndarray", "fsproxy.Array"}}}};
   m.environment = {{"python", "3.12.1"}, {"numpy", "2.1.0"}, {"platform", "Linux-x86_64"}};
   m.run = {{"parity", "0.1.0"}, {"scenarios", {"scenarios/"}}, {"started", "2024-01-01T00:00:00Z"}, {"seconds", 1.5}};
@@ -85,11 +81,11 @@ Manifest sample(const fs::path& dir) {
 }
 
 TEST_F(ManifestTest, WriteThenReadRoundTrips) {
-  const Manifest written = sample(dir_);
+  const Manifest written = sample(dir_.path());
   parity::write_manifest(written);
   ASSERT_TRUE(fs::exists(file()));
-  const Manifest read = parity::read_manifest(dir_);
-  EXPECT_EQ(read.dir, dir_);
+  const Manifest read = parity::read_manifest(dir_.path());
+  EXPECT_EQ(read.dir, dir_.path());
   EXPECT_EQ(read.backend, written.backend);
   EXPECT_EQ(read.environment, written.environment);
   EXPECT_EQ(read.run, written.run);
@@ -109,20 +105,20 @@ TEST_F(ManifestTest, WriteThenReadRoundTrips) {
 }
 
 TEST_F(ManifestTest, IncompleteFlagSurvives) {
-  Manifest m = sample(dir_);
+  Manifest m = sample(dir_.path());
   m.complete = false;
   m.scenarios.clear();
   parity::write_manifest(m);
-  const Manifest read = parity::read_manifest(dir_);
+  const Manifest read = parity::read_manifest(dir_.path());
   EXPECT_FALSE(read.complete);
   EXPECT_TRUE(read.scenarios.empty());
 }
 
 TEST_F(ManifestTest, WriteLeavesOnlyTheManifest) {
-  parity::write_manifest(sample(dir_));
-  parity::write_manifest(sample(dir_));  // replacing an existing manifest
+  parity::write_manifest(sample(dir_.path()));
+  parity::write_manifest(sample(dir_.path()));  // replacing an existing manifest
   std::size_t entries = 0;
-  for (const auto& e : fs::directory_iterator(dir_)) {
+  for (const auto& e : fs::directory_iterator(dir_.path())) {
     ++entries;
     EXPECT_EQ(e.path().filename(), parity::kManifestName);
   }
@@ -130,7 +126,7 @@ TEST_F(ManifestTest, WriteLeavesOnlyTheManifest) {
 }
 
 TEST_F(ManifestTest, DocumentIsVersionedJson) {
-  parity::write_manifest(sample(dir_));
+  parity::write_manifest(sample(dir_.path()));
   std::ifstream in(file());
   const json doc = json::parse(in);
   EXPECT_EQ(doc.at("format"), "parity-manifest");
@@ -140,7 +136,7 @@ TEST_F(ManifestTest, DocumentIsVersionedJson) {
 }
 
 TEST_F(ManifestTest, MissingDirectory) {
-  const fs::path missing = dir_ / "does-not-exist";
+  const fs::path missing = dir_.path() / "does-not-exist";
   try {
     parity::read_manifest(missing);
     FAIL() << "read_manifest did not throw";
@@ -150,7 +146,7 @@ TEST_F(ManifestTest, MissingDirectory) {
 }
 
 TEST_F(ManifestTest, DirectoryIsAFile) {
-  const fs::path not_dir = dir_ / "plain-file";
+  const fs::path not_dir = dir_.path() / "plain-file";
   std::ofstream(not_dir) << "x";
   EXPECT_THROW(parity::read_manifest(not_dir), ManifestError);
 }
@@ -174,8 +170,8 @@ TEST_F(ManifestTest, EmptyFile) {
 }
 
 TEST_F(ManifestTest, WrongFieldTypes) {
-  for (const auto& [field, value] : std::vector<std::pair<std::string, json>>{
-           {"version", "one"}, {"scenarios", 3}, {"format", 7}}) {
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, json>>{{"version", "one"}, {"scenarios", 3}, {"format", 7}}) {
     SCOPED_TRACE(field);
     json doc = valid_doc();
     doc[field] = value;
@@ -219,7 +215,7 @@ TEST_F(ManifestTest, NewerVersionIsRefused) {
 
 TEST_F(ManifestTest, CurrentVersionIsAccepted) {
   write_text(valid_doc().dump());
-  const Manifest m = parity::read_manifest(dir_);
+  const Manifest m = parity::read_manifest(dir_.path());
   ASSERT_EQ(m.scenarios.size(), 1u);
   EXPECT_EQ(m.scenarios[0].file, "results/m.f.parity");
   EXPECT_TRUE(m.complete);
