@@ -8,9 +8,11 @@
 #include <bit>
 #include <cfloat>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <unordered_map>
 
 #include "atomic_file.h"
 #include "numpy_api.h"
@@ -110,13 +112,19 @@ class Encoder {
   std::vector<Blob>& blobs() { return blobs_; }
 
  private:
-  json encode_dict(py::handle obj, const std::string& path, int depth);
+  json encode_dict(py::handle obj, const std::string& path, int depth, bool attributes = false);
+  json encode_reduced(py::handle obj, const std::string& path, int depth);
+  json encode_native(py::handle obj, const std::string& path, int depth);
   json encode_sequence(py::handle obj, const char* kind, const std::string& path, int depth);
   json encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path);
   json encode_dtype(py::handle dtype, const std::string& path);
   std::size_t add_bytes(py::object owner, const char* data, std::size_t size);
 
   std::vector<Blob> blobs_;
+  // Objects already written, by identity, with the path of their first occurrence. The owning references
+  // keep each object alive, so no address is reused by a temporary while encoding.
+  std::unordered_map<PyObject*, std::string> seen_;
+  std::vector<py::object> keep_alive_;
 };
 
 std::size_t Encoder::add_bytes(py::object owner, const char* data, std::size_t size) {
@@ -189,14 +197,14 @@ std::string utf8_key(py::handle key, const std::string& path) {
   }
 }
 
-json Encoder::encode_dict(py::handle obj, const std::string& path, int depth) {
+json Encoder::encode_dict(py::handle obj, const std::string& path, int depth, bool attributes) {
   json items = json::array();
   for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
     if (!PyUnicode_Check(key.ptr()))
       throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " of type " + type_name(key) +
                               " is not a str");
     const std::string k = utf8_key(key, path);
-    items.push_back(json::array({k, encode(value, key_path(path, k), depth + 1)}));
+    items.push_back(json::array({k, encode(value, attributes ? path + "." + k : key_path(path, k), depth + 1)}));
   }
   return {{"kind", "dict"}, {"type", type_name(obj)}, {"items", items}};
 }
@@ -209,13 +217,62 @@ json Encoder::encode_sequence(py::handle obj, const char* kind, const std::strin
   return {{"kind", kind}, {"type", type_name(obj)}, {"items", items}};
 }
 
+// A reducer's state: a dict of attributes is written with attribute paths (outputs['m'].mask).
+json Encoder::encode_reduced(py::handle obj, const std::string& path, int depth) {
+  py::object reduced;
+  try {
+    reduced = py::module_::import("parity.reducers").attr("reduce")(obj);
+  } catch (py::error_already_set& e) {
+    throw UnsupportedOutput(path + ": the reducer for type " + type_name(obj) + " raised " + e.what());
+  }
+  if (reduced.is_none())
+    throw UnsupportedOutput(path + ": cannot write an object of type " + type_name(obj) +
+                            ". Return arrays, scalars, str, bytes, None, dict, list or tuple instead, convert it "
+                            "in the backend's materialize(), or register a reducer with "
+                            "parity.reducers.register()");
+  py::tuple pair = reduced;
+  json node;
+  if (PyArray_Check(obj.ptr())) {
+    auto values = py::reinterpret_steal<py::object>(
+        PyArray_View(reinterpret_cast<PyArrayObject*>(obj.ptr()), nullptr, &PyArray_Type));
+    if (!values) throw py::error_already_set();
+    node = encode_array(reinterpret_cast<PyArrayObject*>(values.ptr()), "ndarray", type_name(obj), path);
+  } else {
+    node = {{"kind", "object"}, {"type", type_name(obj)}};
+  }
+  node["reducer"] = pair[0].cast<std::string>();
+  py::handle state = pair[1];
+  if (!state.is_none())
+    node["state"] = PyDict_CheckExact(state.ptr()) ? encode_dict(state, path, depth + 1, true)
+                                                   : encode(state, path + ".state", depth + 1);
+  return node;
+}
+
 json Encoder::encode(py::handle obj, const std::string& path, int depth) {
   if (depth > kMaxDepth)
     throw UnsupportedOutput(path + ": nested deeper than " + std::to_string(kMaxDepth) +
                             " levels (a reference cycle?)");
   PyObject* o = obj.ptr();
+  // Containers, arrays and reduced objects are memoized: a repeat becomes a reference to the first.
+  const bool memo =
+      !(o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o) ||
+        PyUnicode_CheckExact(o) || PyBytes_CheckExact(o) || PyArray_IsScalar(o, Generic));
+  if (memo) {
+    if (auto it = seen_.find(o); it != seen_.end()) return {{"kind", "ref"}, {"path", it->second}};
+  }
+  json node = encode_native(obj, path, depth);
+  if (memo) {
+    seen_.emplace(o, path);
+    keep_alive_.push_back(py::reinterpret_borrow<py::object>(obj));
+  }
+  return node;
+}
+
+json Encoder::encode_native(py::handle obj, const std::string& path, int depth) {
+  PyObject* o = obj.ptr();
   if (o == Py_None) return {{"kind", "none"}};
-  if (PyArray_Check(o)) return encode_array(reinterpret_cast<PyArrayObject*>(o), "ndarray", type_name(obj), path);
+  if (PyArray_CheckExact(o)) return encode_array(reinterpret_cast<PyArrayObject*>(o), "ndarray", type_name(obj), path);
+  if (PyArray_Check(o)) return encode_reduced(obj, path, depth);
   if (PyArray_IsScalar(o, Generic)) {
     auto array = py::reinterpret_steal<py::object>(PyArray_FromScalar(o, nullptr));
     if (!array) throw py::error_already_set();
@@ -237,9 +294,7 @@ json Encoder::encode(py::handle obj, const std::string& path, int depth) {
   if (PyDict_Check(o)) return encode_dict(obj, path, depth);
   if (PyList_Check(o)) return encode_sequence(obj, "list", path, depth);
   if (PyTuple_Check(o)) return encode_sequence(obj, "tuple", path, depth);
-  throw UnsupportedOutput(path + ": cannot write an object of type " + type_name(obj) +
-                          " (supported: dict, list, tuple, numpy arrays and scalars, int, float, complex, bool, "
-                          "str, bytes, None)");
+  return encode_reduced(obj, path, depth);
 }
 
 void put_u32(char* at, std::uint32_t v) {
@@ -265,6 +320,8 @@ class Decoder {
  private:
   [[noreturn]] void fail(const std::string& why) const { throw FormatError(file_.string() + ": " + why); }
   Node decode(const json& node, const std::string& path, int depth);
+  Node decode_kind(const json& node, const std::string& path, int depth);
+  void decode_state(const json& node, Node& out, int depth);
   Node decode_array(const json& node, Node::Kind kind, const std::string& path);
   py::object decode_dtype(const json& dtype, const std::string& path, int depth);
   std::pair<std::uint64_t, std::uint64_t> blob(const json& node, const std::string& path) const;
@@ -377,8 +434,38 @@ Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string&
 
 double from_bits(const json& bits) { return std::bit_cast<double>(std::stoull(bits.get<std::string>(), nullptr, 16)); }
 
+// A reducer's state: a dict of attributes is read back with attribute paths, as it was written.
+void Decoder::decode_state(const json& node, Node& out, int depth) {
+  out.reducer = node.at("reducer").get<std::string>();
+  if (!node.contains("state")) return;
+  const json& state = node.at("state");
+  if (state.at("kind") != "dict") return out.state.push_back(decode(state, out.path + ".state", depth + 1));
+  Node attributes;
+  attributes.kind = Node::Kind::Dict;
+  attributes.type = "builtins.dict";
+  // No path of its own: it is part of its owner, never the target of a reference.
+  for (const json& item : state.at("items")) {
+    attributes.keys.push_back(item.at(0).get<std::string>());
+    attributes.items.push_back(decode(item.at(1), out.path + "." + attributes.keys.back(), depth + 1));
+  }
+  out.state.push_back(std::move(attributes));
+}
+
 Node Decoder::decode(const json& node, const std::string& path, int depth) {
   if (depth > kMaxDepth) fail(path + ": nested too deeply");
+  if (node.at("kind") == "ref") {
+    Node ref;
+    ref.path = path;
+    ref.ref = node.at("path").get<std::string>();
+    return ref;
+  }
+  Node out = decode_kind(node, path, depth);
+  out.path = path;
+  if (node.contains("reducer")) decode_state(node, out, depth);
+  return out;
+}
+
+Node Decoder::decode_kind(const json& node, const std::string& path, int depth) {
   const auto kind = node.at("kind").get<std::string>();
   Node out;
   out.type = node.value("type", "");
@@ -407,6 +494,10 @@ Node Decoder::decode(const json& node, const std::string& path, int depth) {
   if (kind == "str") return blob_text(Node::Kind::Str);
   if (kind == "bytes") return blob_text(Node::Kind::Bytes);
   if (kind == "none") return out.type = "builtins.NoneType", out;
+  if (kind == "object") {
+    if (!node.contains("reducer")) fail(path + ": object without a reducer");
+    return out.kind = Node::Kind::Object, out;
+  }
   out.type = "builtins." + kind;
   if (kind == "bool") return out.kind = Node::Kind::Bool, out.boolean = node.at("value").get<bool>(), out;
   if (kind == "int") {
@@ -420,6 +511,27 @@ Node Decoder::decode(const json& node, const std::string& path, int depth) {
     return out.kind = Node::Kind::Complex,
            out.number = {from_bits(node.at("bits").at(0)), from_bits(node.at("bits").at(1))}, out;
   fail(path + ": unknown kind '" + kind + "'");
+}
+
+// Gives each reference the content of the object it refers to (compare walks it like any node), keeping
+// `ref` so that to_python can return the one object. A reference may only point back to a finished node.
+void resolve_references(Node& root) {
+  std::unordered_map<std::string, const Node*> by_path;
+  std::function<void(Node&)> visit = [&](Node& node) {
+    if (!node.ref.empty()) {
+      const auto target = by_path.find(node.ref);
+      if (target == by_path.end())
+        throw FormatError(node.path + ": refers to " + node.ref + ", which is not an earlier output");
+      const std::string path = node.path, ref = node.ref;
+      node = *target->second;
+      node.path = path, node.ref = ref;
+      return;
+    }
+    for (Node& item : node.items) visit(item);
+    for (Node& state : node.state) visit(state);
+    by_path.emplace(node.path, &node);
+  };
+  visit(root);
 }
 
 Node Decoder::read() {
@@ -446,7 +558,13 @@ Node Decoder::read() {
     const json doc = json::parse(header);
     blobs_ = doc.at("blobs");
     if (!blobs_.is_array()) fail("blobs is not a list");
-    return decode(doc.at("outputs"), "outputs", 0);
+    Node root = decode(doc.at("outputs"), "outputs", 0);
+    try {
+      resolve_references(root);
+    } catch (const FormatError& e) {
+      fail(e.what());
+    }
+    return root;
   } catch (const json::exception& e) {
     fail(std::string("malformed header: ") + e.what());
   } catch (const std::invalid_argument& e) {
@@ -465,8 +583,8 @@ std::string key_path(const std::string& path, const std::string& key) {
 }
 
 const char* kind_name(Node::Kind kind) {
-  static constexpr const char* names[] = {"dict",  "list",    "tuple", "none",  "bool",    "int",
-                                          "float", "complex", "str",   "bytes", "ndarray", "scalar"};
+  static constexpr const char* names[] = {"dict",    "list", "tuple", "none",    "bool",   "int",   "float",
+                                          "complex", "str",  "bytes", "ndarray", "scalar", "object"};
   return names[static_cast<int>(kind)];
 }
 
@@ -501,43 +619,80 @@ void write_result(const std::filesystem::path& file, py::handle outputs) {
 
 Node read_result(const std::filesystem::path& file) { return Decoder(file).read(); }
 
-py::object to_python(const Node& node) {
-  auto steal = [](PyObject* obj) {
-    if (!obj) throw py::error_already_set();
-    return py::reinterpret_steal<py::object>(obj);
-  };
-  switch (node.kind) {
-    case Node::Kind::Dict: {
-      py::dict d;
-      for (std::size_t i = 0; i < node.keys.size(); ++i) d[py::str(node.keys[i])] = to_python(node.items[i]);
-      return d;
-    }
-    case Node::Kind::List:
-    case Node::Kind::Tuple: {
-      py::list items;
-      for (const Node& item : node.items) items.append(to_python(item));
-      return node.kind == Node::Kind::List ? py::object(std::move(items)) : py::object(py::tuple(items));
-    }
-    case Node::Kind::None:
-      return py::none();
-    case Node::Kind::Bool:
-      return py::bool_(node.boolean);
-    case Node::Kind::Int:
-      return steal(PyLong_FromString(node.text.c_str(), nullptr, 10));
-    case Node::Kind::Float:
-      return py::float_(node.number.real());
-    case Node::Kind::Complex:
-      return steal(PyComplex_FromDoubles(node.number.real(), node.number.imag()));
-    case Node::Kind::Str:
-      return steal(PyUnicode_DecodeUTF8(node.text.data(), static_cast<Py_ssize_t>(node.text.size()), "surrogatepass"));
-    case Node::Kind::Bytes:
-      return py::bytes(node.text);
-    case Node::Kind::Array:
-      return node.array;
-    case Node::Kind::Scalar:
-      return node.array[py::tuple()];
-  }
-  return py::none();
+namespace {
+
+py::object steal(PyObject* obj) {
+  if (!obj) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(obj);
 }
+
+// Builds Python objects; `built` maps each object's path to what was built there, so a reference
+// (written for an object seen twice) becomes that same object again.
+class Rebuilder {
+ public:
+  py::object build(const Node& node) {
+    if (!node.ref.empty()) return built_.at(node.ref);
+    py::object obj = build_node(node);
+    if (!node.path.empty()) built_[node.path] = obj;
+    return obj;
+  }
+
+ private:
+  py::object build_node(const Node& node) {
+    py::object obj = build_value(node);
+    if (node.reducer.empty()) return obj;
+    py::object state = node.state.empty() ? py::none() : build(node.state.front());
+    try {
+      return py::module_::import("parity.reducers")
+          .attr("rebuild")(node.reducer, node.type, node.kind == Node::Kind::Array ? obj : py::none(), state);
+    } catch (py::error_already_set& e) {
+      if (!e.matches(py::module_::import("parity.reducers").attr("RebuildError"))) throw;
+      throw FormatError(node.path + ": " + py::str(e.value()).cast<std::string>());
+    }
+  }
+
+  py::object build_value(const Node& node) {
+    switch (node.kind) {
+      case Node::Kind::Dict: {
+        py::dict d;
+        for (std::size_t i = 0; i < node.keys.size(); ++i) d[py::str(node.keys[i])] = build(node.items[i]);
+        return d;
+      }
+      case Node::Kind::List:
+      case Node::Kind::Tuple: {
+        py::list items;
+        for (const Node& item : node.items) items.append(build(item));
+        return node.kind == Node::Kind::List ? py::object(std::move(items)) : py::object(py::tuple(items));
+      }
+      case Node::Kind::None:
+      case Node::Kind::Object:
+        return py::none();
+      case Node::Kind::Bool:
+        return py::bool_(node.boolean);
+      case Node::Kind::Int:
+        return steal(PyLong_FromString(node.text.c_str(), nullptr, 10));
+      case Node::Kind::Float:
+        return py::float_(node.number.real());
+      case Node::Kind::Complex:
+        return steal(PyComplex_FromDoubles(node.number.real(), node.number.imag()));
+      case Node::Kind::Str:
+        return steal(
+            PyUnicode_DecodeUTF8(node.text.data(), static_cast<Py_ssize_t>(node.text.size()), "surrogatepass"));
+      case Node::Kind::Bytes:
+        return py::bytes(node.text);
+      case Node::Kind::Array:
+        return node.array;
+      case Node::Kind::Scalar:
+        return node.array[py::tuple()];
+    }
+    return py::none();
+  }
+
+  std::unordered_map<std::string, py::object> built_;
+};
+
+}  // namespace
+
+py::object to_python(const Node& node) { return Rebuilder().build(node); }
 
 }  // namespace parity

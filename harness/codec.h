@@ -26,9 +26,10 @@ struct FormatError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// One decoded output value: a container, a Python scalar, or a NumPy array or scalar.
+/// One decoded output value: a container, a Python scalar, a NumPy array or scalar, or an object written
+/// through a reducer (parity.reducers). Decoding never rebuilds reduced types: to_python does, on request.
 struct Node {
-  enum class Kind { Dict, List, Tuple, None, Bool, Int, Float, Complex, Str, Bytes, Array, Scalar };
+  enum class Kind { Dict, List, Tuple, None, Bool, Int, Float, Complex, Str, Bytes, Array, Scalar, Object };
   Kind kind = Kind::None;
   std::string type;               ///< qualified Python type name, e.g. "numpy.ndarray", "builtins.dict"
   std::vector<std::string> keys;  ///< Dict: keys in insertion order, parallel to `items`
@@ -36,14 +37,19 @@ struct Node {
   std::string text;               ///< Int: decimal digits; Str: UTF-8; Bytes: raw bytes
   bool boolean = false;           ///< Bool
   std::complex<double> number;    ///< Float (imaginary part 0) and Complex, bit for bit
-  pybind11::object array;         ///< Array and Scalar (as a 0-d array): a numpy.ndarray
+  pybind11::object array;         ///< Array and Scalar (as a 0-d array): a plain numpy.ndarray
+  std::string reducer;            ///< Object, and Array of a subclass: the reducer that wrote it
+  std::vector<Node> state;        ///< what the reducer recorded (one node), or empty for none
+  std::string path;               ///< where it is in the outputs, e.g. "outputs['a'][0]"
+  std::string ref;                ///< non-empty when this is the same object as the node at path `ref`
 };
 
 /// "dict", "ndarray", ... as the format and messages spell them.
 const char* kind_name(Node::Kind kind);
 
-/// Writes `outputs` to `file` atomically. Throws UnsupportedOutput (naming the path, e.g.
-/// "outputs['f'][2]") for values the format cannot carry, std::runtime_error for I/O errors.
+/// Writes `outputs` to `file` atomically. Objects without a native form go through parity.reducers; an
+/// object seen twice is written once and later as a reference. Throws UnsupportedOutput (naming the path,
+/// e.g. "outputs['f'][2]") for values the format cannot carry, std::runtime_error for I/O errors.
 void write_result(const std::filesystem::path& file, pybind11::handle outputs);
 
 /// Reads a file written by write_result. Never executes code from the file: dtypes are rebuilt from
@@ -54,7 +60,9 @@ Node read_result(const std::filesystem::path& file);
 std::string key_path(const std::string& path, const std::string& key);
 
 /// Rebuilds Python objects from a decoded tree: containers as plain dict/list/tuple (their recorded type
-/// stays in Node::type), arrays as they were read, NumPy scalars as NumPy scalars.
+/// stays in Node::type), arrays and NumPy scalars as read, reduced objects through their reducer (the
+/// generic ndarray-subclass reducer only for modules on parity.reducers' allow-list), and references as
+/// the one object they refer to. Throws FormatError (with the path) for a type that may not be rebuilt.
 pybind11::object to_python(const Node& node);
 
 }  // namespace parity

@@ -1,0 +1,133 @@
+"""Reducers: how the codec writes objects it has no native form for (a type name and a state) and rebuilds them.
+
+A reducer turns an object into a *state* made of values the codec carries (dicts, lists, arrays, scalars,
+other reduced objects) and rebuilds the object from it. For ndarray subclasses the array itself (values,
+dtype, strides, flags) travels as a plain ndarray beside the state, so a reducer only handles what the
+subclass adds. Built-in reducers use this same API; see README, "Reducers".
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+class RebuildError(Exception):
+    """A file names a reducer or type that may not be rebuilt here (unknown, or not on the allow-list)."""
+
+
+@dataclass(frozen=True)
+class Reducer:
+    name: str            # written to files; rebuilding looks it up by this name
+    cls: type | None     # instances of exactly this type use it (None: the generic ndarray-subclass reducer)
+    reduce: Callable     # obj -> state
+    rebuild: Callable    # state -> obj, or (values, state) -> obj for ndarray subclasses
+    is_array: bool       # an ndarray subclass: its data travels as a plain ndarray beside the state
+
+
+_by_name: dict = {}
+_by_type: dict = {}
+# Modules whose ndarray subclasses the generic reducer may rebuild from a type name found in a file.
+_allowed_modules: set = {"numpy"}
+
+GENERIC = "ndarray-subclass"
+
+
+def qualified_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def register(cls: type, reduce: Callable, rebuild: Callable, *, name: str | None = None) -> Reducer:
+    """Registers how instances of exactly `cls` are written and rebuilt.
+
+    For an ndarray subclass, `reduce(obj)` returns the state the subclass adds and `rebuild(values, state)`
+    gets the plain ndarray back with that state. For any other type, `reduce(obj)` returns the whole state
+    and `rebuild(state)` the object. `name` (default: the qualified type name) is what files record.
+    """
+    is_array = isinstance(cls, type) and issubclass(cls, np.ndarray)
+    reducer = Reducer(name or qualified_name(cls), cls, reduce, rebuild, is_array)
+    if reducer.name in _by_name and _by_name[reducer.name].cls is not cls:
+        raise ValueError(f"a reducer named {reducer.name!r} is already registered for {_by_name[reducer.name].cls}")
+    _by_name[reducer.name] = _by_type[cls] = reducer
+    return reducer
+
+
+def allow_module(name: str) -> None:
+    """Lets the generic reducer rebuild ndarray subclasses defined in module `name` (and its submodules)."""
+    _allowed_modules.add(name)
+
+
+def allowed_modules() -> list:
+    return sorted(_allowed_modules)
+
+
+def _module_allowed(module: str) -> bool:
+    return any(module == m or module.startswith(m + ".") for m in _allowed_modules)
+
+
+def reduce(obj):
+    """(reducer name, state) for an object the codec has no native form for, or None if none applies."""
+    reducer = _by_type.get(type(obj))
+    if reducer is not None:
+        return reducer.name, reducer.reduce(obj)
+    if isinstance(obj, np.ndarray):
+        return GENERIC, dict(vars(obj))
+    return None
+
+
+def _resolve_array_type(type_name: str) -> type:
+    module, _, qualname = type_name.rpartition(".")
+    if not _module_allowed(module):
+        raise RebuildError(f"type {type_name} is not rebuilt: module {module!r} is not on the allow-list "
+                           f"({', '.join(allowed_modules())}); a backend adds its modules with "
+                           "parity.reducers.allow_module()")
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    if not (isinstance(obj, type) and issubclass(obj, np.ndarray)):
+        raise RebuildError(f"type {type_name} is not an ndarray subclass")
+    return obj
+
+
+def rebuild(reducer_name: str, type_name: str, values, state):
+    """Rebuilds one reduced object; `values` is the plain ndarray for ndarray subclasses, else None."""
+    if reducer_name == GENERIC:
+        obj = values.view(_resolve_array_type(type_name))
+        obj.__dict__.update(state or {})
+        return obj
+    reducer = _by_name.get(reducer_name)
+    if reducer is None:
+        raise RebuildError(f"no reducer named {reducer_name!r} is registered (type {type_name})")
+    return reducer.rebuild(values, state) if reducer.is_array else reducer.rebuild(state)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Built-in reducers, registered through the public API.
+
+def _masked_reduce(a):
+    return {"mask": np.ma.getmask(a), "fill_value": a.fill_value, "hardmask": bool(a.hardmask)}
+
+
+def _masked_rebuild(values, state):
+    return np.ma.MaskedArray(values, mask=state["mask"], fill_value=state["fill_value"],
+                             hard_mask=state["hardmask"], copy=False)
+
+
+def _memmap_reduce(a):
+    return {"filename": None if a.filename is None else str(a.filename), "offset": int(a.offset),
+            "mode": a.mode}
+
+
+def _memmap_rebuild(values, state):
+    # An in-memory array of type memmap: the file may be gone or changed by the time results are read.
+    out = values.view(np.memmap)
+    out.filename, out.offset, out.mode = state["filename"], state["offset"], state["mode"]
+    return out
+
+
+register(np.ma.MaskedArray, _masked_reduce, _masked_rebuild)
+register(np.memmap, _memmap_reduce, _memmap_rebuild)
+register(np.matrix, lambda a: None, lambda values, state: values.view(np.matrix))
+register(np.recarray, lambda a: None, lambda values, state: values.view(np.recarray))
