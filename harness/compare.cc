@@ -67,12 +67,18 @@ class TreeComparer {
   void compare_arrays(py::handle g, py::handle c, bool layout_checks, const std::string& path);
   void compare_array_values(py::handle g, py::handle c, const std::string& path);
   void compare_leaf(const Node& g, const Node& c, const std::string& path);
+  void compare_state(const Node& g, const Node& c, const std::string& path);
   std::string sides(const std::string& gold, const std::string& candidate) const {
     return policy_.gold_name + " " + gold + ", " + policy_.candidate_name + " " + candidate;
   }
 
   const Policy& policy_;
 };
+
+// Where a child is: the path the decoder recorded (attributes of reduced objects read `.name`), else `fallback`.
+std::string child_path(const Node& child, const std::string& fallback) {
+  return child.path.empty() ? fallback : child.path;
+}
 
 bool is_container(const Node& n) {
   return n.kind == Node::Kind::Dict || n.kind == Node::Kind::List || n.kind == Node::Kind::Tuple;
@@ -119,7 +125,7 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
            },
            {{"gold_length", g.items.size()}, {"candidate_length", c.items.size()}});
     for (std::size_t i = 0; i < std::min(g.items.size(), c.items.size()); ++i)
-      walk(g.items[i], c.items[i], path + "[" + std::to_string(i) + "]");
+      walk(g.items[i], c.items[i], child_path(g.items[i], path + "[" + std::to_string(i) + "]"));
     return;
   }
   std::map<std::string, std::size_t> cand_keys;
@@ -131,7 +137,7 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
       only_gold.push_back(g.keys[i]);
       continue;
     }
-    walk(g.items[i], c.items[it->second], key_path(path, g.keys[i]));
+    walk(g.items[i], c.items[it->second], child_path(g.items[i], key_path(path, g.keys[i])));
     cand_keys.erase(it);
   }
   for (const auto& [key, _] : cand_keys) only_cand.push_back(key);
@@ -221,12 +227,36 @@ void TreeComparer::compare_arrays(py::handle g, py::handle c, bool layout_checks
   if (same_shape) compare_array_values(g, c, path);
 }
 
+// For leaves of one type, what their reducer recorded (a mask, a fill value, instance attributes) is
+// compared with the same checks; any failure there is an `attrs` failure naming the inner check.
+// Leaves of different types (a TYPE_MAP proxy against a plain array) have no common state to compare.
+void TreeComparer::compare_state(const Node& g, const Node& c, const std::string& path) {
+  if (g.type != c.type || (g.state.empty() && c.state.empty())) return;
+  if (g.state.empty() != c.state.empty())
+    return fail("attrs", path,
+                "subclass state recorded only for " + (g.state.empty() ? policy_.candidate_name : policy_.gold_name));
+  TreeComparer inner(policy_);
+  inner.walk(g.state.front(), c.state.front(), child_path(g.state.front(), path));
+  if (inner.result.failures.empty()) return result.pass("attrs");
+  for (Check& f : inner.result.failures) {
+    f.details["inner_check"] = f.check;
+    f.message = "[" + f.check + "] " + f.message;
+    f.check = "attrs";
+    result.failures.push_back(std::move(f));
+  }
+}
+
 void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string& path) {
   compare_type(g, c, path);
+  if (g.kind == Node::Kind::Object || c.kind == Node::Kind::Object) {
+    if (g.kind == c.kind) compare_state(g, c, path);
+    return;
+  }
   py::object ga = as_array(g), ca = as_array(c);
   if (ga && ca) {
     const bool arrays = g.kind == Node::Kind::Array && c.kind == Node::Kind::Array;
-    return compare_arrays(ga, ca, arrays, path);
+    compare_arrays(ga, ca, arrays, path);
+    return compare_state(g, c, path);
   }
   if (g.kind != c.kind) return;  // the type check has reported it; there is no common value to compare
   const bool equal = g.kind == Node::Kind::None || g.text == c.text;
@@ -339,7 +369,9 @@ bool decide_without_outputs(const ScenarioRecord* g, const ScenarioRecord* c, co
   for (const auto& [side, r] : {std::pair{"gold", g}, std::pair{"candidate", c}}) {
     if (r->status != "error") continue;
     errored = true;
-    out.checks.push_back({"error", false, side, error_text(side, *r), r->error});
+    // An output the codec could not carry is a `serialize` failure; anything else the scenario raised is `error`.
+    const char* check = r->error.value("type", "") == "SerializeError" ? "serialize" : "error";
+    out.checks.push_back({check, false, side, error_text(side, *r), r->error});
   }
   if (errored)
     return out.status = "error",

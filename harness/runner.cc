@@ -84,7 +84,7 @@ ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::files
       write_result(out / file, outcome["outputs"]);
       record.file = file;
     } catch (const UnsupportedOutput& e) {
-      record.status = "error", record.error = error_record("UnsupportedOutput", e.what());
+      record.status = "error", record.error = error_record("SerializeError", e.what());
     } catch (const std::runtime_error& e) {
       record.status = "error", record.error = error_record("ResultWriteError", e.what());
     }
