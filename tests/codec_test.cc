@@ -24,8 +24,11 @@ using parity::testing::TempDir;
 // The layouts the codec must preserve. Each case is rebuilt in the reading process, so it must be
 // deterministic; `same` lists every difference between what was written and what was read.
 constexpr const char* kCases = R"PY(
+import os
 import struct
+import tempfile
 import numpy as np
+import parity.reducers
 
 def _readonly(a):
     a.flags.writeable = False
@@ -97,11 +100,66 @@ def _value_bytes(a):
         return rows[:, :10].tobytes()
     return a.tobytes()
 
+class Tagged(np.ndarray):
+    """The cuDF bug class: state that __array_finalize__ sets, plus attributes set later."""
+    def __array_finalize__(self, obj):
+        self.tag = getattr(obj, 'tag', 'from-finalize')
+
+class Point:
+    """A non-array type written through a user-registered reducer."""
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+parity.reducers.register(Point, lambda p: {'x': p.x, 'y': p.y}, lambda s: Point(s['x'], s['y']))
+parity.reducers.allow_module(__name__)
+
+def _tagged():
+    t = np.arange(4.0).view(Tagged)
+    t.tag, t.extra = 'custom', {'k': np.arange(2, dtype='>i2'), 'nested': [1.5, None]}
+    return t
+
+def _memmap():
+    path = os.path.join(tempfile.gettempdir(), 'parity-codec-test-memmap.dat')
+    m = np.memmap(path, dtype='>f4', mode='w+', shape=(3, 4), offset=0)
+    m[:] = np.arange(12).reshape(3, 4)
+    return m
+
+def _shared():
+    x = np.arange(3.0)
+    inner = [x, 'text']
+    return {'a': x, 'b': x, 'lists': [inner, inner], 'view': x[::2]}
+
+SUBCLASS_CASES = {
+    'tagged_attributes': _tagged,
+    'tagged_from_finalize_only': lambda: np.arange(3.0).view(Tagged),
+    'masked': lambda: np.ma.MaskedArray(np.arange(6.0).reshape(2, 3), mask=[[0, 1, 0], [1, 0, 0]],
+                                        fill_value=-1.5, hard_mask=True),
+    'masked_nomask_int': lambda: np.ma.masked_array(np.arange(3)),
+    'memmap': _memmap,
+    'matrix': lambda: np.matrix([[1, 2], [3, 4]]),
+    'recarray': lambda: np.rec.fromarrays([np.arange(3), np.array([1.5, 2.5, 3.5])], names='a,b'),
+    'user_reducer': lambda: {'p': Point(1, np.arange(2.0)), 'points': [Point('a', None)]},
+    'shared_references': _shared,
+}
+CASES.update(SUBCLASS_CASES)
+
+def _state(a):
+    """What a subclass adds, described without parity's reducers."""
+    if isinstance(a, np.ma.MaskedArray):
+        return {'mask': np.ma.getmaskarray(a).tobytes(), 'fill_value': a.fill_value, 'hardmask': a.hardmask}
+    if isinstance(a, np.memmap):
+        return {'filename': a.filename, 'offset': a.offset, 'mode': a.mode}
+    if isinstance(a, np.recarray):
+        return {'record': a.dtype.type}
+    return {}
+
 def _describe(a):
-    return {'type': type(a), 'dtype': a.dtype, 'descr': a.dtype.descr, 'str': a.dtype.str, 'shape': a.shape,
+    plain = a.view(np.ndarray)
+    return {'type': type(a), 'state': _state(a), 'dtype': a.dtype, 'descr': a.dtype.descr, 'str': a.dtype.str,
+            'shape': a.shape,'type': type(a), 'dtype': a.dtype, 'descr': a.dtype.descr, 'str': a.dtype.str, 'shape': a.shape,
             'strides': a.strides, 'C': a.flags.c_contiguous, 'F': a.flags.f_contiguous,
             'writeable': a.flags.writeable, 'aligned': a.flags.aligned, 'misalign': a.ctypes.data % 16,
-            'bytes': _value_bytes(a)}
+            'bytes': _value_bytes(plain)}
 
 def same(expected, actual, path='outputs'):
     """Every difference between two output trees, as messages naming the path."""
@@ -109,7 +167,10 @@ def same(expected, actual, path='outputs'):
         return [f'{path}: type {type(expected).__name__} != {type(actual).__name__}']
     if isinstance(expected, np.ndarray):
         e, a = _describe(expected), _describe(actual)
-        return [f'{path}: {k} {e[k]!r} != {a[k]!r}' for k in e if e[k] != a[k]]
+        diffs = [f'{path}: {k} {e[k]!r} != {a[k]!r}' for k in e if e[k] != a[k]]
+        return diffs + same(vars(expected), vars(actual), path + '.__dict__') if type(expected) is Tagged else diffs
+    if isinstance(expected, Point):
+        return same(vars(expected), vars(actual), path + '.__dict__')
     if isinstance(expected, np.generic):
         e, a = np.asarray(expected), np.asarray(actual)
         return [] if (e.dtype.str, _value_bytes(e)) == (a.dtype.str, _value_bytes(a)) else [f'{path}: {expected!r} != {actual!r}']
@@ -128,9 +189,12 @@ def same(expected, actual, path='outputs'):
     return [] if expected == actual else [f'{path}: {expected!r} != {actual!r}']
 )PY";
 
+// A real module (parity_codec_cases), so that its ndarray subclass can be found again by name when read.
 py::dict cases_module() {
   static py::dict globals = [] {
-    py::dict g;
+    py::module_ module = py::module_::import("types").attr("ModuleType")("parity_codec_cases");
+    py::module_::import("sys").attr("modules")["parity_codec_cases"] = module;
+    py::dict g = module.attr("__dict__");
     py::exec(kCases, g);
     return g;
   }();
@@ -187,6 +251,23 @@ TEST(Codec, RecordsTypeNamesOfContainersArraysAndScalars) {
   EXPECT_EQ(root.items[1].kind, Node::Kind::Scalar);
   EXPECT_EQ(root.items[2].kind, Node::Kind::Float);
   EXPECT_EQ(root.items[3].kind, Node::Kind::Tuple);
+}
+
+TEST(Codec, AnObjectSeenTwiceComesBackAsOneObject) {
+  TempDir dir;
+  write_result(dir.path() / "s.parity", cases_module()["_shared"]());
+  py::dict g = cases_module();
+  g["r"] = to_python(read_result(dir.path() / "s.parity"));
+  EXPECT_TRUE(py::eval("r['a'] is r['b'] and r['lists'][0] is r['lists'][1]", g).cast<bool>());
+  EXPECT_FALSE(py::eval("r['view'] is r['a']", g).cast<bool>()) << "a view is its own object";
+}
+
+TEST(Codec, StateSetByArrayFinalizeSurvives) {
+  TempDir dir;
+  write_result(dir.path() / "t.parity", cases_module()["_tagged"]());
+  py::dict g = cases_module();
+  g["t"] = to_python(read_result(dir.path() / "t.parity"));
+  EXPECT_TRUE(py::eval("type(t) is Tagged and t.tag == 'custom' and t.extra['k'].dtype.str == '>i2'", g).cast<bool>());
 }
 
 // Writing an unsupported output names where it is inside the outputs.
@@ -246,6 +327,36 @@ class DamagedFile : public ::testing::Test {
   TempDir dir;
   std::string bytes;
 };
+
+TEST_F(DamagedFile, TruncationAtEveryByteOffsetIsAClearError) {
+  const fs::path bad = dir.path() / "bad.parity";
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    std::ofstream(bad, std::ios::binary | std::ios::trunc) << bytes.substr(0, n);
+    EXPECT_THROW(read_result(bad), FormatError) << "truncated to " << n << " of " << bytes.size() << " bytes";
+  }
+}
+
+TEST_F(DamagedFile, TypesOffTheAllowListAreNeverRebuilt) {
+  write_result(dir.path() / "t.parity", py::eval("{'t': np.arange(3.0).view(Tagged)}", cases_module()));
+  bytes = file_bytes(dir.path() / "t.parity");
+  const fs::path bad = dir.path() / "bad.parity";
+  auto rebuild_error = [&](const std::string& content) {
+    std::ofstream(bad, std::ios::binary | std::ios::trunc) << content;
+    const Node node = read_result(bad);  // reading only records names; nothing is imported or called
+    try {
+      to_python(node);
+      return std::string("rebuilt");
+    } catch (const FormatError& e) {
+      return std::string(e.what());
+    }
+  };
+  const std::string os_system = rebuild_error(with_header(replace(header(), "parity_codec_cases.Tagged", "os.system")));
+  EXPECT_NE(os_system.find("type os.system is not rebuilt: module 'os' is not on the allow-list"), std::string::npos)
+      << os_system;
+  EXPECT_NE(os_system.find("outputs['t']"), std::string::npos) << os_system;
+  const std::string reducer = rebuild_error(with_header(replace(header(), "ndarray-subclass", "pickle.loads")));
+  EXPECT_NE(reducer.find("no reducer named 'pickle.loads'"), std::string::npos) << reducer;
+}
 
 TEST_F(DamagedFile, TruncatedFilesAreRejected) {
   expect_format_error(bytes.substr(0, 10), "too short");

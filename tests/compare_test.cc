@@ -671,3 +671,44 @@ TEST_F(CompareRuns, ReproCommandIsShellQuoted) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// Subclass state (attrs)
+
+namespace {
+
+TEST_F(CompareOutputs, MaskedArraysWithDifferentMasksFailAttrsAtTheMask) {
+  const CheckList r = check("{'m': np.ma.MaskedArray(np.arange(4.0), mask=[0, 1, 0, 0])}",
+                            "{'m': np.ma.MaskedArray(np.arange(4.0), mask=[0, 0, 1, 0])}");
+  ASSERT_TRUE(one_failure(r, "attrs", "outputs['m'].mask", {"[values]", "Mismatched elements: 2 / 4"}));
+  EXPECT_EQ(r.failures[0].details.at("inner_check"), "values");
+}
+
+TEST_F(CompareOutputs, MaskedArrayFillValueIsCompared) {
+  const CheckList r =
+      check("np.ma.MaskedArray([1.0, 2.0], fill_value=-1.0)", "np.ma.MaskedArray([1.0, 2.0], fill_value=5.0)");
+  ASSERT_TRUE(one_failure(r, "attrs", "outputs.fill_value"));
+}
+
+TEST_F(CompareOutputs, EqualSubclassStatePassesAttrs) {
+  const std::string m = "np.ma.MaskedArray(np.arange(4.0), mask=[0, 1, 0, 0], fill_value=3.0)";
+  const CheckList r = check(m, m);
+  EXPECT_TRUE(r.failures.empty()) << describe(r);
+  EXPECT_EQ(r.passed.at("attrs"), 1);
+}
+
+TEST_F(CompareOutputs, InstanceAttributesOfAGenericSubclassAreCompared) {
+  py::exec("def tagged(tag):\n    a = np.arange(3.0).view(MyArray)\n    a.tag = tag\n    return a\n", scope());
+  ASSERT_TRUE(one_failure(check("tagged('x')", "tagged('y')"), "attrs", "outputs.tag", {"'x'", "'y'"}));
+}
+
+TEST_F(CompareOutputs, ATypeMapProxyAgainstAPlainArrayHasNoAttrsToCompare) {
+  py::exec("def proxy():\n    a = np.arange(3.0).view(MyArray)\n    a.wrapped = 1\n    return a\n", scope());
+  Policy mapped;
+  mapped.type_map = {{"numpy.ndarray", "parity_test.MyArray"}};
+  const CheckList r = check("np.arange(3.0)", "proxy()", mapped);
+  EXPECT_TRUE(r.failures.empty()) << describe(r);
+  EXPECT_EQ(r.passed.count("attrs"), 0u);
+}
+
+}  // namespace

@@ -215,15 +215,24 @@ def test_unknown_scenario_id_and_path_exit_2(tmp_path):
     assert str(tmp_path / "absent") in proc.stderr
 
 
-def test_unsupported_output_is_an_error_naming_its_path(tmp_path):
+def test_unserializable_output_is_a_serialize_error_at_its_path_and_the_rest_pass(tmp_path):
     scenarios = tmp_path / "sc"
     scenarios.mkdir()
     (scenarios / "vec.py").write_text(
-        "import parity\n\n@parity.scenario\ndef vectorized(xp):\n    return {'f': [1, xp.vectorize(abs)]}\n")
-    run("gold", tmp_path / "x", "--scenarios", scenarios, check=1)
-    entry = json.loads((tmp_path / "x" / "manifest.json").read_text())["scenarios"][0]
-    assert entry["status"] == "error" and entry["error"]["type"] == "UnsupportedOutput"
-    assert "outputs['f'][1]" in entry["error"]["message"] and "numpy.vectorize" in entry["error"]["message"]
+        "import parity\n\n@parity.scenario\ndef vectorized(xp):\n    return {'f': [1, xp.vectorize(abs)]}\n\n"
+        "@parity.scenario\ndef fine(xp):\n    return {'a': xp.arange(3.0)}\n")
+    run("gold", tmp_path / "gold", "--scenarios", scenarios, check=1)
+    run("fsproxy", tmp_path / "cand", "--scenarios", scenarios, check=1)
+    entries = json.loads((tmp_path / "gold" / "manifest.json").read_text())["scenarios"]
+    entry = next(e for e in entries if e["id"] == "vec.vectorized")
+    assert entry["status"] == "error"
+    assert entry["error"]["type"] == "SerializeError"
+    for text in ("outputs['f'][1]", "numpy.vectorize", "parity.reducers.register"):
+        assert text in entry["error"]["message"], text
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "cand", tmp_path, check=1)
+    status = {s["id"]: s["status"] for s in report["scenarios"]}
+    assert status == {"vec.vectorized": "error", "vec.fine": "pass"}
+    assert failing(report) == {("vec.vectorized", "serialize", "gold"), ("vec.vectorized", "serialize", "candidate")}
 
 
 def test_list_prints_ids_without_loading_a_backend():
@@ -241,5 +250,5 @@ def test_lone_surrogates_in_messages_and_keys_are_scenario_errors_not_crashes(tm
     run("gold", tmp_path / "x", "--scenarios", scenarios, check=1)
     entries = {s["id"]: s for s in json.loads((tmp_path / "x" / "manifest.json").read_text())["scenarios"]}
     assert entries["surrogates.message"]["error"]["type"] == "RuntimeError"
-    assert entries["surrogates.key"]["error"]["type"] == "UnsupportedOutput"
+    assert entries["surrogates.key"]["error"]["type"] == "SerializeError"
     assert "is not valid UTF-8" in entries["surrogates.key"]["error"]["message"]

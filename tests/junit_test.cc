@@ -1,4 +1,6 @@
 // Unit tests of the JUnit XML report and of xml_safe, checked by parsing the output with pugixml and expat.
+#include "junit.h"
+
 #include <gtest/gtest.h>
 #include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "compare.h"
-#include "junit.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -67,7 +68,9 @@ TEST(JunitXmlSafe, KeepsValidText) {
 }
 
 TEST(JunitXmlSafe, ReplacesControlCharacters) {
-  EXPECT_EQ(xml_safe("a\x01" "b"), "a" + kReplacement + "b");
+  EXPECT_EQ(xml_safe("a\x01"
+                     "b"),
+            "a" + kReplacement + "b");
   EXPECT_EQ(xml_safe("\x1b[31mred\x1b[0m"), kReplacement + "[31mred" + kReplacement + "[0m");
   EXPECT_EQ(xml_safe(std::string("nul\0here", 8)), "nul" + kReplacement + "here");
   EXPECT_EQ(xml_safe("\x08\x0b\x0c\x1f"), kReplacement + kReplacement + kReplacement + kReplacement);
@@ -100,15 +103,23 @@ TEST(JunitXmlSafe, ReplacesNonCharactersFFFEAndFFFF) {
 
 TEST(JunitXmlSafe, OneReplacementPerWellFormedButForbiddenCharacter) {
   // A lone surrogate or U+FFFE is one character: the header promises one U+FFFD for it, not one per byte.
-  EXPECT_EQ(xml_safe("a\xed\xa0\x80" "b"), "a" + kReplacement + "b");
-  EXPECT_EQ(xml_safe("a\xef\xbf\xbe" "b"), "a" + kReplacement + "b");
+  EXPECT_EQ(xml_safe("a\xed\xa0\x80"
+                     "b"),
+            "a" + kReplacement + "b");
+  EXPECT_EQ(xml_safe("a\xef\xbf\xbe"
+                     "b"),
+            "a" + kReplacement + "b");
 }
 
 TEST(JunitXmlSafe, ReplacesInvalidBytes) {
-  EXPECT_EQ(xml_safe("a\xff" "b"), "a" + kReplacement + "b");
-  EXPECT_EQ(xml_safe("\x80"), kReplacement);  // continuation byte without a lead
+  EXPECT_EQ(xml_safe("a\xff"
+                     "b"),
+            "a" + kReplacement + "b");
+  EXPECT_EQ(xml_safe("\x80"), kReplacement);                            // continuation byte without a lead
   EXPECT_EQ(xml_safe("x\xe4\xb8"), "x" + kReplacement + kReplacement);  // truncated at the end
-  EXPECT_EQ(xml_safe("\xc3" "A"), kReplacement + "A");               // lead byte followed by ASCII
+  EXPECT_EQ(xml_safe("\xc3"
+                     "A"),
+            kReplacement + "A");  // lead byte followed by ASCII
   EXPECT_TRUE(is_xml_text(xml_safe("\xf0\x9f\x98")));
 }
 
@@ -158,7 +169,8 @@ class JunitReport : public ::testing::Test {
     s.gold_seconds = 0.5, s.candidate_seconds = 0.25, s.compare_seconds = 0.125;
     s.repro = "parity run --only " + s.id;
     if (status == "fail") s.checks.push_back({"values", false, "outputs['a']", "Mismatched elements: 1 / 4", {}});
-    if (status == "error") s.checks.push_back({"error", false, "candidate", "the candidate run raised KeyError: 'x'", {}});
+    if (status == "error")
+      s.checks.push_back({"error", false, "candidate", "the candidate run raised KeyError: 'x'", {}});
     s.checks.push_back({"type", true, "outputs", "", {{"leaves", 3}}});
     report_.scenarios.push_back(s);
     return report_.scenarios.back();
@@ -201,7 +213,7 @@ TEST_F(JunitReport, SuiteCountsFollowTheStatuses) {
   EXPECT_EQ(suite.attribute("tests").as_int(), 6);
   EXPECT_EQ(suite.attribute("failures").as_int(), 2);  // fail and xpass
   EXPECT_EQ(suite.attribute("errors").as_int(), 1);
-  EXPECT_EQ(suite.attribute("skipped").as_int(), 2);   // skip and xfail
+  EXPECT_EQ(suite.attribute("skipped").as_int(), 2);  // skip and xfail
   EXPECT_DOUBLE_EQ(suite.attribute("time").as_double(), 3.5);
   EXPECT_STREQ(suite.attribute("timestamp").value(), "2024-05-01T12:00:00Z");
   EXPECT_EQ(std::distance(suite.children("testcase").begin(), suite.children("testcase").end()), 6);
