@@ -47,6 +47,7 @@ std::string hex_bits(double value) {
 struct Span {
   std::ptrdiff_t low = 0, high = 0;
   bool empty = false;
+  bool overflow = false;  // only a hostile file can describe an array whose reach overflows
   std::size_t size() const { return static_cast<std::size_t>(high - low); }
 };
 
@@ -54,11 +55,15 @@ Span span_of(int ndim, const npy_intp* shape, const npy_intp* strides, npy_intp 
   Span span;
   for (int i = 0; i < ndim; ++i) {
     if (shape[i] == 0) span.empty = true;
-    const std::ptrdiff_t reach = strides[i] * (shape[i] - 1);
-    (reach < 0 ? span.low : span.high) += reach;
+    std::ptrdiff_t reach = 0;
+    span.overflow |= __builtin_mul_overflow(strides[i], shape[i] - 1, &reach);
+    span.overflow |=
+        __builtin_add_overflow(reach < 0 ? span.low : span.high, reach, reach < 0 ? &span.low : &span.high);
   }
-  if (span.empty) return {0, 0, true};
-  span.high += itemsize;
+  if (span.empty) return {0, 0, true, span.overflow};
+  span.overflow |= __builtin_add_overflow(span.high, itemsize, &span.high);
+  std::ptrdiff_t size = 0;  // size() is high - low, which must be representable too
+  span.overflow |= __builtin_sub_overflow(span.high, span.low, &size);
   return span;
 }
 
@@ -406,6 +411,7 @@ Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string&
   const auto offset = node.at("offset").get<std::uint64_t>();
   const auto misalign = node.value("misalign", std::uint64_t{0}) % kMisalignModulus;
   const Span span = span_of(static_cast<int>(shape.size()), shape.data(), strides.data(), PyDataType_ELSIZE(descr));
+  if (span.overflow) fail(path + ": shape and strides reach beyond any possible buffer");
   if (!span.empty && (static_cast<std::uint64_t>(-span.low) != offset || span.size() != size))
     fail(path + ": shape, strides and dtype do not match the stored bytes");
 
@@ -571,6 +577,8 @@ Node Decoder::read() {
     fail(std::string("malformed number: ") + e.what());
   } catch (const std::out_of_range& e) {
     fail(std::string("malformed number: ") + e.what());
+  } catch (py::error_already_set& e) {  // NumPy refusing a description (e.g. "array is too big")
+    fail(std::string("invalid array description: ") + e.what());
   }
 }
 

@@ -358,6 +358,16 @@ TEST_F(DamagedFile, TypesOffTheAllowListAreNeverRebuilt) {
   EXPECT_NE(reducer.find("no reducer named 'pickle.loads'"), std::string::npos) << reducer;
 }
 
+TEST_F(DamagedFile, HostileSizesAreRejectedWithoutAllocating) {
+  // The sample's array is arange(6.0).reshape(2, 3)[:, ::2]: shape [2,2], strides [24,16], a 48-byte span.
+  expect_format_error(with_header(replace(header(), "\"strides\":[24,16]", "\"strides\":[9223372036854775807,16]")),
+                      "reach beyond any possible buffer");
+  // A zero-stride description whose span matches the blob but whose element count NumPy refuses.
+  const std::string huge = replace(replace(header(), "\"strides\":[24,16]", "\"strides\":[0,40]"), "\"shape\":[2,2]",
+                                   "\"shape\":[4611686018427387904,2]");
+  expect_format_error(with_header(huge), "invalid array description");
+}
+
 TEST_F(DamagedFile, TruncatedFilesAreRejected) {
   expect_format_error(bytes.substr(0, 10), "too short");
   expect_format_error(bytes.substr(0, 30), "truncated");
