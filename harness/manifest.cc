@@ -16,6 +16,9 @@ json to_json(const Manifest& m) {
   for (const ScenarioRecord& s : m.scenarios) {
     json entry = {{"id", s.id}, {"status", s.status}, {"file", s.file}, {"seconds", s.seconds}, {"meta", s.meta}};
     if (!s.error.is_null()) entry["error"] = s.error;
+    if (!s.fidelity.is_null()) entry["fidelity"] = s.fidelity;
+    if (!s.pickle_file.empty()) entry["pickle_file"] = s.pickle_file;
+    if (!s.pickle_error.is_null()) entry["pickle_error"] = s.pickle_error;
     scenarios.push_back(std::move(entry));
   }
   return {{"format", "parity-manifest"},
@@ -68,8 +71,12 @@ Manifest read_manifest(const std::filesystem::path& dir) {
       r.seconds = s.value("seconds", 0.0);
       r.error = s.value("error", json());
       r.meta = s.value("meta", json::object());
-      if (r.file.find("..") != std::string::npos || (!r.file.empty() && r.file.front() == '/'))
-        throw fail("scenario " + r.id + ": result file '" + r.file + "' is outside the results directory");
+      r.fidelity = s.value("fidelity", json());
+      r.pickle_file = s.value("pickle_file", "");
+      r.pickle_error = s.value("pickle_error", json());
+      for (const std::string& f : {r.file, r.pickle_file})
+        if (f.find("..") != std::string::npos || (!f.empty() && f.front() == '/'))
+          throw fail("scenario " + r.id + ": result file '" + f + "' is outside the results directory");
       m.scenarios.push_back(std::move(r));
     }
   } catch (const json::exception& e) {

@@ -24,8 +24,11 @@ struct ScenarioRecord {
   std::string status;  ///< ok, error, xfail, xpass, skip
   std::string file;    ///< result file relative to the results directory; empty when none was written
   double seconds = 0;
-  nlohmann::json error;  ///< {type, message, traceback} for error, xfail and skip; null otherwise
-  nlohmann::json meta;   ///< the scenario's declaration: module, function, params, rtol, atol, tags, xfail, source
+  nlohmann::json error;     ///< {type, message, traceback} for error, xfail and skip; null otherwise
+  nlohmann::json meta;      ///< the scenario's declaration: module, function, params, rtol, atol, tags, xfail, source
+  nlohmann::json fidelity;  ///< {path: digest} of every leaf as the scenario produced it (parity.probe)
+  std::string pickle_file;  ///< the outputs pickled with protocol 5, relative to the results directory
+  nlohmann::json pickle_error;  ///< {type, message, traceback, path} when pickling the outputs raised
 };
 
 struct Manifest {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "atomic_file.h"
 #include "codec.h"
 #include "config.h"
 #include "interpreter.h"
@@ -69,8 +70,24 @@ void apply_xfail(ScenarioRecord& record, const std::string& role) {
   }
 }
 
+// What compare needs to check parity's codec (leaf digests) and the ecosystem's pickle (a protocol 5 blob).
+void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out,
+                   const std::string& stem, bool pickle_probe) {
+  py::module_ probe = py::module_::import("parity.probe");
+  record.fidelity = to_json(probe.attr("digests")(outputs));
+  if (!pickle_probe) return;
+  py::tuple pickled = probe.attr("pickle_outputs")(outputs);
+  if (pickled[0].is_none()) {
+    record.pickle_error = to_json(pickled[1]);
+    return;
+  }
+  const std::string file = std::string(kResultsSubdir) + "/" + stem + ".pickle";
+  write_file_atomically(out / file, pickled[0].cast<std::string_view>());
+  record.pickle_file = file;
+}
+
 ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::filesystem::path& out,
-                       const std::string& role) {
+                       const std::string& role, bool pickle_probe) {
   ScenarioRecord record;
   record.id = scenario.attr("id").cast<std::string>();
   record.meta = to_json(scenario.attr("metadata")());
@@ -83,6 +100,7 @@ ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::files
     try {
       write_result(out / file, outcome["outputs"]);
       record.file = file;
+      record_probes(record, outcome["outputs"], out, scenario.attr("file_name").cast<std::string>(), pickle_probe);
     } catch (const UnsupportedOutput& e) {
       record.status = "error", record.error = error_record("SerializeError", e.what());
     } catch (const std::runtime_error& e) {
@@ -126,7 +144,7 @@ int run_loaded(const RunOptions& options, Manifest& manifest, py::handle backend
   for (py::handle error : found.attr("errors")) manifest.scenarios.push_back(module_error(error));
   for (const ScenarioRecord& r : manifest.scenarios) print_outcome(r, options.quiet);
   for (py::handle scenario : found.attr("scenarios")) {
-    manifest.scenarios.push_back(run_one(scenario, backend, options.out, role));
+    manifest.scenarios.push_back(run_one(scenario, backend, options.out, role, options.pickle_probe));
     print_outcome(manifest.scenarios.back(), options.quiet);
   }
   manifest.run["seconds"] = seconds_since(start);

@@ -22,6 +22,7 @@ struct RunOptions {
   std::filesystem::path out;
   Selection selection;
   bool quiet = false;
+  bool pickle_probe = true;  ///< also store the outputs pickled (protocol 5) for compare's pickle check
 };
 
 /// Runs the selected scenarios and writes OUT/manifest.json and OUT/results/*. Returns kExitOk when every

@@ -1,0 +1,175 @@
+"""Fidelity digests and the pickle probe: checks on parity's own codec and on the candidate's pickling."""
+from __future__ import annotations
+
+import hashlib
+import pickle
+import struct
+
+import numpy as np
+
+from parity import reducers
+from parity._scenario import describe_exception
+
+PROTOCOL = 5
+
+
+def _children(obj, path):
+    """The (path, child) pairs of a container, with the same paths the codec uses."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            escaped = str(key).replace("\\", "\\\\").replace("'", "\\'")
+            yield f"{path}['{escaped}']", value
+    elif isinstance(obj, (list, tuple)):
+        for i, value in enumerate(obj):
+            yield f"{path}[{i}]", value
+
+
+def _state(obj):
+    """What a reducer records beside an object (None for native values)."""
+    if isinstance(obj, (dict, list, tuple, str, bytes, int, float, complex, type(None), np.generic)):
+        return None
+    if type(obj) is np.ndarray:
+        return None
+    reduced = reducers.reduce(obj)
+    return None if reduced is None else reduced[1]
+
+
+def _value_bytes(a: np.ndarray) -> bytes:
+    """Element bytes in C order; x87 long double's unused bytes (uninitialized memory) are left out."""
+    plain = np.ascontiguousarray(a.view(np.ndarray))
+    if plain.dtype.kind in "fc" and plain.dtype.itemsize // (2 if plain.dtype.kind == "c" else 1) in (12, 16):
+        part = plain.dtype.itemsize // (2 if plain.dtype.kind == "c" else 1)
+        return np.frombuffer(plain.tobytes(), np.uint8).reshape(-1, part)[:, :10].tobytes()
+    return plain.tobytes()
+
+
+def _leaf_description(obj) -> bytes:
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
+    if isinstance(obj, np.ndarray):
+        flags = (obj.flags.c_contiguous, obj.flags.f_contiguous, obj.flags.writeable, obj.flags.aligned)
+        head = repr((obj.dtype.str, obj.dtype.descr, obj.shape, obj.strides, flags)).encode()
+        return kind + b"|" + head + b"|" + _value_bytes(obj)
+    if isinstance(obj, np.generic):
+        return kind + b"|" + np.asarray(obj).dtype.str.encode() + b"|" + _value_bytes(np.asarray(obj))
+    if isinstance(obj, float):
+        return kind + b"|" + struct.pack("<d", obj)
+    if isinstance(obj, complex):
+        return kind + b"|" + struct.pack("<dd", obj.real, obj.imag)
+    if isinstance(obj, str):
+        return kind + b"|" + obj.encode("utf-8", "surrogatepass")
+    return kind + b"|" + repr(obj).encode("utf-8", "backslashreplace")
+
+
+def digests(obj, path="outputs") -> dict:
+    """{path: digest} for every leaf: type, dtype (byte order too), shape, strides, flags, values, state."""
+    out = {}
+    _digest_into(obj, path, out, 0)
+    return out
+
+
+def _digest_into(obj, path, out, depth):
+    if depth > 500:
+        return
+    children = list(_children(obj, path))
+    if children or isinstance(obj, (dict, list, tuple)):
+        out[path] = hashlib.sha256(f"{type(obj).__module__}.{type(obj).__qualname__}:{len(children)}".encode()).hexdigest()[:16]
+        for child_path, child in children:
+            _digest_into(child, child_path, out, depth + 1)
+        return
+    out[path] = hashlib.sha256(_leaf_description(obj)).hexdigest()[:16]
+    state = _state(obj)
+    if isinstance(state, dict):
+        for name, value in state.items():
+            _digest_into(value, f"{path}.{name}", out, depth + 1)
+    elif state is not None:
+        _digest_into(state, f"{path}.state", out, depth + 1)
+
+
+def _unpicklable_path(obj, path, depth=0):
+    """The deepest path inside `obj` that pickle refuses (the place to fix)."""
+    for child_path, child in _children(obj, path):
+        try:
+            pickle.dumps(child, protocol=PROTOCOL)
+        except Exception:  # noqa: BLE001 - any pickling failure is what we are locating
+            return _unpicklable_path(child, child_path, depth + 1) if depth < 500 else child_path
+    return path
+
+
+def pickle_outputs(obj):
+    """(blob, None) with the outputs pickled the way the ecosystem would, or (None, error with its path)."""
+    try:
+        return pickle.dumps(obj, protocol=PROTOCOL), None
+    except Exception as exc:  # noqa: BLE001 - a pickling failure is a finding, not a crash
+        error = describe_exception(exc)
+        error["path"] = _unpicklable_path(obj, "outputs")
+        return None, error
+
+
+def unpickle(blob: bytes):
+    """(obj, None), or (None, error) when unpickling raises (as the cuDF proxy did)."""
+    try:
+        return pickle.loads(blob), None
+    except Exception as exc:  # noqa: BLE001
+        return None, describe_exception(exc)
+
+
+def _array_aspects(a):
+    return {
+        "type": f"{type(a).__module__}.{type(a).__qualname__}",
+        "dtype": a.dtype.str if a.dtype.names is None else repr(a.dtype.descr),
+        "shape": a.shape,
+        "strides": a.strides,
+        "layout": ("C" if a.flags.c_contiguous else "") + ("F" if a.flags.f_contiguous else ""),
+        "writeable": a.flags.writeable,
+    }
+
+
+def _numpy_losses(a) -> set:
+    """The aspects plain NumPy's own pickle loses for an array like `a` (strides of a view, for one): a
+    candidate is not blamed for those, wherever in its outputs the array sits."""
+    plain = a.view(np.ndarray)
+    before, after = _array_aspects(plain), _array_aspects(pickle.loads(pickle.dumps(plain, protocol=PROTOCOL)))
+    return {k for k in before if before[k] != after[k]}
+
+
+def _attributes(obj):
+    try:
+        return dict(vars(obj))
+    except TypeError:
+        return {}
+
+
+def losses(faithful, unpickled, path="outputs", depth=0):
+    """What the pickle round trip lost beyond what plain NumPy's pickle loses for the same arrays, as
+    [{path, aspect, faithful, unpickled}]. compare also discounts whatever gold loses at the same path."""
+    found = []
+    if depth > 500:
+        return found
+    if type(faithful) is not type(unpickled):
+        t = lambda o: f"{type(o).__module__}.{type(o).__qualname__}"  # noqa: E731
+        return [{"path": path, "aspect": "type", "faithful": t(faithful), "unpickled": t(unpickled)}]
+    if isinstance(faithful, (dict, list, tuple)):
+        pairs = list(zip(_children(faithful, path), _children(unpickled, path)))
+        if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful) != list(unpickled)):
+            return [{"path": path, "aspect": "structure", "faithful": repr(len(faithful)), "unpickled": repr(len(unpickled))}]
+        for (child_path, f), (_, u) in pairs:
+            found += losses(f, u, child_path, depth + 1)
+        return found
+    if isinstance(faithful, np.ndarray):
+        fa, ua = _array_aspects(faithful), _array_aspects(unpickled)
+        inherent = _numpy_losses(faithful)
+        found += [{"path": path, "aspect": k, "faithful": repr(fa[k]), "unpickled": repr(ua[k])}
+                  for k in fa if fa[k] != ua[k] and k not in inherent]
+        # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included).
+        if faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
+            if _value_bytes(faithful) != _value_bytes(unpickled):
+                found.append({"path": path, "aspect": "values", "faithful": "as written", "unpickled": "different"})
+    elif _leaf_description(faithful) != _leaf_description(unpickled):
+        found.append({"path": path, "aspect": "values", "faithful": repr(faithful)[:200], "unpickled": repr(unpickled)[:200]})
+    fattr, uattr = _attributes(faithful), _attributes(unpickled)
+    for name, value in fattr.items():
+        if name not in uattr:
+            found.append({"path": f"{path}.{name}", "aspect": "attribute", "faithful": "present", "unpickled": "missing"})
+        else:
+            found += losses(value, uattr[name], f"{path}.{name}", depth + 1)
+    return found
