@@ -321,8 +321,102 @@ Policy policy_for(const Manifest& gold, const Manifest& candidate, const json& m
 }
 
 // Loads both result files and checks them; file problems become this scenario's error.
+// One side of a scenario, for the probes: its record and its outputs rebuilt as Python objects.
+struct Side {
+  std::string name;
+  const Manifest& manifest;
+  const ScenarioRecord& record;
+  py::object outputs;
+};
+
+// fidelity: the reloaded outputs must digest exactly as the scenario's outputs did before writing.
+void check_fidelity(const Side& side, CheckList& list) {
+  if (!side.record.fidelity.is_object()) return;
+  py::dict recomputed = py::module_::import("parity.probe").attr("digests")(side.outputs);
+  std::size_t failures = 0;
+  for (const auto& [path, digest] : side.record.fidelity.items()) {
+    const py::str key(path);
+    const std::string now = recomputed.contains(key) ? recomputed[key].cast<std::string>() : "absent";
+    if (now == digest.get<std::string>()) continue;
+    ++failures;
+    list.failures.push_back({"fidelity",
+                             false,
+                             path,
+                             "the " + side.name + " output reloaded from " +
+                                 (side.manifest.dir / side.record.file).string() +
+                                 " differs from what the scenario produced (digest " + digest.get<std::string>() +
+                                 ", reloaded " + now + "): parity's codec changed it; please report this file",
+                             {{"side", side.name}, {"written", digest}, {"reloaded", now}}});
+  }
+  if (failures == 0) list.pass("fidelity");
+}
+
+py::tuple unpickle(const Side& side) {
+  py::object blob = py::module_::import("pathlib")
+                        .attr("Path")((side.manifest.dir / side.record.pickle_file).string())
+                        .attr("read_bytes")();
+  return py::module_::import("parity.probe").attr("unpickle")(blob);
+}
+
+std::string error_summary(const json& error) { return error.value("type", "?") + ": " + error.value("message", ""); }
+
+// pickle: what the candidate's own pickling loses, judged against what plain NumPy (gold) loses too.
+void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
+  const json &gerr = gold.record.pickle_error, &cerr = cand.record.pickle_error;
+  if (cerr.is_object() && !gerr.is_object())
+    return list.failures.push_back({"pickle", false, cerr.value("path", "outputs"),
+                                    "pickle (protocol 5) cannot pickle the " + cand.name +
+                                        " output: " + error_summary(cerr) + "; " + gold.name + "'s output pickles",
+                                    cerr});
+  if (gold.record.pickle_file.empty() || cand.record.pickle_file.empty()) return;
+  py::tuple g = unpickle(gold), c = unpickle(cand);
+  if (!c[1].is_none() && g[1].is_none()) {
+    json err = json::parse(py::module_::import("parity._scenario").attr("json_text")(c[1]).cast<std::string>());
+    return list.failures.push_back(
+        {"pickle", false, "outputs",
+         "unpickling the " + cand.name + " outputs raised " + error_summary(err) + "\n" + err.value("traceback", ""),
+         err});
+  }
+  if (!c[1].is_none() || !g[1].is_none()) return;
+  py::object losses = py::module_::import("parity.probe").attr("losses");
+  std::set<std::pair<std::string, std::string>> gold_losses;
+  for (py::handle l : losses(gold.outputs, g[0]))
+    gold_losses.emplace(l["path"].cast<std::string>(), l["aspect"].cast<std::string>());
+  std::size_t failures = 0;
+  for (py::handle l : losses(cand.outputs, c[0])) {
+    const auto path = l["path"].cast<std::string>(), aspect = l["aspect"].cast<std::string>();
+    if (gold_losses.count({path, aspect})) continue;  // plain NumPy loses it too: not the candidate's fault
+    ++failures;
+    const auto faithful = l["faithful"].cast<std::string>(), unpickled = l["unpickled"].cast<std::string>();
+    list.failures.push_back({"pickle",
+                             false,
+                             path,
+                             "pickle (protocol 5) round trip of the " + cand.name + " output loses its " + aspect +
+                                 ": " + faithful + " before, " + unpickled + " after; " + gold.name + " keeps it",
+                             {{"aspect", aspect}, {"faithful", faithful}, {"unpickled", unpickled}}});
+  }
+  if (failures == 0) list.pass("pickle");
+}
+
+void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
+                const Node& gn, const Node& cn, const CompareOptions& options, CheckList& list) {
+  py::object gobj, cobj;
+  try {
+    gobj = to_python(gn);
+    cobj = to_python(cn);
+  } catch (const FormatError& e) {
+    return list.failures.push_back(
+        {"fidelity", false, "outputs", std::string("cannot rebuild the outputs to check them: ") + e.what()});
+  }
+  const Side gs{gold.backend.value("name", "gold"), gold, g, gobj},
+      cs{candidate.backend.value("name", "candidate"), candidate, c, cobj};
+  check_fidelity(gs, list);
+  check_fidelity(cs, list);
+  if (options.pickle_probe) check_pickle(gs, cs, list);
+}
+
 void compare_files(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
-                   ScenarioOutcome& out) {
+                   const CompareOptions& options, ScenarioOutcome& out) {
   for (const auto* side : {&g, &c}) {
     if (side->file.empty() || !std::filesystem::exists((side == &g ? gold : candidate).dir / side->file)) {
       out.status = "fail";
@@ -342,6 +436,7 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
     return;
   }
   CheckList list = compare_outputs(gn, cn, policy_for(gold, candidate, out.meta));
+  run_probes(gold, candidate, g, c, gn, cn, options, list);
   out.status = list.failures.empty() ? "pass" : "fail";
   out.checks = std::move(list.failures);
   for (const auto& [check, n] : list.passed) out.checks.push_back({check, true, "outputs", "", {{"leaves", n}}});
@@ -415,7 +510,7 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   out.gold_seconds = g ? g->seconds : 0;
   out.candidate_seconds = c ? c->seconds : 0;
   out.repro = repro_command(options.program, gold, candidate, id, out.meta);
-  if (!decide_without_outputs(g, c, gold, candidate, out)) compare_files(gold, candidate, *g, *c, out);
+  if (!decide_without_outputs(g, c, gold, candidate, out)) compare_files(gold, candidate, *g, *c, options, out);
   apply_compare_xfail(out);
   if (out.message.empty()) out.message = summary_message(out);
   for (Check& check : out.checks)
@@ -458,8 +553,22 @@ bool CompareReport::failed() const {
   return n["fail"] + n["error"] + n["xpass"] > 0;
 }
 
+// The probes rebuild outputs through the backends' reducers, which are registered when their modules load.
+void load_reducers(const Manifest& m) {
+  const std::string spec = m.backend.value("spec", "");
+  try {
+    py::module_::import("parity.backend").attr("load")(spec, m.backend.value("role", ""));
+  } catch (py::error_already_set& e) {
+    std::fprintf(stderr,
+                 "parity compare: cannot import backend %s for its reducers (%s); outputs of its own types "
+                 "cannot be rebuilt, so their fidelity and pickle checks fail\n",
+                 spec.c_str(), e.what());
+  }
+}
+
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  for (const Manifest* m : {&gold, &candidate}) load_reducers(*m);
   CompareReport report;
   report.gold = &gold;
   report.candidate = &candidate;

@@ -14,7 +14,7 @@
 namespace parity {
 
 /// One check at one place. Check names are a public contract (README, docs/report-json.md):
-/// structure, shape, dtype, layout, writeable, type, values, missing, error.
+/// structure, shape, dtype, layout, writeable, type, attrs, values, fidelity, pickle, serialize, missing, error.
 struct Check {
   std::string check;
   bool ok = false;
@@ -62,6 +62,7 @@ struct CompareReport {
 struct CompareOptions {
   std::string program = "parity";  ///< how the repro command invokes parity
   std::vector<std::string> only;   ///< restrict to these ids
+  bool pickle_probe = true;        ///< unpickle the stored pickles (runs code from them: trusted results only)
 };
 
 /// Compares every scenario of the two runs (the union of their ids).

@@ -47,6 +47,7 @@ void print_outcome(const ScenarioOutcome& s) {
 struct CompareArgs {
   std::string gold, candidate, json_file, junit_file;
   std::vector<std::string> only;
+  bool pickle_probe = true;
 };
 
 int compare_command(const CompareArgs& args, const std::string& program) {
@@ -63,7 +64,7 @@ int compare_command(const CompareArgs& args, const std::string& program) {
                gold.backend.value("name", "?").c_str(), gold.backend.value("version", "?").c_str(), args.gold.c_str(),
                candidate.backend.value("name", "?").c_str(), candidate.backend.value("version", "?").c_str(),
                args.candidate.c_str());
-  CompareReport report = compare_runs(gold, candidate, {program, args.only});
+  CompareReport report = compare_runs(gold, candidate, {program, args.only, args.pickle_probe});
   report.started = utc_timestamp();
   for (const auto& s : report.scenarios) print_outcome(s);
   try {
@@ -101,6 +102,8 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::IsMember({"gold", "candidate"}));
   run->add_option("--out", run_options.out, "results directory to write")->required();
   run->add_flag("-q,--quiet", run_options.quiet, "print only failing scenarios");
+  run->add_flag("!--no-pickle-probe", run_options.pickle_probe,
+                "do not store the outputs pickled for the pickle check");
   add_selection(run, run_options.selection);
 
   CompareArgs compare_args;
@@ -110,6 +113,8 @@ int main_impl(int argc, char** argv) {
   compare->add_option("--json", compare_args.json_file, "write the JSON report here");
   compare->add_option("--junit", compare_args.junit_file, "write the JUnit XML report here");
   compare->add_option("--only", compare_args.only, "compare only the scenario with this exact id (repeatable)");
+  compare->add_flag("!--no-pickle-probe", compare_args.pickle_probe,
+                    "do not unpickle stored pickles (unpickling runs code: use it for results from elsewhere)");
 
   try {
     app.parse(argc, argv);

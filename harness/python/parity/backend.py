@@ -61,6 +61,12 @@ class Backend:
                                                      for k, v in type_map.items()):
             raise BackendError(f"backend {name!r}: TYPE_MAP must be a dict of type names (str -> str)")
         self.type_map = dict(type_map)
+        # The generic reducer may rebuild subclasses defined by this backend, and by the types it maps to.
+        from parity import reducers
+
+        reducers.allow_module(module.__name__)
+        for type_name in self.type_map.values():
+            reducers.allow_module(type_name.rpartition(".")[0])
 
     @property
     def version(self) -> str:
