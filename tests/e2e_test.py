@@ -252,3 +252,42 @@ def test_lone_surrogates_in_messages_and_keys_are_scenario_errors_not_crashes(tm
     assert entries["surrogates.message"]["error"]["type"] == "RuntimeError"
     assert entries["surrogates.key"]["error"]["type"] == "SerializeError"
     assert "is not valid UTF-8" in entries["surrogates.key"]["error"]["message"]
+
+
+def test_the_cudf_pickle_bug_fails_pickle_at_the_attribute_and_passes_fidelity(e2e_gold, tmp_path):
+    cand = tmp_path / "lossy"
+    run("broken.lossy_pickle", cand, "--scenarios", E2E / "scenarios", check=1)
+    _, report, _ = compare(e2e_gold, cand, tmp_path, check=1)
+    pickle_failures = {(i, p) for i, check, p in failing(report) if check == "pickle"}
+    assert ("basic.matrix", "outputs['m']._fsproxy_wrapped") in pickle_failures
+    assert ("basic.integers", "outputs[0]._fsproxy_wrapped") in pickle_failures
+    # A NumPy subclass is pickled in-band even with protocol 5, which drops a big-endian byte order.
+    assert ("basic.big_endian", "outputs['be']") in pickle_failures
+    assert {check for _, check, _ in failing(report)} == {"pickle", "error"}  # error: basic.raises
+    passed = {(s["id"], c["check"]) for s in report["scenarios"] for c in s["checks"] if c["ok"]}
+    assert ("basic.matrix", "fidelity") in passed and ("basic.matrix", "attrs") not in passed
+
+
+def test_a_result_file_changed_after_writing_fails_fidelity(tmp_path):
+    for name in ("gold", "cand"):
+        run("gold", tmp_path / name, "--scenarios", E2E / "scenarios", "--only", "basic.matrix")
+    manifest = json.loads((tmp_path / "cand" / "manifest.json").read_text())
+    result = tmp_path / "cand" / manifest["scenarios"][0]["file"]
+    data = bytearray(result.read_bytes())
+    data[-1] ^= 0x01  # the last byte of the last array's data
+    result.write_bytes(bytes(data))
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "cand", tmp_path, check=1)
+    checks = {(c["check"], c["path"]) for c in report["scenarios"][0]["checks"] if not c["ok"]}
+    assert ("fidelity", "outputs['v']") in checks, checks
+    message = next(c["message"] for c in report["scenarios"][0]["checks"] if c["check"] == "fidelity")
+    assert "parity's codec changed it" in message and str(result) in message
+
+
+def test_no_pickle_probe_leaves_the_stored_pickles_alone(e2e_gold, tmp_path):
+    cand = tmp_path / "lossy"
+    run("broken.lossy_pickle", cand, "--scenarios", E2E / "scenarios", check=1)
+    proc = parity("compare", e2e_gold, cand, "--json", tmp_path / "r.json", "--no-pickle-probe", check=1)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert not [c for s in report["scenarios"] for c in s["checks"] if c["check"] == "pickle"], proc.stderr
+    run("gold", tmp_path / "nopickle", "--scenarios", E2E / "scenarios", "--no-pickle-probe", check=1)
+    assert not list((tmp_path / "nopickle" / "results").glob("*.pickle"))
