@@ -400,6 +400,9 @@ void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
 
 void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
                 const Node& gn, const Node& cn, const CompareOptions& options, CheckList& list) {
+  const bool digests = g.fidelity.is_object() || c.fidelity.is_object();
+  const bool pickles = options.pickle_probe && (c.pickle_error.is_object() || !c.pickle_file.empty());
+  if (!digests && !pickles) return;  // results written without probes: nothing to rebuild for
   py::object gobj, cobj;
   try {
     gobj = to_python(gn);
