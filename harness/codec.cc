@@ -101,6 +101,29 @@ void gather(const char* src, char* dst, int dim, int ndim, const npy_intp* shape
     gather(src + i * strides[dim], dst + i * strides[dim], dim + 1, ndim, shape, strides, bytes);
 }
 
+// The index of element `flat` (C order) as Python writes it: [2, 0], [5], or [()] for 0-d.
+std::string index_path(std::int64_t flat, int ndim, const npy_intp* shape) {
+  if (ndim == 0) return "[()]";
+  std::vector<std::int64_t> index(static_cast<std::size_t>(ndim));
+  for (int d = ndim - 1; d >= 0; --d) index[static_cast<std::size_t>(d)] = flat % shape[d], flat /= shape[d];
+  std::string s = "[";
+  for (int d = 0; d < ndim; ++d) s += (d ? ", " : "") + std::to_string(index[static_cast<std::size_t>(d)]);
+  return s + "]";
+}
+
+// The address of every element of an object array, in C order (strides of any sign, zero included).
+std::vector<PyObject**> object_slots(PyArrayObject* array) {
+  std::vector<PyObject**> slots;
+  const int ndim = PyArray_NDIM(array);
+  const npy_intp *shape = PyArray_SHAPE(array), *strides = PyArray_STRIDES(array);
+  std::function<void(char*, int)> visit = [&](char* at, int dim) {
+    if (dim == ndim) return slots.push_back(reinterpret_cast<PyObject**>(at));
+    for (npy_intp i = 0; i < shape[dim]; ++i) visit(at + i * strides[dim], dim + 1);
+  };
+  if (PyArray_SIZE(array) > 0) visit(PyArray_BYTES(array), 0);
+  return slots;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Writing
 
@@ -121,7 +144,9 @@ class Encoder {
   json encode_reduced(py::handle obj, const std::string& path, int depth);
   json encode_native(py::handle obj, const std::string& path, int depth);
   json encode_sequence(py::handle obj, const char* kind, const std::string& path, int depth);
-  json encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path);
+  json encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path,
+                    int depth = 0);
+  json encode_object_array(PyArrayObject* array, const std::string& type, const std::string& path, int depth);
   json encode_dtype(py::handle dtype, const std::string& path);
   std::size_t add_bytes(py::object owner, const char* data, std::size_t size);
 
@@ -160,8 +185,32 @@ json Encoder::encode_dtype(py::handle dtype, const std::string& path) {
   return {{"str", dtype.attr("str").cast<std::string>()}};
 }
 
-json Encoder::encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path) {
+// Object arrays: each element through the codec (at its index path); the layout as for any array.
+json Encoder::encode_object_array(PyArrayObject* array, const std::string& type, const std::string& path, int depth) {
+  const int ndim = PyArray_NDIM(array);
+  const npy_intp *shape = PyArray_SHAPE(array), *strides = PyArray_STRIDES(array);
+  const Span span = span_of(ndim, shape, strides, PyArray_ITEMSIZE(array));
+  json elements = json::array();
+  std::int64_t flat = 0;
+  for (PyObject** slot : object_slots(array)) {
+    py::handle element = *slot ? py::handle(*slot) : py::handle(Py_None);
+    elements.push_back(encode(element, path + index_path(flat++, ndim, shape), depth + 1));
+  }
+  return {{"kind", "ndarray"},
+          {"type", type},
+          {"dtype", {{"str", "|O"}}},
+          {"shape", std::vector<std::int64_t>(shape, shape + ndim)},
+          {"strides", std::vector<std::int64_t>(strides, strides + ndim)},
+          {"offset", -span.low},
+          {"writeable", PyArray_ISWRITEABLE(array) != 0},
+          {"elements", elements}};
+}
+
+json Encoder::encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path,
+                           int depth) {
   PyArray_Descr* descr = PyArray_DESCR(array);
+  if (descr->type_num == NPY_OBJECT && kind == std::string("ndarray"))
+    return encode_object_array(array, type, path, depth);
   if (PyDataType_REFCHK(descr))
     throw UnsupportedOutput(path + ": arrays of dtype " +
                             py::str(reinterpret_cast<PyObject*>(descr)).cast<std::string>() +
@@ -241,7 +290,7 @@ json Encoder::encode_reduced(py::handle obj, const std::string& path, int depth)
     auto values = py::reinterpret_steal<py::object>(
         PyArray_View(reinterpret_cast<PyArrayObject*>(obj.ptr()), nullptr, &PyArray_Type));
     if (!values) throw py::error_already_set();
-    node = encode_array(reinterpret_cast<PyArrayObject*>(values.ptr()), "ndarray", type_name(obj), path);
+    node = encode_array(reinterpret_cast<PyArrayObject*>(values.ptr()), "ndarray", type_name(obj), path, depth);
   } else {
     node = {{"kind", "object"}, {"type", type_name(obj)}};
   }
@@ -276,7 +325,8 @@ json Encoder::encode(py::handle obj, const std::string& path, int depth) {
 json Encoder::encode_native(py::handle obj, const std::string& path, int depth) {
   PyObject* o = obj.ptr();
   if (o == Py_None) return {{"kind", "none"}};
-  if (PyArray_CheckExact(o)) return encode_array(reinterpret_cast<PyArrayObject*>(o), "ndarray", type_name(obj), path);
+  if (PyArray_CheckExact(o))
+    return encode_array(reinterpret_cast<PyArrayObject*>(o), "ndarray", type_name(obj), path, depth);
   if (PyArray_Check(o)) return encode_reduced(obj, path, depth);
   if (PyArray_IsScalar(o, Generic)) {
     auto array = py::reinterpret_steal<py::object>(PyArray_FromScalar(o, nullptr));
@@ -328,6 +378,7 @@ class Decoder {
   Node decode_kind(const json& node, const std::string& path, int depth);
   void decode_state(const json& node, Node& out, int depth);
   Node decode_array(const json& node, Node::Kind kind, const std::string& path);
+  Node decode_object_array(const json& node, const std::string& path, int depth);
   py::object decode_dtype(const json& dtype, const std::string& path, int depth);
   std::pair<std::uint64_t, std::uint64_t> blob(const json& node, const std::string& path) const;
   void read_exact(char* into, std::uint64_t size, std::uint64_t offset) const;
@@ -397,6 +448,44 @@ py::object Decoder::decode_dtype(const json& dtype, const std::string& path, int
   if (PyDataType_REFCHK(descr))
     fail(path + ": dtype " + py::str(result).cast<std::string>() + " holds Python objects; refused");
   return result;
+}
+
+// An object array is decoded filled with None, with its exact layout; its elements are nodes of their own,
+// put in place by to_python, so reading runs no code for them either.
+Node Decoder::decode_object_array(const json& node, const std::string& path, int depth) {
+  const auto shape = node.at("shape").get<std::vector<npy_intp>>();
+  const auto strides = node.at("strides").get<std::vector<npy_intp>>();
+  if (shape.size() != strides.size() || shape.size() > NPY_MAXDIMS) fail(path + ": bad shape or strides");
+  const json& elements = node.at("elements");
+  std::uint64_t count = 1;
+  for (npy_intp n : shape)
+    if (n < 0 || __builtin_mul_overflow(count, static_cast<std::uint64_t>(n), &count)) fail(path + ": bad shape");
+  if (count != elements.size()) fail(path + ": element count does not match the shape");
+  const Span span = span_of(static_cast<int>(shape.size()), shape.data(), strides.data(), sizeof(PyObject*));
+  const auto offset = node.at("offset").get<std::uint64_t>();
+  if (span.overflow || (!span.empty && static_cast<std::uint64_t>(-span.low) != offset) ||
+      span.size() % sizeof(PyObject*) != 0 || span.size() / sizeof(PyObject*) > 4 * count + 64)
+    fail(path + ": shape and strides do not describe the elements");
+  npy_intp slots = static_cast<npy_intp>(span.size() / sizeof(PyObject*)) + 1;
+  auto buffer = py::reinterpret_steal<py::object>(PyArray_SimpleNew(1, &slots, NPY_OBJECT));
+  if (!buffer || PyArray_FillWithScalar(reinterpret_cast<PyArrayObject*>(buffer.ptr()), Py_None) < 0)
+    throw py::error_already_set();
+  char* start = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(buffer.ptr())) + offset;
+  PyObject* raw = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_OBJECT), static_cast<int>(shape.size()),
+                                       shape.data(), strides.data(), start, NPY_ARRAY_WRITEABLE, nullptr);
+  if (!raw) throw py::error_already_set();
+  Node out;
+  out.array = py::reinterpret_steal<py::object>(raw);
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(raw), buffer.release().ptr()) < 0)
+    throw py::error_already_set();
+  if (!node.at("writeable").get<bool>()) PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(raw), NPY_ARRAY_WRITEABLE);
+  out.kind = Node::Kind::Array;
+  out.type = node.at("type").get<std::string>();
+  std::int64_t flat = 0;
+  for (const json& element : elements)
+    out.items.push_back(
+        decode(element, path + index_path(flat++, static_cast<int>(shape.size()), shape.data()), depth + 1));
+  return out;
 }
 
 Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string& path) {
@@ -495,6 +584,7 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
   if (kind == "dict") return container(Node::Kind::Dict, true);
   if (kind == "list") return container(Node::Kind::List, false);
   if (kind == "tuple") return container(Node::Kind::Tuple, false);
+  if (kind == "ndarray" && node.contains("elements")) return decode_object_array(node, path, depth);
   if (kind == "ndarray") return decode_array(node, Node::Kind::Array, path);
   if (kind == "scalar") return decode_array(node, Node::Kind::Scalar, path);
   if (kind == "str") return blob_text(Node::Kind::Str);
@@ -689,11 +779,26 @@ class Rebuilder {
       case Node::Kind::Bytes:
         return py::bytes(node.text);
       case Node::Kind::Array:
-        return node.array;
+        return node.items.empty() ? node.array : fill_object_array(node);
       case Node::Kind::Scalar:
         return node.array[py::tuple()];
     }
     return py::none();
+  }
+
+  // Puts each element (rebuilt) in its slot; the flag is lifted for that only, as the array is ours.
+  py::object fill_object_array(const Node& node) {
+    auto* array = reinterpret_cast<PyArrayObject*>(node.array.ptr());
+    const bool writeable = PyArray_ISWRITEABLE(array);
+    PyArray_ENABLEFLAGS(array, NPY_ARRAY_WRITEABLE);
+    const std::vector<PyObject**> slots = object_slots(array);
+    for (std::size_t i = 0; i < slots.size() && i < node.items.size(); ++i) {
+      PyObject* element = build(node.items[i]).release().ptr();
+      Py_XDECREF(*slots[i]);
+      *slots[i] = element;
+    }
+    if (!writeable) PyArray_CLEARFLAGS(array, NPY_ARRAY_WRITEABLE);
+    return node.array;
   }
 
   std::unordered_map<std::string, py::object> built_;

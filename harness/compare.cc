@@ -155,6 +155,7 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
 }
 
 void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::string& path) {
+  if (PyDataType_REFCHK(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(g.ptr())))) return;  // walked by compare_leaf
   py::object names = g.attr("dtype").attr("names");
   if (!names.is_none()) {
     // Structured: each field by its own rule, at its own path.
@@ -256,6 +257,9 @@ void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string&
   if (ga && ca) {
     const bool arrays = g.kind == Node::Kind::Array && c.kind == Node::Kind::Array;
     compare_arrays(ga, ca, arrays, path);
+    // Object arrays: the elements, pairwise in C order, with the same checks as any output.
+    if (arrays && !g.items.empty() && g.items.size() == c.items.size() && py::bool_(ga.attr("shape").equal(ca.attr("shape"))))
+      for (std::size_t i = 0; i < g.items.size(); ++i) walk(g.items[i], c.items[i], child_path(g.items[i], path));
     return compare_state(g, c, path);
   }
   if (g.kind != c.kind) return;  // the type check has reported it; there is no common value to compare

@@ -169,6 +169,10 @@ ValueReport compare_values(py::handle gold, py::handle candidate, const Toleranc
                     : numbers && (is_inexact(gd) || is_inexact(cd))                   ? Rule::Real
                                                                                       : Rule::Exact;
   report.criterion = rule == Rule::Exact ? "exact" : "allclose";
+  if (PyDataType_REFCHK(gd) || PyDataType_REFCHK(cd)) {  // compare walks object arrays element by element
+    report.not_comparable = "arrays of Python objects are compared element by element, not here";
+    return report;
+  }
   if (is_number(gd) != is_number(cd)) {
     report.not_comparable = "a number and a non-number have no common type to compare values in";
     return report;

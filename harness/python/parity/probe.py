@@ -22,6 +22,13 @@ def _children(obj, path):
     elif isinstance(obj, (list, tuple)):
         for i, value in enumerate(obj):
             yield f"{path}[{i}]", value
+    elif _is_object_array(obj):
+        for index in np.ndindex(obj.shape):
+            yield f"{path}[{', '.join(map(str, index)) if index else '()'}]", obj[index]
+
+
+def _is_object_array(obj):
+    return isinstance(obj, np.ndarray) and obj.dtype == object
 
 
 def _state(obj):
@@ -71,8 +78,9 @@ def _digest_into(obj, path, out, depth):
     if depth > 500:
         return
     children = list(_children(obj, path))
-    if children or isinstance(obj, (dict, list, tuple)):
-        out[path] = hashlib.sha256(f"{type(obj).__module__}.{type(obj).__qualname__}:{len(children)}".encode()).hexdigest()[:16]
+    if children or isinstance(obj, (dict, list, tuple)) or _is_object_array(obj):
+        head = repr(_array_aspects(obj)) if _is_object_array(obj) else f"{type(obj).__module__}.{type(obj).__qualname__}"
+        out[path] = hashlib.sha256(f"{head}:{len(children)}".encode()).hexdigest()[:16]
         for child_path, child in children:
             _digest_into(child, child_path, out, depth + 1)
         return
@@ -160,8 +168,11 @@ def losses(faithful, unpickled, path="outputs", depth=0):
         inherent = _numpy_losses(faithful)
         found += [{"path": path, "aspect": k, "faithful": repr(fa[k]), "unpickled": repr(ua[k])}
                   for k in fa if fa[k] != ua[k] and k not in inherent]
+        if _is_object_array(faithful) and faithful.shape == unpickled.shape and _is_object_array(unpickled):
+            for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
+                found += losses(f, u, child_path, depth + 1)
         # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included).
-        if faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
+        elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
             if _value_bytes(faithful) != _value_bytes(unpickled):
                 found.append({"path": path, "aspect": "values", "faithful": "as written", "unpickled": "different"})
     elif _leaf_description(faithful) != _leaf_description(unpickled):
