@@ -140,6 +140,11 @@ SUBCLASS_CASES = {
     'recarray': lambda: np.rec.fromarrays([np.arange(3), np.array([1.5, 2.5, 3.5])], names='a,b'),
     'user_reducer': lambda: {'p': Point(1, np.arange(2.0)), 'points': [Point('a', None)]},
     'shared_references': _shared,
+    'object_array': lambda: np.array([1, 'a', None, np.arange(2.0), {'k': 1.5}, 2 ** 70], dtype=object),
+    'object_f_reversed': lambda: np.asfortranarray(np.array([[1, 'x', b'y'], [None, 2.5, -0.0]], dtype=object))[::-1],
+    'object_readonly_broadcast': lambda: np.broadcast_to(np.array(['s'], dtype=object), (3, 2)),
+    'object_0d_reduced': lambda: np.array(Point(1, 2), dtype=object),
+    'object_empty': lambda: np.empty((0, 2), dtype=object),
 }
 CASES.update(SUBCLASS_CASES)
 
@@ -165,6 +170,10 @@ def same(expected, actual, path='outputs'):
     """Every difference between two output trees, as messages naming the path."""
     if type(expected) is not type(actual):
         return [f'{path}: type {type(expected).__name__} != {type(actual).__name__}']
+    if isinstance(expected, np.ndarray) and expected.dtype == object:
+        e, a = _describe(expected), _describe(actual)
+        diffs = [f'{path}: {k} {e[k]!r} != {a[k]!r}' for k in e if k != 'bytes' and e[k] != a[k]]
+        return diffs + [d for i in np.ndindex(expected.shape) for d in same(expected[i], actual[i], f'{path}{list(i)}')]
     if isinstance(expected, np.ndarray):
         e, a = _describe(expected), _describe(actual)
         diffs = [f'{path}: {k} {e[k]!r} != {a[k]!r}' for k in e if e[k] != a[k]]
@@ -288,7 +297,8 @@ TEST(Codec, UnsupportedOutputsNameTheirPath) {
   expect_unsupported("{'a': [1, Opaque()]}", "outputs['a'][1]: cannot write an object of type");
   expect_unsupported("{'f': np.vectorize(abs)}", "outputs['f']: cannot write an object of type numpy.vectorize");
   expect_unsupported("{1: 2}", "outputs: dict key 1");
-  expect_unsupported("[np.array([1, 'a'], dtype=object)]", "outputs[0]: arrays of dtype object");
+  expect_unsupported("[np.array([1, Opaque()], dtype=object)]", "outputs[0][1]: cannot write an object of type");
+  expect_unsupported("np.zeros(2, dtype=[('a', 'O')])", "outputs: arrays of dtype");
   expect_unsupported("cyclic", "nested deeper than");
 }
 

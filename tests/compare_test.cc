@@ -712,3 +712,15 @@ TEST_F(CompareOutputs, ATypeMapProxyAgainstAPlainArrayHasNoAttrsToCompare) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(CompareOutputs, ObjectArraysAreComparedElementByElementAtIndexPaths) {
+  const CheckList r =
+      check("np.array([[1, 'a'], [2.0, None]], dtype=object)", "np.array([[1, 'b'], [2.0, None]], dtype=object)");
+  ASSERT_TRUE(one_failure(r, "values", "outputs[0, 1]", {"'a'", "'b'"}));
+  EXPECT_TRUE(check("np.array([1.0, 'x'], dtype=object)", "np.array([1.0, 'x'], dtype=object)").failures.empty());
+  ASSERT_TRUE(one_failure(check("np.array([1.0], dtype=object)", "np.array([1.0])"), "dtype", "outputs"));
+}
+
+}  // namespace
