@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <pybind11/stl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bit>
@@ -381,23 +382,47 @@ class Decoder {
   Node decode_object_array(const json& node, const std::string& path, int depth);
   py::object decode_dtype(const json& dtype, const std::string& path, int depth);
   std::pair<std::uint64_t, std::uint64_t> blob(const json& node, const std::string& path) const;
+  py::object copy_misaligned(std::uint64_t file_offset, std::uint64_t size, std::uint64_t misalign);
   void read_exact(char* into, std::uint64_t size, std::uint64_t offset) const;
+  void map_file(int fd);
 
   std::filesystem::path file_;
-  int fd_ = -1;
   std::uint64_t file_size_ = 0, data_start_ = 0;
   json blobs_;
+  // The whole file, mapped privately: arrays view their blobs in place (copy-on-write when written to).
+  // A uint8 array over the mapping is every such array's base; the mapping goes when the last one does.
+  const char* map_ = nullptr;
+  py::object mapping_;
 };
 
-void Decoder::read_exact(char* into, std::uint64_t size, std::uint64_t offset) const {
-  while (size > 0) {
-    const ssize_t n = ::pread(fd_, into, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail(n == 0 ? "truncated" : std::string("read error: ") + std::strerror(errno));
-    into += n;
-    size -= static_cast<std::uint64_t>(n);
-    offset += static_cast<std::uint64_t>(n);
+void unmap_capsule(PyObject* capsule) {
+  auto* size = static_cast<std::size_t*>(PyCapsule_GetContext(capsule));
+  ::munmap(PyCapsule_GetPointer(capsule, "parity.mapping"), *size);
+  delete size;
+}
+
+void Decoder::map_file(int fd) {
+  void* at = ::mmap(nullptr, file_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (at == MAP_FAILED) fail(std::string("cannot map: ") + std::strerror(errno));
+  auto capsule = py::reinterpret_steal<py::object>(PyCapsule_New(at, "parity.mapping", unmap_capsule));
+  if (!capsule) {
+    ::munmap(at, file_size_);
+    throw py::error_already_set();
   }
+  PyCapsule_SetContext(capsule.ptr(), new std::size_t(file_size_));
+  npy_intp size = static_cast<npy_intp>(file_size_);
+  PyObject* bytes = PyArray_New(&PyArray_Type, 1, &size, NPY_UINT8, nullptr, at, 0, NPY_ARRAY_CARRAY, nullptr);
+  if (!bytes) throw py::error_already_set();
+  mapping_ = py::reinterpret_steal<py::object>(bytes);
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(bytes), capsule.release().ptr()) < 0)
+    throw py::error_already_set();
+  map_ = static_cast<const char*>(at);
+}
+
+// Callers have checked offset + size against the file size (blob(), the preamble checks).
+void Decoder::read_exact(char* into, std::uint64_t size, std::uint64_t offset) const {
+  if (offset > file_size_ || size > file_size_ - offset) fail("truncated");
+  std::memcpy(into, map_ + offset, size);
 }
 
 std::pair<std::uint64_t, std::uint64_t> Decoder::blob(const json& node, const std::string& path) const {
@@ -504,27 +529,43 @@ Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string&
   if (!span.empty && (static_cast<std::uint64_t>(-span.low) != offset || span.size() != size))
     fail(path + ": shape, strides and dtype do not match the stored bytes");
 
-  // The buffer is a uint8 array with room to reproduce the original misalignment; the result views it.
-  npy_intp buffer_size = static_cast<npy_intp>(size + kAlign + misalign);
-  auto buffer = py::reinterpret_steal<py::object>(PyArray_SimpleNew(1, &buffer_size, NPY_UINT8));
-  if (!buffer) throw py::error_already_set();
-  char* base = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(buffer.ptr()));
-  char* start = base + ((kAlign - reinterpret_cast<std::uintptr_t>(base) % kAlign) % kAlign) + misalign;
-  read_exact(start, size, file_offset);
-
   Py_INCREF(descr);  // PyArray_NewFromDescr steals it
   const int flags = node.at("writeable").get<bool>() ? NPY_ARRAY_WRITEABLE : 0;
+  // In place when the mapping gives the original alignment (blobs start on 64-byte boundaries), else a
+  // copy into a buffer with room to reproduce the misalignment; either way the array views its base.
+  py::object base = mapping_;
+  char* start = const_cast<char*>(map_) + file_offset;
+  if (misalign != 0) {
+    base = copy_misaligned(file_offset, size, misalign);
+    start = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(base.ptr())) + misalign;
+  }
   PyObject* raw = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()), shape.data(),
                                        strides.data(), start + offset, flags, nullptr);
   if (!raw) throw py::error_already_set();
   auto array = py::reinterpret_steal<py::object>(raw);
-  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(raw), buffer.release().ptr()) < 0)
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(raw), base.release().ptr()) < 0)
     throw py::error_already_set();
   Node out;
   out.kind = kind;
   out.type = node.at("type").get<std::string>();
   out.array = std::move(array);
   return out;
+}
+
+// A 64-aligned buffer holding the blob `misalign` bytes past its start, which reproduces the address the
+// array had modulo 16 (a deliberately misaligned array stays misaligned).
+py::object Decoder::copy_misaligned(std::uint64_t file_offset, std::uint64_t size, std::uint64_t misalign) {
+  npy_intp buffer_size = static_cast<npy_intp>(size + 2 * kAlign);
+  PyObject* raw = PyArray_New(&PyArray_Type, 1, &buffer_size, NPY_UINT8, nullptr, nullptr, 0, 0, nullptr);
+  if (!raw) throw py::error_already_set();
+  auto buffer = py::reinterpret_steal<py::object>(raw);
+  char* data = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(raw));
+  const std::size_t shift = (kAlign - reinterpret_cast<std::uintptr_t>(data) % kAlign) % kAlign;
+  py::object aligned =
+      buffer[py::slice(static_cast<py::ssize_t>(shift), static_cast<py::ssize_t>(shift + size + kAlign), 1)];
+  char* start = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(aligned.ptr())) + misalign;
+  read_exact(start, size, file_offset);
+  return aligned;
 }
 
 double from_bits(const json& bits) { return std::bit_cast<double>(std::stoull(bits.get<std::string>(), nullptr, 16)); }
@@ -631,13 +672,14 @@ void resolve_references(Node& root) {
 }
 
 Node Decoder::read() {
-  fd_ = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
-  std::unique_ptr<int, void (*)(int*)> closer(&fd_, [](int* fd) { ::close(*fd); });
-  const off_t end = ::lseek(fd_, 0, SEEK_END);
+  int fd = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+  std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { ::close(*f); });
+  const off_t end = ::lseek(fd, 0, SEEK_END);
   if (end < 0) fail(std::string("cannot seek: ") + std::strerror(errno));
   file_size_ = static_cast<std::uint64_t>(end);
   if (file_size_ < kPreamble) fail("too short to be a parity result file");
+  map_file(fd);
   unsigned char pre[kPreamble];
   read_exact(reinterpret_cast<char*>(pre), kPreamble, 0);
   if (std::memcmp(pre, kMagic, sizeof kMagic) != 0) fail("not a parity result file (bad magic)");

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "numpy_api.h"
 #include "test_support.h"
 
 namespace py = pybind11;
@@ -260,6 +261,35 @@ TEST(Codec, RecordsTypeNamesOfContainersArraysAndScalars) {
   EXPECT_EQ(root.items[1].kind, Node::Kind::Scalar);
   EXPECT_EQ(root.items[2].kind, Node::Kind::Float);
   EXPECT_EQ(root.items[3].kind, Node::Kind::Tuple);
+}
+
+// The file that the mapping holding `address` was made from, per /proc/self/maps ("" if none).
+std::string mapped_file(std::uintptr_t address) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%zx-%zx", &begin, &end) != 2 || address < begin || address >= end) continue;
+    const auto slash = line.find('/');
+    return slash == std::string::npos ? "" : line.substr(slash);
+  }
+  return "";
+}
+
+TEST(Codec, ArraysAreReadInPlaceFromAPrivateMappingOfTheFile) {
+  TempDir dir;
+  const fs::path file = dir.path() / "big.parity";
+  write_result(
+      file, py::eval("{'a': np.arange(1 << 20, dtype='>f8')[::-1], 'ro': _readonly(np.arange(4.0))}", cases_module()));
+  const std::string before = file_bytes(file);
+  const Node root = read_result(file);
+  for (const Node& leaf : root.items) {
+    const auto address =
+        reinterpret_cast<std::uintptr_t>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(leaf.array.ptr())));
+    EXPECT_EQ(mapped_file(address), fs::canonical(file).string()) << leaf.path << " was copied, not mapped";
+  }
+  py::exec("a[:] = 0.0", py::globals(), py::dict(py::arg("a") = root.items[0].array));
+  EXPECT_EQ(file_bytes(file), before) << "writing to a reloaded array changed the result file";
+  EXPECT_FALSE(root.items[1].array.attr("flags").attr("writeable").cast<bool>());
 }
 
 TEST(Codec, AnObjectSeenTwiceComesBackAsOneObject) {
