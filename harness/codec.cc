@@ -6,12 +6,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <unordered_map>
 
@@ -128,11 +130,89 @@ std::vector<PyObject**> object_slots(PyArrayObject* array) {
 // ---------------------------------------------------------------------------------------------------------
 // Writing
 
+// The dimensions of a strided array in increasing address order: negative strides flipped, zero-stride
+// and length-1 dimensions dropped (they repeat or add no element), largest stride first. Walking them in
+// C order visits each distinct element once, at increasing addresses, when `ordered` holds.
+struct MemoryOrder {
+  const char* lowest = nullptr;                     // the element at the lowest address
+  std::vector<std::pair<npy_intp, npy_intp>> dims;  // (length, stride > 0)
+  bool ordered = true;  // false for layouts that overlap themselves, which are gathered whole instead
+};
+
+MemoryOrder memory_order(PyArrayObject* array) {
+  MemoryOrder m;
+  m.lowest = PyArray_BYTES(array);
+  for (int d = 0; d < PyArray_NDIM(array); ++d) {
+    const npy_intp n = PyArray_DIM(array, d), s = PyArray_STRIDE(array, d);
+    if (n <= 1 || s == 0) continue;
+    if (s < 0) m.lowest += s * (n - 1);
+    m.dims.emplace_back(n, s < 0 ? -s : s);
+  }
+  std::sort(m.dims.begin(), m.dims.end(), [](auto a, auto b) { return a.second > b.second; });
+  npy_intp inner = PyArray_ITEMSIZE(array);  // bytes an element with all inner indices reaches
+  for (auto it = m.dims.rbegin(); it != m.dims.rend(); ++it) {
+    m.ordered &= it->second >= inner;
+    inner = it->second * (it->first - 1) + inner;
+  }
+  return m;
+}
+
+// Writes an array's span (gaps zeroed, unused long double bytes too) at increasing addresses through a
+// fixed staging buffer, so writing a strided array of any size needs 4 MB, not a copy of its span.
+class SpanWriter {
+ public:
+  SpanWriter(AtomicFile& out, const MemoryOrder& order, const ValueBytes& bytes)
+      : out_(out), order_(order), bytes_(bytes) {
+    staging_.reserve(kStaging);
+  }
+  void write(std::size_t span_size) {
+    visit(order_.lowest, 0);
+    zeros(span_size - position_);
+    flush();
+  }
+
+ private:
+  static constexpr std::size_t kStaging = 4 << 20;
+  void visit(const char* at, std::size_t dim) {
+    if (dim == order_.dims.size()) return element(at);
+    for (npy_intp i = 0; i < order_.dims[dim].first; ++i) visit(at + i * order_.dims[dim].second, dim + 1);
+  }
+  void element(const char* at) {
+    zeros(static_cast<std::size_t>(at - order_.lowest) - position_);
+    const std::size_t n = static_cast<std::size_t>(bytes_.itemsize);
+    if (staging_.size() + n > kStaging) flush();
+    staging_.insert(staging_.end(), at, at + n);
+    if (bytes_.has_padding()) bytes_.scrub(staging_.data() + staging_.size() - n);
+    position_ += n;
+  }
+  void zeros(std::size_t n) {
+    position_ += n;
+    while (n > 0) {
+      if (staging_.size() == kStaging) flush();
+      const std::size_t k = std::min(n, kStaging - staging_.size());
+      staging_.insert(staging_.end(), k, '\0');
+      n -= k;
+    }
+  }
+  void flush() {
+    out_.write(staging_.data(), staging_.size());
+    staging_.clear();
+  }
+
+  AtomicFile& out_;
+  const MemoryOrder& order_;
+  const ValueBytes bytes_;
+  std::vector<char> staging_;
+  std::size_t position_ = 0;  // bytes of the span written so far
+};
+
 struct Blob {
   py::object owner;  // keeps the array (or bytes) alive until written
   const char* data = nullptr;
   std::size_t size = 0;
-  std::vector<char> gathered;  // for arrays whose span has gaps or overlaps
+  std::optional<MemoryOrder> stream;  // a strided array, written element by element (SpanWriter)
+  ValueBytes bytes;
+  std::vector<char> gathered;  // a layout that overlaps itself, gathered whole
 };
 
 class Encoder {
@@ -159,7 +239,7 @@ class Encoder {
 };
 
 std::size_t Encoder::add_bytes(py::object owner, const char* data, std::size_t size) {
-  blobs_.push_back(Blob{std::move(owner), data, size, {}});
+  blobs_.push_back(Blob{std::move(owner), data, size, {}, {}, {}});
   return blobs_.size() - 1;
 }
 
@@ -223,12 +303,18 @@ json Encoder::encode_array(PyArrayObject* array, const char* kind, const std::st
   const Span span = span_of(ndim, shape, strides, itemsize);
   const char* first = PyArray_BYTES(array) + span.low;
 
-  Blob blob{py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(array)), first, span.size(), {}};
-  const ValueBytes bytes = value_bytes(descr);
-  if (!span.empty && (static_cast<npy_intp>(span.size()) != PyArray_NBYTES(array) || bytes.has_padding())) {
-    blob.gathered.assign(span.size(), 0);
-    gather(PyArray_BYTES(array), blob.gathered.data() - span.low, 0, ndim, shape, strides, bytes);
-    blob.data = blob.gathered.data();
+  Blob blob{py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(array)), first, span.size(), {}, {}, {}};
+  blob.bytes = value_bytes(descr);
+  // A dense array is written straight from its memory; any other is streamed, or gathered if it overlaps.
+  if (!span.empty && (static_cast<npy_intp>(span.size()) != PyArray_NBYTES(array) || blob.bytes.has_padding())) {
+    MemoryOrder order = memory_order(array);
+    if (order.ordered) {
+      blob.stream = std::move(order);
+    } else {
+      blob.gathered.assign(span.size(), 0);
+      gather(PyArray_BYTES(array), blob.gathered.data() - span.low, 0, ndim, shape, strides, blob.bytes);
+      blob.data = blob.gathered.data();
+    }
   }
   blobs_.push_back(std::move(blob));
   return {{"kind", kind},
@@ -752,7 +838,11 @@ void write_result(const std::filesystem::path& file, py::handle outputs) {
   // No padding after the last blob: the file ends with data, so any truncation is detected.
   for (std::size_t i = 0; i < encoder.blobs().size(); ++i) {
     if (i > 0) out.pad(align_up(out.written()) - out.written());
-    out.write(encoder.blobs()[i].data, encoder.blobs()[i].size);
+    const Blob& blob = encoder.blobs()[i];
+    if (blob.stream)
+      SpanWriter(out, *blob.stream, blob.bytes).write(blob.size);
+    else
+      out.write(blob.data, blob.size);
   }
   out.commit();
 }

@@ -146,6 +146,8 @@ SUBCLASS_CASES = {
     'object_readonly_broadcast': lambda: np.broadcast_to(np.array(['s'], dtype=object), (3, 2)),
     'object_0d_reduced': lambda: np.array(Point(1, 2), dtype=object),
     'object_empty': lambda: np.empty((0, 2), dtype=object),
+    'strided_larger_than_staging': lambda: np.arange(3 << 20, dtype='>f4').reshape(-1, 3)[::-1, ::2],
+    'overlapping_windows': lambda: np.lib.stride_tricks.sliding_window_view(np.arange(10.0), 3),
 }
 CASES.update(SUBCLASS_CASES)
 
