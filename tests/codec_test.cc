@@ -303,6 +303,21 @@ TEST(Codec, AnObjectSeenTwiceComesBackAsOneObject) {
   EXPECT_FALSE(py::eval("r['view'] is r['a']", g).cast<bool>()) << "a view is its own object";
 }
 
+TEST(Codec, MemmapsComeBackInMemoryUnlessTheMappingIsAskedFor) {
+  TempDir dir;
+  write_result(dir.path() / "m.parity", cases_module()["_memmap"]());
+  const Node node = read_result(dir.path() / "m.parity");
+  py::dict g = cases_module();
+  g["in_memory"] = to_python(node);
+  py::exec("os.environ['PARITY_MAP_MEMMAPS'] = '1'", g);
+  g["mapped"] = to_python(read_result(dir.path() / "m.parity"));
+  py::exec("del os.environ['PARITY_MAP_MEMMAPS']", g);
+  EXPECT_TRUE(py::eval("type(in_memory) is np.memmap and in_memory._mmap is None", g).cast<bool>());
+  EXPECT_TRUE(
+      py::eval("type(mapped) is np.memmap and mapped._mmap is not None and mapped.mode == 'r'", g).cast<bool>());
+  EXPECT_TRUE(py::eval("mapped.filename == in_memory.filename and (mapped == in_memory).all()", g).cast<bool>());
+}
+
 TEST(Codec, StateSetByArrayFinalizeSurvives) {
   TempDir dir;
   write_result(dir.path() / "t.parity", cases_module()["_tagged"]());

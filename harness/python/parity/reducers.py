@@ -8,6 +8,7 @@ subclass adds. Built-in reducers use this same API; see README, "Reducers".
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -120,8 +121,29 @@ def _memmap_reduce(a):
             "mode": a.mode}
 
 
+def _map_recorded_file(values, state):
+    """The recorded file mapped read-only, if it still exists and holds exactly these values; else None."""
+    filename = state["filename"]
+    if not filename or not os.path.isfile(filename) or not (values.flags.c_contiguous or values.flags.f_contiguous):
+        return None
+    order = "C" if values.flags.c_contiguous else "F"
+    try:
+        mapped = np.memmap(filename, dtype=values.dtype, mode="r", offset=state["offset"], shape=values.shape,
+                           order=order)
+    except (OSError, ValueError):
+        return None
+    # A view's offset attribute is its base's, and the file may have changed since: check the data.
+    return mapped if mapped.tobytes(order="A") == values.tobytes(order="A") else None
+
+
 def _memmap_rebuild(values, state):
-    # An in-memory array of type memmap: the file may be gone or changed by the time results are read.
+    # PARITY_MAP_MEMMAPS=1 asks for the real mapping of the recorded file, read-only, when it still holds
+    # these values. Otherwise an in-memory array of type memmap: the file may be gone by the time results
+    # are read.
+    if os.environ.get("PARITY_MAP_MEMMAPS") == "1":
+        mapped = _map_recorded_file(values, state)
+        if mapped is not None:
+            return mapped
     out = values.view(np.memmap)
     out.filename, out.offset, out.mode = state["filename"], state["offset"], state["mode"]
     return out
