@@ -1,4 +1,4 @@
-// Writes and reads result files (see codec.h and docs/result-format.md).
+// Writes and reads result files (see codec.h and docs/format.md).
 #include "codec.h"
 
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 // Result files: a scenario's outputs written with their exact layout and read back in another process.
-// The format is specified in docs/result-format.md.
+// The format is specified in docs/format.md.
 #pragma once
 
 #include <pybind11/pybind11.h>
