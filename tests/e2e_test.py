@@ -291,3 +291,22 @@ def test_no_pickle_probe_leaves_the_stored_pickles_alone(e2e_gold, tmp_path):
     assert not [c for s in report["scenarios"] for c in s["checks"] if c["check"] == "pickle"], proc.stderr
     run("gold", tmp_path / "nopickle", "--scenarios", E2E / "scenarios", "--no-pickle-probe", check=1)
     assert not list((tmp_path / "nopickle" / "results").glob("*.pickle"))
+
+
+def test_a_candidate_output_that_pickle_refuses_fails_pickle_at_its_path(e2e_gold, tmp_path):
+    backend = tmp_path / "refuses_pickle.py"
+    backend.write_text(
+        "import numpy\nimport parity.reducers\n\n"
+        "class Handle(numpy.ndarray):\n"
+        "    def __reduce__(self):\n"
+        "        raise TypeError('a Handle cannot be pickled')\n\n"
+        "parity.reducers.register(Handle, lambda h: None, lambda values, state: values.view(Handle))\n"
+        "TYPE_MAP = {'numpy.ndarray': 'parity_backend_refuses_pickle.Handle'}\n\n"
+        "def materialize(obj):\n"
+        "    return {**obj, 'm': obj['m'].view(Handle)} if isinstance(obj, dict) and 'm' in obj else obj\n")
+    cand = tmp_path / "cand"
+    run(str(backend), cand, "--scenarios", E2E / "scenarios", "--only", "basic.matrix")
+    _, report, _ = compare(e2e_gold, cand, tmp_path, check=1)
+    [failure] = [c for c in report["scenarios"][0]["checks"] if not c["ok"] and c["check"] != "type"]
+    assert (failure["check"], failure["path"]) == ("pickle", "outputs['m']")
+    assert "a Handle cannot be pickled" in failure["message"]
