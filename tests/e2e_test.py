@@ -35,6 +35,19 @@ def compare(gold, cand, tmp, check=None):
     return proc, json.loads(json_file.read_text()), junit_file
 
 
+def scenario_dir(tmp_path, module, source):
+    """A directory holding one scenario module `module`.py with `source`."""
+    directory = tmp_path / "scenarios"
+    directory.mkdir()
+    (directory / f"{module}.py").write_text("import parity\n\n" + source)
+    return directory
+
+
+def manifest_entries(results):
+    """The manifest's scenario entries by id."""
+    return {s["id"]: s for s in json.loads((results / "manifest.json").read_text())["scenarios"]}
+
+
 def failing(report):
     """{(id, check, path)} of every failed check."""
     return {(s["id"], c["check"], c["path"]) for s in report["scenarios"] for c in s["checks"] if not c["ok"]}
@@ -142,8 +155,7 @@ def test_values_failure_reads_like_numpy_testing_and_its_repro_reproduces(e2e_go
 
 
 def test_a_raising_scenario_is_an_error_on_that_side_and_the_rest_still_run(e2e_gold, tmp_path):
-    manifest = json.loads((e2e_gold / "manifest.json").read_text())
-    status = {s["id"]: s for s in manifest["scenarios"]}
+    status = manifest_entries(e2e_gold)
     assert status["basic.raises"]["status"] == "error"
     assert status["basic.raises"]["error"]["type"] == "RuntimeError"
     assert "basic.py" in status["basic.raises"]["error"]["traceback"]
@@ -173,8 +185,7 @@ def test_a_backend_given_as_a_file_path_loads(tmp_path):
 
 def test_module_import_errors_are_reported_per_module_and_the_rest_runs(tmp_path):
     proc = run("gold", tmp_path / "x", "--scenarios", E2E / "bad_modules", check=1)
-    manifest = json.loads((tmp_path / "x" / "manifest.json").read_text())
-    status = {s["id"]: (s["status"], s.get("error", {}).get("type")) for s in manifest["scenarios"]}
+    status = {i: (s["status"], s.get("error", {}).get("type")) for i, s in manifest_entries(tmp_path / "x").items()}
     assert status == {"good.fine": ("ok", None), "syntax_error": ("error", "SyntaxError"),
                       "bad_decorator": ("error", "ValueError")}
     assert "rtol must be a finite number" in proc.stderr
@@ -216,15 +227,12 @@ def test_unknown_scenario_id_and_path_exit_2(tmp_path):
 
 
 def test_unserializable_output_is_a_serialize_error_at_its_path_and_the_rest_pass(tmp_path):
-    scenarios = tmp_path / "sc"
-    scenarios.mkdir()
-    (scenarios / "vec.py").write_text(
-        "import parity\n\n@parity.scenario\ndef vectorized(xp):\n    return {'f': [1, xp.vectorize(abs)]}\n\n"
-        "@parity.scenario\ndef fine(xp):\n    return {'a': xp.arange(3.0)}\n")
+    scenarios = scenario_dir(tmp_path, "vec",
+                             "@parity.scenario\ndef vectorized(xp):\n    return {'f': [1, xp.vectorize(abs)]}\n\n"
+                             "@parity.scenario\ndef fine(xp):\n    return {'a': xp.arange(3.0)}\n")
     run("gold", tmp_path / "gold", "--scenarios", scenarios, check=1)
     run("fsproxy", tmp_path / "cand", "--scenarios", scenarios, check=1)
-    entries = json.loads((tmp_path / "gold" / "manifest.json").read_text())["scenarios"]
-    entry = next(e for e in entries if e["id"] == "vec.vectorized")
+    entry = manifest_entries(tmp_path / "gold")["vec.vectorized"]
     assert entry["status"] == "error"
     assert entry["error"]["type"] == "SerializeError"
     for text in ("outputs['f'][1]", "numpy.vectorize", "parity.reducers.register"):
@@ -242,13 +250,11 @@ def test_list_prints_ids_without_loading_a_backend():
 
 
 def test_lone_surrogates_in_messages_and_keys_are_scenario_errors_not_crashes(tmp_path):
-    scenarios = tmp_path / "sc"
-    scenarios.mkdir()
-    (scenarios / "surrogates.py").write_text(
-        "import parity\n\n@parity.scenario\ndef message(xp):\n    raise RuntimeError('bad \\ud800 text')\n\n"
-        "@parity.scenario\ndef key(xp):\n    return {'k\\udc80': xp.ones(2)}\n")
+    scenarios = scenario_dir(tmp_path, "surrogates",
+                             "@parity.scenario\ndef message(xp):\n    raise RuntimeError('bad \\ud800 text')\n\n"
+                             "@parity.scenario\ndef key(xp):\n    return {'k\\udc80': xp.ones(2)}\n")
     run("gold", tmp_path / "x", "--scenarios", scenarios, check=1)
-    entries = {s["id"]: s for s in json.loads((tmp_path / "x" / "manifest.json").read_text())["scenarios"]}
+    entries = manifest_entries(tmp_path / "x")
     assert entries["surrogates.message"]["error"]["type"] == "RuntimeError"
     assert entries["surrogates.key"]["error"]["type"] == "SerializeError"
     assert "is not valid UTF-8" in entries["surrogates.key"]["error"]["message"]
