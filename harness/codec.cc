@@ -14,8 +14,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "atomic_file.h"
 #include "numpy_api.h"
@@ -31,6 +31,11 @@ constexpr std::size_t kPreamble = 24;  // magic, u32 major, u32 minor, u64 heade
 constexpr std::size_t kAlign = 64;     // blobs start on 64-byte boundaries so a mapping can be used in place
 constexpr std::size_t kMisalignModulus = 16;
 constexpr int kMaxDepth = 500;
+
+py::object steal(PyObject* obj) {
+  if (!obj) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(obj);
+}
 
 std::size_t align_up(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -112,6 +117,33 @@ std::string index_path(std::int64_t flat, int ndim, const npy_intp* shape) {
   std::string s = "[";
   for (int d = 0; d < ndim; ++d) s += (d ? ", " : "") + std::to_string(index[static_cast<std::size_t>(d)]);
   return s + "]";
+}
+
+// [<>|=]?[a-zA-Z][0-9]*(\[[0-9]*[a-zA-Z]+\])?, e.g. "<f8", "|S3", "<M8[ns]": checked by hand, since
+// std::regex recurses once per character and a long hostile string would overflow the stack.
+bool plain_dtype_string(const std::string& s) {
+  if (s.size() > 64) return false;
+  std::size_t i = 0;
+  const auto run = [&](int (*is)(int)) {
+    const std::size_t start = i;
+    while (i < s.size() && is(static_cast<unsigned char>(s[i]))) ++i;
+    return i - start;
+  };
+  if (i < s.size() && std::strchr("<>|=", s[i])) ++i;
+  if (i >= s.size() || !std::isalpha(static_cast<unsigned char>(s[i++]))) return false;
+  run(isdigit);
+  if (i == s.size()) return true;
+  if (s[i++] != '[') return false;
+  run(isdigit);
+  if (run(isalpha) == 0) return false;
+  return i + 1 == s.size() && s[i] == ']';
+}
+
+// -?0x[0-9a-f]+, how ints are written: hexadecimal has no digit limit in Python, unlike decimal (4300).
+bool hex_integer(const std::string& s) {
+  const std::size_t start = s.rfind("-0x", 0) == 0 ? 3 : s.rfind("0x", 0) == 0 ? 2 : std::string::npos;
+  return start != std::string::npos && start < s.size() &&
+         s.find_first_not_of("0123456789abcdef", start) == std::string::npos;
 }
 
 // The address of every element of an object array, in C order (strides of any sign, zero included).
@@ -421,7 +453,8 @@ json Encoder::encode_native(py::handle obj, const std::string& path, int depth) 
     return encode_array(reinterpret_cast<PyArrayObject*>(array.ptr()), "scalar", type_name(obj), path);
   }
   if (PyBool_Check(o)) return {{"kind", "bool"}, {"value", o == Py_True}};
-  if (PyLong_CheckExact(o)) return {{"kind", "int"}, {"value", py::str(obj).cast<std::string>()}};
+  if (PyLong_CheckExact(o))
+    return {{"kind", "int"}, {"value", py::str(steal(PyNumber_ToBase(o, 16))).cast<std::string>()}};
   if (PyFloat_CheckExact(o)) return {{"kind", "float"}, {"bits", hex_bits(PyFloat_AS_DOUBLE(o))}};
   if (PyComplex_CheckExact(o))
     return {{"kind", "complex"}, {"bits", {hex_bits(PyComplex_RealAsDouble(o)), hex_bits(PyComplex_ImagAsDouble(o))}}};
@@ -527,9 +560,8 @@ py::object Decoder::decode_dtype(const json& dtype, const std::string& path, int
   bool aligned = false;
   if (dtype.contains("str")) {
     // Only plain type strings such as "<f8", "|S3", "<M8[ns]": never anything the dtype parser would look up.
-    static const std::regex simple(R"([<>|=]?[a-zA-Z][0-9]*(\[[0-9]*[a-zA-Z]+\])?)");
     const auto text = dtype.at("str").get<std::string>();
-    if (!std::regex_match(text, simple)) fail(path + ": invalid dtype string '" + text + "'");
+    if (!plain_dtype_string(text)) fail(path + ": invalid dtype string '" + text.substr(0, 64) + "'");
     spec = py::str(text);
   } else if (dtype.contains("fields")) {
     py::list names, formats, offsets;
@@ -714,7 +746,18 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
   if (kind == "ndarray" && node.contains("elements")) return decode_object_array(node, path, depth);
   if (kind == "ndarray") return decode_array(node, Node::Kind::Array, path);
   if (kind == "scalar") return decode_array(node, Node::Kind::Scalar, path);
-  if (kind == "str") return blob_text(Node::Kind::Str);
+  if (kind == "str") {
+    blob_text(Node::Kind::Str);
+    // The writer encodes with surrogatepass; anything else is no str it wrote.
+    PyObject* decoded =
+        PyUnicode_DecodeUTF8(out.text.data(), static_cast<Py_ssize_t>(out.text.size()), "surrogatepass");
+    if (!decoded) {
+      PyErr_Clear();
+      fail(path + ": str is not UTF-8");
+    }
+    Py_DECREF(decoded);
+    return out;
+  }
   if (kind == "bytes") return blob_text(Node::Kind::Bytes);
   if (kind == "none") return out.type = "builtins.NoneType", out;
   if (kind == "object") {
@@ -725,8 +768,7 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
   if (kind == "bool") return out.kind = Node::Kind::Bool, out.boolean = node.at("value").get<bool>(), out;
   if (kind == "int") {
     out.kind = Node::Kind::Int, out.text = node.at("value").get<std::string>();
-    static const std::regex digits("-?[0-9]+");
-    if (!std::regex_match(out.text, digits)) fail(path + ": int value is not a decimal number");
+    if (!hex_integer(out.text)) fail(path + ": int value is not a hexadecimal integer");
     return out;
   }
   if (kind == "float") return out.kind = Node::Kind::Float, out.number = {from_bits(node.at("bits")), 0.0}, out;
@@ -736,23 +778,19 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
   fail(path + ": unknown kind '" + kind + "'");
 }
 
-// Gives each reference the content of the object it refers to (compare walks it like any node), keeping
-// `ref` so that to_python can return the one object. A reference may only point back to a finished node.
-void resolve_references(Node& root) {
-  std::unordered_map<std::string, const Node*> by_path;
-  std::function<void(Node&)> visit = [&](Node& node) {
+// A reference may only point back to a node completed before it. References are not expanded (a hostile
+// file could double its size with every level): users resolve them with NodeIndex.
+void check_references(const Node& root) {
+  std::unordered_set<std::string> finished;
+  std::function<void(const Node&)> visit = [&](const Node& node) {
     if (!node.ref.empty()) {
-      const auto target = by_path.find(node.ref);
-      if (target == by_path.end())
+      if (!finished.count(node.ref))
         throw FormatError(node.path + ": refers to " + node.ref + ", which is not an earlier output");
-      const std::string path = node.path, ref = node.ref;
-      node = *target->second;
-      node.path = path, node.ref = ref;
       return;
     }
-    for (Node& item : node.items) visit(item);
-    for (Node& state : node.state) visit(state);
-    by_path.emplace(node.path, &node);
+    for (const Node& item : node.items) visit(item);
+    for (const Node& state : node.state) visit(state);
+    if (!node.path.empty()) finished.insert(node.path);
   };
   visit(root);
 }
@@ -784,7 +822,7 @@ Node Decoder::read() {
     if (!blobs_.is_array()) fail("blobs is not a list");
     Node root = decode(doc.at("outputs"), "outputs", 0);
     try {
-      resolve_references(root);
+      check_references(root);
     } catch (const FormatError& e) {
       fail(e.what());
     }
@@ -851,18 +889,19 @@ Node read_result(const std::filesystem::path& file) { return Decoder(file).read(
 
 namespace {
 
-py::object steal(PyObject* obj) {
-  if (!obj) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(obj);
-}
-
 // Builds Python objects; `built` maps each object's path to what was built there, so a reference
 // (written for an object seen twice) becomes that same object again.
 class Rebuilder {
  public:
   py::object build(const Node& node) {
     if (!node.ref.empty()) return built_.at(node.ref);
-    py::object obj = build_node(node);
+    py::object obj;
+    try {
+      obj = build_node(node);
+    } catch (py::error_already_set& e) {  // a reducer raising, a value Python refuses: the file is at fault
+      throw FormatError(node.path + ": cannot rebuild " + (node.type.empty() ? kind_name(node.kind) : node.type) +
+                        ": " + e.what());
+    }
     if (!node.path.empty()) built_[node.path] = obj;
     return obj;
   }
@@ -877,7 +916,7 @@ class Rebuilder {
           .attr("rebuild")(node.reducer, node.type, node.kind == Node::Kind::Array ? obj : py::none(), state);
     } catch (py::error_already_set& e) {
       if (!e.matches(py::module_::import("parity.reducers").attr("RebuildError"))) throw;
-      throw FormatError(node.path + ": " + py::str(e.value()).cast<std::string>());
+      throw FormatError(node.path + ": " + py::str(e.value()).cast<std::string>());  // names the allow-list
     }
   }
 
@@ -900,7 +939,7 @@ class Rebuilder {
       case Node::Kind::Bool:
         return py::bool_(node.boolean);
       case Node::Kind::Int:
-        return steal(PyLong_FromString(node.text.c_str(), nullptr, 10));
+        return steal(PyLong_FromString(node.text.c_str(), nullptr, 16));
       case Node::Kind::Float:
         return py::float_(node.number.real());
       case Node::Kind::Complex:
@@ -939,5 +978,21 @@ class Rebuilder {
 }  // namespace
 
 py::object to_python(const Node& node) { return Rebuilder().build(node); }
+
+NodeIndex::NodeIndex(const Node& root) {
+  std::function<void(const Node&)> visit = [&](const Node& node) {
+    if (!node.path.empty() && node.ref.empty()) by_path_.emplace(node.path, &node);
+    for (const Node& item : node.items) visit(item);
+    for (const Node& state : node.state) visit(state);
+  };
+  visit(root);
+}
+
+const Node& NodeIndex::resolve(const Node& node) const {
+  if (node.ref.empty()) return node;
+  const auto it = by_path_.find(node.ref);
+  if (it == by_path_.end()) throw FormatError(node.path + ": refers to " + node.ref + ", which does not exist");
+  return *it->second;
+}
 
 }  // namespace parity

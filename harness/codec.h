@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace parity {
@@ -42,6 +43,7 @@ struct Node {
   std::vector<Node> state;        ///< what the reducer recorded (one node), or empty for none
   std::string path;               ///< where it is in the outputs, e.g. "outputs['a'][0]"
   std::string ref;                ///< non-empty when this is the same object as the node at path `ref`
+                                  ///< (its other fields are then empty: see NodeIndex)
 };
 
 /// "dict", "ndarray", ... as the format and messages spell them.
@@ -55,6 +57,18 @@ void write_result(const std::filesystem::path& file, pybind11::handle outputs);
 /// Reads a file written by write_result. Never executes code from the file: dtypes are rebuilt from
 /// plain descriptions and object dtypes are refused. Throws FormatError naming the file.
 Node read_result(const std::filesystem::path& file);
+
+/// Finds the node a reference stands for (references are not expanded when read). Built once per decoded
+/// tree; valid while the tree lives.
+class NodeIndex {
+ public:
+  explicit NodeIndex(const Node& root);
+  /// `node` itself, or for a reference the node it refers to. Throws FormatError for a dangling one.
+  const Node& resolve(const Node& node) const;
+
+ private:
+  std::unordered_map<std::string, const Node*> by_path_;
+};
 
 /// The path of a dict entry inside the outputs, as Python would index it: outputs['a']['it\'s'].
 std::string key_path(const std::string& path, const std::string& key);
