@@ -50,7 +50,8 @@ std::string index_text(const std::vector<std::int64_t>& index) {
 
 class TreeComparer {
  public:
-  explicit TreeComparer(const Policy& policy) : policy_(policy) {}
+  TreeComparer(const Policy& policy, const NodeIndex& gold, const NodeIndex& candidate, std::int64_t& visits)
+      : policy_(policy), gold_index_(gold), candidate_index_(candidate), visits_(visits) {}
   void walk(const Node& g, const Node& c, const std::string& path);
   CheckList result;
 
@@ -73,6 +74,8 @@ class TreeComparer {
   }
 
   const Policy& policy_;
+  const NodeIndex &gold_index_, &candidate_index_;
+  std::int64_t& visits_;
 };
 
 // Where a child is: the path the decoder recorded (attributes of reduced objects read `.name`), else `fallback`.
@@ -236,7 +239,7 @@ void TreeComparer::compare_state(const Node& g, const Node& c, const std::string
   if (g.state.empty() != c.state.empty())
     return fail("attrs", path,
                 "subclass state recorded only for " + (g.state.empty() ? policy_.candidate_name : policy_.gold_name));
-  TreeComparer inner(policy_);
+  TreeComparer inner(policy_, gold_index_, candidate_index_, visits_);
   inner.walk(g.state.front(), c.state.front(), child_path(g.state.front(), path));
   if (inner.result.failures.empty()) return result.pass("attrs");
   for (Check& f : inner.result.failures) {
@@ -258,7 +261,8 @@ void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string&
     const bool arrays = g.kind == Node::Kind::Array && c.kind == Node::Kind::Array;
     compare_arrays(ga, ca, arrays, path);
     // Object arrays: the elements, pairwise in C order, with the same checks as any output.
-    if (arrays && !g.items.empty() && g.items.size() == c.items.size() && py::bool_(ga.attr("shape").equal(ca.attr("shape"))))
+    if (arrays && !g.items.empty() && g.items.size() == c.items.size() &&
+        py::bool_(ga.attr("shape").equal(ca.attr("shape"))))
       for (std::size_t i = 0; i < g.items.size(); ++i) walk(g.items[i], c.items[i], child_path(g.items[i], path));
     return compare_state(g, c, path);
   }
@@ -268,16 +272,29 @@ void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string&
          [&] {
            // Python's repr of at most 200 characters: valid UTF-8 whatever bytes or surrogates it holds.
            auto show = [](const Node& n) {
-             py::object value = to_python(n);
-             if (n.kind != Node::Kind::Int) value = value[py::slice(0, 200, 1)];
-             return py::repr(value).cast<std::string>();
+             try {
+               py::object value = to_python(n);
+               if (n.kind != Node::Kind::Int) value = value[py::slice(0, 200, 1)];
+               return py::repr(value).cast<std::string>();
+             } catch (py::error_already_set&) {  // an int past Python's 4300-digit repr limit
+               return n.text.substr(0, 200);
+             }
            };
            return std::string("Not equal (exact comparison of ") + kind_name(g.kind) + "): " + sides(show(g), show(c));
          },
          {{"criterion", "exact"}});
 }
 
-void TreeComparer::walk(const Node& g, const Node& c, const std::string& path) {
+// A hostile file can make references expand exponentially; no real output needs this many visits.
+constexpr std::int64_t kMaxVisits = 10'000'000;
+
+void TreeComparer::walk(const Node& gold_node, const Node& candidate_node, const std::string& path) {
+  if (++visits_ > kMaxVisits)
+    throw FormatError(path + ": more than " + std::to_string(kMaxVisits) + " nodes to compare (references expanding?)");
+  // The same earlier object on both sides has been compared where it first appeared.
+  if (!gold_node.ref.empty() && gold_node.ref == candidate_node.ref) return;
+  const Node& g = gold_index_.resolve(gold_node);
+  const Node& c = candidate_index_.resolve(candidate_node);
   if (is_container(g) || is_container(c)) {
     if (g.kind != c.kind) {
       return fail("structure", path,
@@ -442,8 +459,19 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
     out.checks.push_back({"error", false, "outputs", std::string("cannot read result file: ") + e.what()});
     return;
   }
-  CheckList list = compare_outputs(gn, cn, policy_for(gold, candidate, out.meta));
-  run_probes(gold, candidate, g, c, gn, cn, options, list);
+  CheckList list;
+  try {
+    list = compare_outputs(gn, cn, policy_for(gold, candidate, out.meta));
+    run_probes(gold, candidate, g, c, gn, cn, options, list);
+  } catch (const FormatError& e) {
+    out.status = "error";
+    out.checks.push_back({"error", false, "outputs", std::string("cannot compare the result files: ") + e.what()});
+    return;
+  } catch (py::error_already_set& e) {  // parity's own bug, reported where it happened; the run goes on
+    out.status = "error";
+    out.checks.push_back({"error", false, "outputs", std::string("internal error while comparing: ") + e.what()});
+    return;
+  }
   out.status = list.failures.empty() ? "pass" : "fail";
   out.checks = std::move(list.failures);
   for (const auto& [check, n] : list.passed) out.checks.push_back({check, true, "outputs", "", {{"leaves", n}}});
@@ -529,7 +557,9 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
 }  // namespace
 
 CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy& policy) {
-  TreeComparer comparer(policy);
+  const NodeIndex gold_index(gold), candidate_index(candidate);
+  std::int64_t visits = 0;
+  TreeComparer comparer(policy, gold_index, candidate_index, visits);
   comparer.walk(gold, candidate, "outputs");
   return std::move(comparer.result);
 }

@@ -112,10 +112,16 @@ std::vector<std::int64_t> unravel(std::int64_t flat, PyArrayObject* a) {
   return index;
 }
 
+// Python's repr of one element; a value Python cannot show (a code point past U+10FFFF in a hostile file)
+// is reported as such rather than ending the comparison.
 std::string element_repr(py::handle array, const std::vector<std::int64_t>& index) {
   py::tuple key(index.size());
   for (std::size_t i = 0; i < index.size(); ++i) key[i] = py::int_(index[i]);
-  return py::repr(array[key].attr("item")()).cast<std::string>();
+  try {
+    return py::repr(array[key].attr("item")()).cast<std::string>();
+  } catch (py::error_already_set& e) {
+    return std::string("<cannot show: ") + e.what() + ">";
+  }
 }
 
 void iterate(PyArrayObject* g, PyArrayObject* c, py::handle dtype, Rule rule, const Tolerance& tol, Violations& out) {

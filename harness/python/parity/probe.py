@@ -70,27 +70,33 @@ def _leaf_description(obj) -> bytes:
 def digests(obj, path="outputs") -> dict:
     """{path: digest} for every leaf: type, dtype (byte order too), shape, strides, flags, values, state."""
     out = {}
-    _digest_into(obj, path, out, 0)
+    _digest_into(obj, path, out, 0, {})
     return out
 
 
-def _digest_into(obj, path, out, depth):
+def _digest_into(obj, path, out, depth, seen):
+    # An object met again (the codec writes it once and reads it back as one object) is not walked again:
+    # its digest is the first one's, and a hostile file cannot make the walk exponential.
     if depth > 500:
         return
+    if id(obj) in seen:
+        out[path] = out[seen[id(obj)][0]]
+        return
+    seen[id(obj)] = (path, obj)  # the object is kept alive so its id is not reused
     children = list(_children(obj, path))
     if children or isinstance(obj, (dict, list, tuple)) or _is_object_array(obj):
         head = repr(_array_aspects(obj)) if _is_object_array(obj) else f"{type(obj).__module__}.{type(obj).__qualname__}"
         out[path] = hashlib.sha256(f"{head}:{len(children)}".encode()).hexdigest()[:16]
         for child_path, child in children:
-            _digest_into(child, child_path, out, depth + 1)
+            _digest_into(child, child_path, out, depth + 1, seen)
         return
     out[path] = hashlib.sha256(_leaf_description(obj)).hexdigest()[:16]
     state = _state(obj)
     if isinstance(state, dict):
         for name, value in state.items():
-            _digest_into(value, f"{path}.{name}", out, depth + 1)
+            _digest_into(value, f"{path}.{name}", out, depth + 1, seen)
     elif state is not None:
-        _digest_into(state, f"{path}.state", out, depth + 1)
+        _digest_into(state, f"{path}.state", out, depth + 1, seen)
 
 
 def _unpicklable_path(obj, path, depth=0):
@@ -147,12 +153,15 @@ def _attributes(obj):
         return {}
 
 
-def losses(faithful, unpickled, path="outputs", depth=0):
+def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     """What the pickle round trip lost beyond what plain NumPy's pickle loses for the same arrays, as
     [{path, aspect, faithful, unpickled}]. compare also discounts whatever gold loses at the same path."""
     found = []
-    if depth > 500:
+    seen = {} if seen is None else seen
+    key = (id(faithful), id(unpickled))
+    if depth > 500 or key in seen:  # a shared pair is judged where it first appears
         return found
+    seen[key] = (faithful, unpickled)
     if type(faithful) is not type(unpickled):
         t = lambda o: f"{type(o).__module__}.{type(o).__qualname__}"  # noqa: E731
         return [{"path": path, "aspect": "type", "faithful": t(faithful), "unpickled": t(unpickled)}]
@@ -161,7 +170,7 @@ def losses(faithful, unpickled, path="outputs", depth=0):
         if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful) != list(unpickled)):
             return [{"path": path, "aspect": "structure", "faithful": repr(len(faithful)), "unpickled": repr(len(unpickled))}]
         for (child_path, f), (_, u) in pairs:
-            found += losses(f, u, child_path, depth + 1)
+            found += losses(f, u, child_path, depth + 1, seen)
         return found
     if isinstance(faithful, np.ndarray):
         fa, ua = _array_aspects(faithful), _array_aspects(unpickled)
@@ -170,7 +179,7 @@ def losses(faithful, unpickled, path="outputs", depth=0):
                   for k in fa if fa[k] != ua[k] and k not in inherent]
         if _is_object_array(faithful) and faithful.shape == unpickled.shape and _is_object_array(unpickled):
             for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
-                found += losses(f, u, child_path, depth + 1)
+                found += losses(f, u, child_path, depth + 1, seen)
         # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included).
         elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
             if _value_bytes(faithful) != _value_bytes(unpickled):
@@ -182,5 +191,5 @@ def losses(faithful, unpickled, path="outputs", depth=0):
         if name not in uattr:
             found.append({"path": f"{path}.{name}", "aspect": "attribute", "faithful": "present", "unpickled": "missing"})
         else:
-            found += losses(value, uattr[name], f"{path}.{name}", depth + 1)
+            found += losses(value, uattr[name], f"{path}.{name}", depth + 1, seen)
     return found
