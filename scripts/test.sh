@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # README command 2: set up, build, then the whole test suite (unit, end-to-end, and the scenario
-# gold/candidate/compare tests) through CTest.
+# gold/candidate/compare tests) through CTest, then a 60-second fuzz of the result decoder under ASan and
+# UBSan (scripts/fuzz.sh; about 2 more minutes with its build). PARITY_SKIP_FUZZ=1 skips the fuzzing.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PARITY_BUILD_DIR:-$repo/build}
 "$repo/scripts/build.sh"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
+if [ "${PARITY_SKIP_FUZZ:-0}" != 1 ]; then
+  "$repo/scripts/fuzz.sh" 60
+fi
