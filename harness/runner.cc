@@ -76,13 +76,12 @@ void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesy
   py::module_ probe = py::module_::import("parity.probe");
   record.fidelity = to_json(probe.attr("digests")(outputs));
   if (!pickle_probe) return;
-  py::tuple pickled = probe.attr("pickle_outputs")(outputs);
-  if (pickled[0].is_none()) {
-    record.pickle_error = to_json(pickled[1]);
+  const std::string file = std::string(kResultsSubdir) + "/" + stem + ".pickle";
+  py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string());
+  if (!error.is_none()) {
+    record.pickle_error = to_json(error);
     return;
   }
-  const std::string file = std::string(kResultsSubdir) + "/" + stem + ".pickle";
-  write_file_atomically(out / file, pickled[0].cast<std::string_view>());
   record.pickle_file = file;
 }
 
@@ -100,7 +99,11 @@ ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::files
     try {
       write_result(out / file, outcome["outputs"]);
       record.file = file;
-      record_probes(record, outcome["outputs"], out, scenario.attr("file_name").cast<std::string>(), pickle_probe);
+      try {
+        record_probes(record, outcome["outputs"], out, scenario.attr("file_name").cast<std::string>(), pickle_probe);
+      } catch (py::error_already_set& e) {  // parity's own failure: this scenario reports it, the run goes on
+        record.status = "error", record.error = error_record("ProbeError", e.what());
+      }
     } catch (const UnsupportedOutput& e) {
       record.status = "error", record.error = error_record("SerializeError", e.what());
     } catch (const std::runtime_error& e) {

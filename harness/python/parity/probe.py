@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 import struct
 
@@ -41,13 +42,46 @@ def _state(obj):
     return None if reduced is None else reduced[1]
 
 
+_BLOCK = 4 << 20  # bytes hashed at a time for a strided array, so a digest never copies a whole output
+
+
+def _value_blocks(a: np.ndarray):
+    """The element bytes in C order, in blocks: a contiguous array in place, a strided one ~4 MB at a time.
+    x87 long double's unused bytes (uninitialized memory) are left out."""
+    plain = a.view(np.ndarray)
+    if plain.ndim == 0 or plain.size == 0:
+        yield from _value_parts(np.ascontiguousarray(plain))
+        return
+    rows = max(1, _BLOCK // max(1, plain[0].nbytes))
+    for start in range(0, plain.shape[0], rows):
+        yield from _value_parts(np.ascontiguousarray(plain[start:start + rows]))
+
+
+def _value_parts(block: np.ndarray):
+    kind, size = block.dtype.kind, block.dtype.itemsize
+    part = size // (2 if kind == "c" else 1)
+    if kind in "fc" and part in (12, 16):
+        yield np.frombuffer(block.tobytes(), np.uint8).reshape(-1, part)[:, :10].tobytes()
+    elif block.size and size:
+        yield block.reshape(-1).view(np.uint8)  # a contiguous block's bytes in place, whatever the dtype
+
+
 def _value_bytes(a: np.ndarray) -> bytes:
-    """Element bytes in C order; x87 long double's unused bytes (uninitialized memory) are left out."""
-    plain = np.ascontiguousarray(a.view(np.ndarray))
-    if plain.dtype.kind in "fc" and plain.dtype.itemsize // (2 if plain.dtype.kind == "c" else 1) in (12, 16):
-        part = plain.dtype.itemsize // (2 if plain.dtype.kind == "c" else 1)
-        return np.frombuffer(plain.tobytes(), np.uint8).reshape(-1, part)[:, :10].tobytes()
-    return plain.tobytes()
+    """All element bytes (for small arrays and comparisons); digests use _value_blocks instead."""
+    return b"".join(bytes(part) for part in _value_blocks(a))
+
+
+def _leaf_digest(obj) -> str:
+    digest = hashlib.sha256()
+    if isinstance(obj, np.ndarray):
+        kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
+        flags = (obj.flags.c_contiguous, obj.flags.f_contiguous, obj.flags.writeable, obj.flags.aligned)
+        digest.update(kind + b"|" + repr((obj.dtype.str, obj.dtype.descr, obj.shape, obj.strides, flags)).encode() + b"|")
+        for part in _value_blocks(obj):
+            digest.update(part)
+    else:
+        digest.update(_leaf_description(obj))
+    return digest.hexdigest()[:16]
 
 
 def _leaf_description(obj) -> bytes:
@@ -90,7 +124,7 @@ def _digest_into(obj, path, out, depth, seen):
         for child_path, child in children:
             _digest_into(child, child_path, out, depth + 1, seen)
         return
-    out[path] = hashlib.sha256(_leaf_description(obj)).hexdigest()[:16]
+    out[path] = _leaf_digest(obj)
     state = _state(obj)
     if isinstance(state, dict):
         for name, value in state.items():
@@ -109,14 +143,23 @@ def _unpicklable_path(obj, path, depth=0):
     return path
 
 
-def pickle_outputs(obj):
-    """(blob, None) with the outputs pickled the way the ecosystem would, or (None, error with its path)."""
+def pickle_outputs(obj, file: str):
+    """Pickles the outputs into `file` the way the ecosystem would (streamed: large arrays go from their
+    buffers to the file); returns None, or the error with the path of the output that refused. The file
+    appears whole or not at all."""
+    temp = f"{file}.tmp-{os.getpid()}"
     try:
-        return pickle.dumps(obj, protocol=PROTOCOL), None
+        with open(temp, "wb") as out:
+            pickle.dump(obj, out, protocol=PROTOCOL)
+        os.replace(temp, file)
+        return None
     except Exception as exc:  # noqa: BLE001 - a pickling failure is a finding, not a crash
         error = describe_exception(exc)
         error["path"] = _unpicklable_path(obj, "outputs")
-        return None, error
+        return error
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
 
 
 def unpickle(blob: bytes):
