@@ -207,7 +207,50 @@ class SpanWriter {
   static constexpr std::size_t kStaging = 4 << 20;
   void visit(const char* at, std::size_t dim) {
     if (dim == order_.dims.size()) return element(at);
-    for (npy_intp i = 0; i < order_.dims[dim].first; ++i) visit(at + i * order_.dims[dim].second, dim + 1);
+    const auto [n, stride] = order_.dims[dim];
+    if (dim + 1 == order_.dims.size()) return row(at, n, stride);
+    for (npy_intp i = 0; i < n; ++i) visit(at + i * stride, dim + 1);
+  }
+  // The innermost dimension in one go: its span zeroed in the staging buffer, then each element copied
+  // into place by a tight loop (the per-element path costs ~12 ns an element; this runs near memory speed).
+  void row(const char* at, npy_intp n, npy_intp stride) {
+    const std::size_t item = static_cast<std::size_t>(bytes_.itemsize);
+    const std::size_t extent = static_cast<std::size_t>(stride * (n - 1)) + item;
+    if (extent > kStaging) {
+      for (npy_intp i = 0; i < n; ++i) element(at + i * stride);
+      return;
+    }
+    zeros(static_cast<std::size_t>(at - order_.lowest) - position_);
+    if (staging_.size() + extent > kStaging) flush();
+    const std::size_t start = staging_.size();
+    staging_.resize(start + extent);  // zero-filled: the gaps between elements
+    char* dst = staging_.data() + start;
+    switch (item) {
+      case 1:
+        copy_strided<1>(dst, at, n, stride);
+        break;
+      case 2:
+        copy_strided<2>(dst, at, n, stride);
+        break;
+      case 4:
+        copy_strided<4>(dst, at, n, stride);
+        break;
+      case 8:
+        copy_strided<8>(dst, at, n, stride);
+        break;
+      case 16:
+        copy_strided<16>(dst, at, n, stride);
+        break;
+      default:
+        for (npy_intp i = 0; i < n; ++i) std::memcpy(dst + i * stride, at + i * stride, item);
+    }
+    if (bytes_.has_padding())
+      for (npy_intp i = 0; i < n; ++i) bytes_.scrub(dst + i * stride);
+    position_ += extent;
+  }
+  template <std::size_t N>
+  static void copy_strided(char* dst, const char* src, npy_intp n, npy_intp stride) {
+    for (npy_intp i = 0; i < n; ++i) std::memcpy(dst + i * stride, src + i * stride, N);
   }
   void element(const char* at) {
     zeros(static_cast<std::size_t>(at - order_.lowest) - position_);
