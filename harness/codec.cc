@@ -96,27 +96,30 @@ ValueBytes value_bytes(PyArray_Descr* descr) {
   return v;
 }
 
-// Copies each element into a zeroed span-sized buffer so the gaps between strided elements are zero:
-// the file never depends on memory the scenario did not write.
-void gather(const char* src, char* dst, int dim, int ndim, const npy_intp* shape, const npy_intp* strides,
-            const ValueBytes& bytes) {
-  if (dim == ndim) {
-    std::memcpy(dst, src, static_cast<std::size_t>(bytes.itemsize));
-    if (bytes.has_padding()) bytes.scrub(dst);
-    return;
-  }
-  for (npy_intp i = 0; i < shape[dim]; ++i)
-    gather(src + i * strides[dim], dst + i * strides[dim], dim + 1, ndim, shape, strides, bytes);
+// Calls f(address) for every element of a strided array in C order of its index (strides of any sign,
+// zero included). The writer's gather fallback and object arrays' slots both walk arrays this way.
+template <class F>
+void for_each_element(char* at, int dim, int ndim, const npy_intp* shape, const npy_intp* strides, F&& f) {
+  if (dim == ndim) return f(at);
+  for (npy_intp i = 0; i < shape[dim]; ++i) for_each_element(at + i * strides[dim], dim + 1, ndim, shape, strides, f);
 }
 
-// The index of element `flat` (C order) as Python writes it: [2, 0], [5], or [()] for 0-d.
+// Copies each element into a zeroed span-sized buffer so the gaps between strided elements are zero:
+// the file never depends on memory the scenario did not write.
+void gather(PyArrayObject* array, char* dst, const ValueBytes& bytes) {
+  char* src = PyArray_BYTES(array);
+  for_each_element(src, 0, PyArray_NDIM(array), PyArray_SHAPE(array), PyArray_STRIDES(array), [&](char* at) {
+    char* to = dst + (at - src);
+    std::memcpy(to, at, static_cast<std::size_t>(bytes.itemsize));
+    if (bytes.has_padding()) bytes.scrub(to);
+  });
+}
+
+// The index of element `flat` (C order) of an array of this shape, written as index_path writes it.
 std::string index_path(std::int64_t flat, int ndim, const npy_intp* shape) {
-  if (ndim == 0) return "[()]";
   std::vector<std::int64_t> index(static_cast<std::size_t>(ndim));
   for (int d = ndim - 1; d >= 0; --d) index[static_cast<std::size_t>(d)] = flat % shape[d], flat /= shape[d];
-  std::string s = "[";
-  for (int d = 0; d < ndim; ++d) s += (d ? ", " : "") + std::to_string(index[static_cast<std::size_t>(d)]);
-  return s + "]";
+  return parity::index_path(index);
 }
 
 // [<>|=]?[a-zA-Z][0-9]*(\[[0-9]*[a-zA-Z]+\])?, e.g. "<f8", "|S3", "<M8[ns]": checked by hand, since
@@ -149,13 +152,9 @@ bool hex_integer(const std::string& s) {
 // The address of every element of an object array, in C order (strides of any sign, zero included).
 std::vector<PyObject**> object_slots(PyArrayObject* array) {
   std::vector<PyObject**> slots;
-  const int ndim = PyArray_NDIM(array);
-  const npy_intp *shape = PyArray_SHAPE(array), *strides = PyArray_STRIDES(array);
-  std::function<void(char*, int)> visit = [&](char* at, int dim) {
-    if (dim == ndim) return slots.push_back(reinterpret_cast<PyObject**>(at));
-    for (npy_intp i = 0; i < shape[dim]; ++i) visit(at + i * strides[dim], dim + 1);
-  };
-  if (PyArray_SIZE(array) > 0) visit(PyArray_BYTES(array), 0);
+  if (PyArray_SIZE(array) > 0)
+    for_each_element(PyArray_BYTES(array), 0, PyArray_NDIM(array), PyArray_SHAPE(array), PyArray_STRIDES(array),
+                     [&](char* at) { slots.push_back(reinterpret_cast<PyObject**>(at)); });
   return slots;
 }
 
@@ -387,7 +386,7 @@ json Encoder::encode_array(PyArrayObject* array, const char* kind, const std::st
       blob.stream = std::move(order);
     } else {
       blob.gathered.assign(span.size(), 0);
-      gather(PyArray_BYTES(array), blob.gathered.data() - span.low, 0, ndim, shape, strides, blob.bytes);
+      gather(array, blob.gathered.data() - span.low, blob.bytes);
       blob.data = blob.gathered.data();
     }
   }
@@ -776,12 +775,11 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
     }
     return out;
   };
-  auto blob_text = [&](Node::Kind k) {
+  auto read_text = [&](Node::Kind k) {
     out.kind = k;
     const auto [offset, size] = blob(node, path);
     out.text.resize(size);
     read_exact(out.text.data(), size, offset);
-    return out;
   };
   if (kind == "dict") return container(Node::Kind::Dict, true);
   if (kind == "list") return container(Node::Kind::List, false);
@@ -790,7 +788,7 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
   if (kind == "ndarray") return decode_array(node, Node::Kind::Array, path);
   if (kind == "scalar") return decode_array(node, Node::Kind::Scalar, path);
   if (kind == "str") {
-    blob_text(Node::Kind::Str);
+    read_text(Node::Kind::Str);
     // The writer encodes with surrogatepass; anything else is no str it wrote.
     PyObject* decoded =
         PyUnicode_DecodeUTF8(out.text.data(), static_cast<Py_ssize_t>(out.text.size()), "surrogatepass");
@@ -801,7 +799,7 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
     Py_DECREF(decoded);
     return out;
   }
-  if (kind == "bytes") return blob_text(Node::Kind::Bytes);
+  if (kind == "bytes") return read_text(Node::Kind::Bytes), out;
   if (kind == "none") return out.type = "builtins.NoneType", out;
   if (kind == "object") {
     if (!node.contains("reducer")) fail(path + ": object without a reducer");
@@ -887,6 +885,13 @@ std::string key_path(const std::string& path, const std::string& key) {
   std::string quoted;
   for (char c : key) quoted += (c == '\'' || c == '\\') ? std::string{'\\', c} : std::string{c};
   return path + "['" + quoted + "']";
+}
+
+std::string index_path(const std::vector<std::int64_t>& index) {
+  if (index.empty()) return "[()]";
+  std::string s = "[";
+  for (std::size_t d = 0; d < index.size(); ++d) s += (d ? ", " : "") + std::to_string(index[d]);
+  return s + "]";
 }
 
 const char* kind_name(Node::Kind kind) {

@@ -70,6 +70,9 @@ class NodeIndex {
   std::unordered_map<std::string, const Node*> by_path_;
 };
 
+/// An element's index as a path suffix, as Python writes it: [2, 0], [5], or [()] for a 0-d array.
+std::string index_path(const std::vector<std::int64_t>& index);
+
 /// The path of a dict entry inside the outputs, as Python would index it: outputs['a']['it\'s'].
 std::string key_path(const std::string& path, const std::string& key);
 

@@ -42,12 +42,6 @@ std::string layout_text(py::handle array) {
   return kind + ", strides " + py_str(array.attr("strides"));
 }
 
-std::string index_text(const std::vector<std::int64_t>& index) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
-  return s + "]";
-}
-
 class TreeComparer {
  public:
   TreeComparer(const Policy& policy, const NodeIndex& gold, const NodeIndex& candidate, std::int64_t& visits)
@@ -185,7 +179,7 @@ void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::s
   m << "First mismatches (index: " << policy_.gold_name << " | " << policy_.candidate_name << "):\n";
   json first = json::array();
   for (const Mismatch& mm : r.first) {
-    m << "  " << index_text(mm.index) << ": " << mm.gold << " | " << mm.candidate << "\n";
+    m << "  " << index_path(mm.index) << ": " << mm.gold << " | " << mm.candidate << "\n";
     first.push_back({{"index", mm.index}, {"gold", mm.gold}, {"candidate", mm.candidate}});
   }
   if (r.criterion == "allclose" && r.mismatched > r.nan_mismatched) {
@@ -323,9 +317,10 @@ const ScenarioRecord* find(const Manifest& m, const std::string& id) {
   return nullptr;
 }
 
+std::string error_summary(const json& error) { return error.value("type", "?") + ": " + error.value("message", ""); }
+
 std::string error_text(const std::string& side, const ScenarioRecord& r) {
-  std::string m =
-      "the " + side + " run raised " + r.error.value("type", "an error") + ": " + r.error.value("message", "");
+  std::string m = "the " + side + " run raised " + error_summary(r.error);
   const std::string tb = r.error.value("traceback", "");
   return tb.empty() ? m : m + "\n" + tb;
 }
@@ -378,8 +373,6 @@ py::tuple unpickle(const Side& side) {
                         .attr("read_bytes")();
   return py::module_::import("parity.probe").attr("unpickle")(blob);
 }
-
-std::string error_summary(const json& error) { return error.value("type", "?") + ": " + error.value("message", ""); }
 
 // pickle: what the candidate's own pickling loses, judged against what plain NumPy (gold) loses too.
 void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
