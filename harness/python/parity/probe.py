@@ -67,8 +67,13 @@ def _value_parts(block: np.ndarray):
 
 
 def _value_bytes(a: np.ndarray) -> bytes:
-    """All element bytes (for small arrays and comparisons); digests use _value_blocks instead."""
+    """All element bytes of a small array (a NumPy scalar's); large ones go through _value_blocks."""
     return b"".join(bytes(part) for part in _value_blocks(a))
+
+
+def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal element bytes, compared block by block (same dtype and shape, so the blocks line up)."""
+    return all(bytes(x) == bytes(y) for x, y in zip(_value_blocks(a), _value_blocks(b)))
 
 
 def _leaf_digest(obj) -> str:
@@ -85,11 +90,8 @@ def _leaf_digest(obj) -> str:
 
 
 def _leaf_description(obj) -> bytes:
+    """A non-array leaf, exactly (arrays are digested in blocks by _leaf_digest)."""
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
-    if isinstance(obj, np.ndarray):
-        flags = (obj.flags.c_contiguous, obj.flags.f_contiguous, obj.flags.writeable, obj.flags.aligned)
-        head = repr((obj.dtype.str, obj.dtype.descr, obj.shape, obj.strides, flags)).encode()
-        return kind + b"|" + head + b"|" + _value_bytes(obj)
     if isinstance(obj, np.generic):
         return kind + b"|" + np.asarray(obj).dtype.str.encode() + b"|" + _value_bytes(np.asarray(obj))
     if isinstance(obj, float):
@@ -225,7 +227,7 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
                 found += losses(f, u, child_path, depth + 1, seen)
         # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included).
         elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
-            if _value_bytes(faithful) != _value_bytes(unpickled):
+            if not _same_values(faithful, unpickled):
                 found.append({"path": path, "aspect": "values", "faithful": "as written", "unpickled": "different"})
     elif _leaf_description(faithful) != _leaf_description(unpickled):
         found.append({"path": path, "aspect": "values", "faithful": repr(faithful)[:200], "unpickled": repr(unpickled)[:200]})
