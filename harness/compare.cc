@@ -183,8 +183,8 @@ void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::s
     first.push_back({{"index", mm.index}, {"gold", mm.gold}, {"candidate", mm.candidate}});
   }
   if (r.criterion == "allclose" && r.mismatched > r.nan_mismatched) {
-    m << "Max absolute difference among violations: " << fmt_g(r.max_abs) << "\n";
-    m << "Max relative difference among violations: " << fmt_g(r.max_rel) << "\n";
+    m << "Max absolute difference among violations: " << fmt_g(r.max_abs.value) << "\n";
+    m << "Max relative difference among violations: " << fmt_g(r.max_rel.value) << "\n";
   }
   std::string text = m.str();
   text.pop_back();
@@ -196,7 +196,7 @@ void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::s
                   {"nan_mismatched", r.nan_mismatched},
                   {"percent", 100.0 * static_cast<double>(r.mismatched) / static_cast<double>(r.total)},
                   {"first", first}};
-  if (r.criterion == "allclose") details["max_abs_diff"] = r.max_abs, details["max_rel_diff"] = r.max_rel;
+  if (r.criterion == "allclose") details["max_abs_diff"] = r.max_abs.value, details["max_rel_diff"] = r.max_rel.value;
   fail("values", path, text, details);
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #include "numpy_api.h"
@@ -13,97 +14,321 @@ namespace py = pybind11;
 namespace parity {
 namespace {
 
-enum class Rule { Real, Complex, Exact };
+// How the elements are read and decided. Integer reads each side as int64 or uint64 (by its signedness) and
+// compares them as mathematical integers, so int64 against uint64 neither wraps nor rounds.
+enum class Rule { Real, RealLong, Complex, ComplexLong, Integer, Datetime, Exact };
 
-struct Violations {
+using Index = std::vector<std::int64_t>;
+
+// Receives every violation; the flat indices it keeps mean C-order positions only in a C-order pass.
+// `stop_at_first` makes a pass a yes/no verdict.
+struct Sink {
+  explicit Sink(ValueReport& r, bool verdict_only = false) : report(r), stop_at_first(verdict_only) {}
   ValueReport& report;
-  std::vector<std::int64_t> first_flat;
+  bool stop_at_first;
+  std::vector<std::pair<std::int64_t, MismatchKind>> first, first_nonfinite;
+  std::int64_t max_abs_flat = -1, max_rel_flat = -1;
 
-  void add(std::int64_t flat, double abs_diff, double rel_diff, bool nan_only_one_side) {
+  void add(std::int64_t flat, MismatchKind kind, double abs_diff = 0, double rel_diff = 0) {
     ++report.mismatched;
-    if (nan_only_one_side) {
-      ++report.nan_mismatched;
-    } else {
-      report.max_abs = std::max(report.max_abs, abs_diff);
-      report.max_rel = std::max(report.max_rel, rel_diff);
+    if (kind == MismatchKind::NaN) ++report.nan_mismatched;
+    if (kind == MismatchKind::Inf) ++report.inf_mismatched;
+    if (kind == MismatchKind::SignedZero) ++report.signed_zero_mismatched;
+    if (kind == MismatchKind::Value && report.has_differences) {
+      if (max_abs_flat < 0 || abs_diff > report.max_abs.value) report.max_abs.value = abs_diff, max_abs_flat = flat;
+      if (max_rel_flat < 0 || rel_diff > report.max_rel.value) report.max_rel.value = rel_diff, max_rel_flat = flat;
     }
-    if (first_flat.size() < kFirstMismatches) first_flat.push_back(flat);
+    if (first.size() < kFirstMismatches) first.emplace_back(flat, kind);
+    const bool nonfinite = kind == MismatchKind::NaN || kind == MismatchKind::Inf;
+    if (nonfinite && first_nonfinite.size() < kFirstMismatches) first_nonfinite.emplace_back(flat, kind);
   }
+  bool done() const { return stop_at_first && report.mismatched > 0; }
 };
 
 template <class T>
-bool is_nan(const T& v) {
-  if constexpr (std::is_same_v<T, double>) {
-    return std::isnan(v);
-  } else {
-    return std::isnan(v.real()) || std::isnan(v.imag());
+T load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Real and complex: the common case is decided by one comparison; everything else goes to `decide_*`.
+
+// Finite gold and candidate within tolerance. NaN fails it (every comparison with NaN is false), and so does an
+// infinite gold, whose tolerance would be infinite. With signed zeros on, a zero gold takes the slow path.
+template <class T, bool SignedZeros, class R>
+bool fast_close(const T& g, const T& c, R atol, R rtol) {
+  const R ref = std::abs(g);
+  if constexpr (SignedZeros) {
+    if (ref == 0) return false;
   }
+  return std::abs(c - g) <= atol + rtol * ref && ref < HUGE_VAL;
 }
 
-// The common case, decided with one comparison: finite gold and candidate within tolerance. NaN fails it
-// (every comparison with NaN is false), and so does an infinite gold, whose tolerance would be infinite.
 template <class T>
-bool fast_close(const T& g, const T& c, const Tolerance& tol) {
-  const double ref = std::abs(g);
-  return std::abs(c - g) <= tol.atol + tol.rtol * ref && ref < HUGE_VAL;
-}
-
-// Decides one element that failed the fast test |c - g| <= atol + rtol|g| (which NaN and inf always fail).
-template <class T>
-void classify(const T& g, const T& c, const Tolerance& tol, std::int64_t flat, Violations& out) {
-  const bool gn = is_nan(g), cn = is_nan(c);
+void decide_real(T g, T c, const Tolerance& tol, std::int64_t flat, Sink& out) {
+  const bool gn = std::isnan(g), cn = std::isnan(c);
   if (gn || cn) {
-    if (!(gn && cn)) out.add(flat, 0, 0, true);
+    if (!(gn && cn)) out.add(flat, MismatchKind::NaN);
     return;
   }
-  if (g == c) return;  // equal infinities
-  const double diff = std::abs(c - g), ref = std::abs(g);
-  if (ref < HUGE_VAL && diff <= tol.atol + tol.rtol * ref) return;  // infinities must match exactly
-  out.add(flat, diff, ref > 0 ? diff / ref : HUGE_VAL, false);
+  if (std::isinf(g) || std::isinf(c)) {  // infinities must match exactly, sign included
+    if (g != c) out.add(flat, MismatchKind::Inf);
+    return;
+  }
+  const T diff = std::abs(c - g), ref = std::abs(g);
+  if (diff <= static_cast<T>(tol.atol) + static_cast<T>(tol.rtol) * ref) {
+    if (tol.signed_zeros && g == 0 && c == 0 && std::signbit(g) != std::signbit(c))
+      out.add(flat, MismatchKind::SignedZero);
+    return;
+  }
+  out.add(flat, MismatchKind::Value, static_cast<double>(diff), ref > 0 ? static_cast<double>(diff / ref) : HUGE_VAL);
 }
 
 template <class T>
-void compare_loop(char* gp, char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat, const Tolerance& tol,
-                  Violations& out) {
+bool part_same(T a, T b) {
+  return (std::isnan(a) && std::isnan(b)) || a == b;
+}
+
+template <class T>
+bool finite(const std::complex<T>& v) {
+  return std::isfinite(v.real()) && std::isfinite(v.imag());
+}
+
+// A complex value with a NaN or infinite part matches only a value with the same parts (NaN where it has NaN).
+template <class T>
+void decide_complex(std::complex<T> g, std::complex<T> c, const Tolerance& tol, std::int64_t flat, Sink& out) {
+  if (!finite(g) || !finite(c)) {
+    if (part_same(g.real(), c.real()) && part_same(g.imag(), c.imag())) return;
+    const bool nan_differs =
+        std::isnan(g.real()) != std::isnan(c.real()) || std::isnan(g.imag()) != std::isnan(c.imag());
+    out.add(flat, nan_differs ? MismatchKind::NaN : MismatchKind::Inf);
+    return;
+  }
+  const T diff = std::abs(c - g), ref = std::abs(g);
+  if (diff <= static_cast<T>(tol.atol) + static_cast<T>(tol.rtol) * ref) {
+    const bool zero = g == std::complex<T>() && c == std::complex<T>();
+    if (tol.signed_zeros && zero &&
+        (std::signbit(g.real()) != std::signbit(c.real()) || std::signbit(g.imag()) != std::signbit(c.imag())))
+      out.add(flat, MismatchKind::SignedZero);
+    return;
+  }
+  out.add(flat, MismatchKind::Value, static_cast<double>(diff), ref > 0 ? static_cast<double>(diff / ref) : HUGE_VAL);
+}
+
+template <class T>
+void decide(T g, T c, const Tolerance& tol, std::int64_t flat, Sink& out) {
+  if constexpr (std::is_floating_point_v<T>)
+    decide_real(g, c, tol, flat, out);
+  else
+    decide_complex(g, c, tol, flat, out);
+}
+
+template <class T, bool SignedZeros>
+void inexact_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat,
+                  const Tolerance& tol, Sink& out) {
+  using R = decltype(std::abs(T()));
+  const R atol = static_cast<R>(tol.atol), rtol = static_cast<R>(tol.rtol);
   for (npy_intp i = 0; i < n; ++i, gp += gs, cp += cs) {
-    T g, c;
-    std::memcpy(&g, gp, sizeof g);
-    std::memcpy(&c, cp, sizeof c);
-    if (!fast_close(g, c, tol)) classify(g, c, tol, flat + i, out);
+    const T g = load<T>(gp), c = load<T>(cp);
+    if (!fast_close<T, SignedZeros>(g, c, atol, rtol)) decide(g, c, tol, flat + i, out);
   }
 }
 
-void exact_loop(char* gp, char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat, std::size_t itemsize,
-                Violations& out) {
-  for (npy_intp i = 0; i < n; ++i, gp += gs, cp += cs)
-    if (std::memcmp(gp, cp, itemsize) != 0) out.add(flat + i, NAN, NAN, false);
+template <class T>
+void inexact(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat,
+             const Tolerance& tol, Sink& out) {
+  if (tol.signed_zeros)
+    inexact_loop<T, true>(gp, cp, gs, cs, n, flat, tol, out);
+  else
+    inexact_loop<T, false>(gp, cp, gs, cs, n, flat, tol, out);
 }
 
-bool is_inexact(PyArray_Descr* d) { return PyDataType_ISFLOAT(d) || PyDataType_ISCOMPLEX(d); }
-// Only numbers are compared in floating point; anything else against a number has no common type
-// (casting a string array to float64 would parse it).
-bool is_number(PyArray_Descr* d) { return PyDataType_ISBOOL(d) || PyDataType_ISINTEGER(d) || is_inexact(d); }
+// ---------------------------------------------------------------------------------------------------------
+// Integers, datetimes and everything exact.
 
-// The dtype both sides are cast to; null (with not_comparable set) when there is none.
-py::object common_dtype(PyArrayObject* g, PyArrayObject* c, Rule rule, ValueReport& report) {
-  if (rule == Rule::Real)
-    return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyArray_DescrFromType(NPY_DOUBLE)));
-  if (rule == Rule::Complex)
-    return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyArray_DescrFromType(NPY_CDOUBLE)));
-  PyArray_Descr* promoted = PyArray_PromoteTypes(PyArray_DESCR(g), PyArray_DESCR(c));
-  if (!promoted) {
+__int128 widen(std::int64_t v) { return v; }
+__int128 widen(std::uint64_t v) { return static_cast<__int128>(v); }
+
+template <class G, class C>
+void integer_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat, Sink& out) {
+  for (npy_intp i = 0; i < n; ++i, gp += gs, cp += cs) {
+    const __int128 g = widen(load<G>(gp)), c = widen(load<C>(cp));
+    if (g == c) continue;
+    const double diff = static_cast<double>(c > g ? c - g : g - c);  // in 128 bits: no unsigned wrap-around
+    const double ref = static_cast<double>(g < 0 ? -g : g);
+    out.add(flat + i, MismatchKind::Value, diff, ref > 0 ? diff / ref : HUGE_VAL);
+  }
+}
+
+constexpr std::int64_t kNaT = std::numeric_limits<std::int64_t>::min();
+
+void datetime_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat, Sink& out) {
+  for (npy_intp i = 0; i < n; ++i, gp += gs, cp += cs) {
+    const std::int64_t g = load<std::int64_t>(gp), c = load<std::int64_t>(cp);
+    if (g == c) continue;
+    if (g == kNaT || c == kNaT) {
+      out.add(flat + i, MismatchKind::NaN);
+      continue;
+    }
+    const double diff = std::abs(static_cast<double>(static_cast<__int128>(c) - g)), ref = std::abs(double(g));
+    out.add(flat + i, MismatchKind::Value, diff, ref > 0 ? diff / ref : HUGE_VAL);
+  }
+}
+
+void exact_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat,
+                std::size_t itemsize, Sink& out) {
+  for (npy_intp i = 0; i < n; ++i, gp += gs, cp += cs)
+    if (std::memcmp(gp, cp, itemsize) != 0) out.add(flat + i, MismatchKind::Value);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Choosing the rule and the dtypes each side is read as.
+
+bool is_inexact(PyArray_Descr* d) { return PyDataType_ISFLOAT(d) || PyDataType_ISCOMPLEX(d); }
+bool is_number(PyArray_Descr* d) { return PyDataType_ISBOOL(d) || PyDataType_ISINTEGER(d) || is_inexact(d); }
+bool is_long(PyArray_Descr* d) { return d->type_num == NPY_LONGDOUBLE || d->type_num == NPY_CLONGDOUBLE; }
+
+// Values are compared only within one family: a string against a number has no common type (casting would parse
+// it), nor bytes against str (casting would decode them).
+char family(PyArray_Descr* d) {
+  if (is_number(d)) return 'n';
+  return d->kind == 'S' ? 'S' : d->kind;
+}
+
+py::object descr(int type_num) {
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyArray_DescrFromType(type_num)));
+}
+
+struct Plan {
+  Rule rule = Rule::Exact;
+  py::object gold_dtype, candidate_dtype;              ///< what NpyIter reads each side as (native byte order)
+  bool gold_signed = false, candidate_signed = false;  ///< Integer: int64 rather than uint64
+};
+
+Rule rule_for(PyArray_Descr* gd, PyArray_Descr* cd) {
+  if (family(gd) == 'n') {
+    const bool complex = PyDataType_ISCOMPLEX(gd) || PyDataType_ISCOMPLEX(cd);
+    const bool longd = is_long(gd) || is_long(cd);
+    if (complex) return longd ? Rule::ComplexLong : Rule::Complex;
+    if (is_inexact(gd) || is_inexact(cd)) return longd ? Rule::RealLong : Rule::Real;
+    return Rule::Integer;
+  }
+  return gd->kind == 'M' || gd->kind == 'm' ? Rule::Datetime : Rule::Exact;
+}
+
+// The common native dtype of two arrays of one family; null (with not_comparable set) when there is none.
+py::object promoted(PyArray_Descr* gd, PyArray_Descr* cd, ValueReport& report) {
+  PyArray_Descr* common = PyArray_PromoteTypes(gd, cd);
+  if (!common) {
     PyErr_Clear();
     report.not_comparable = "no common dtype to compare values in";
     return py::object();
   }
-  PyArray_Descr* native = PyArray_DescrNewByteorder(promoted, NPY_NATIVE);
-  Py_DECREF(promoted);
+  PyArray_Descr* native = PyArray_DescrNewByteorder(common, NPY_NATIVE);
+  Py_DECREF(common);
   if (!native) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(native));
 }
 
-std::vector<std::int64_t> unravel(std::int64_t flat, PyArrayObject* a) {
-  std::vector<std::int64_t> index(static_cast<std::size_t>(PyArray_NDIM(a)));
+bool make_plan(PyArray_Descr* gd, PyArray_Descr* cd, Plan& plan, ValueReport& report) {
+  if (family(gd) != family(cd)) {
+    report.not_comparable = family(gd) == 'n' || family(cd) == 'n'
+                                ? "a number and a non-number have no common type to compare values in"
+                                : "values of different kinds have no common type to compare values in";
+    return false;
+  }
+  plan.rule = rule_for(gd, cd);
+  switch (plan.rule) {
+    case Rule::Real:
+      plan.gold_dtype = descr(NPY_DOUBLE);
+      break;
+    case Rule::RealLong:
+      plan.gold_dtype = descr(NPY_LONGDOUBLE);
+      break;
+    case Rule::Complex:
+      plan.gold_dtype = descr(NPY_CDOUBLE);
+      break;
+    case Rule::ComplexLong:
+      plan.gold_dtype = descr(NPY_CLONGDOUBLE);
+      break;
+    case Rule::Integer:
+      plan.gold_signed = PyDataType_ISSIGNED(gd), plan.candidate_signed = PyDataType_ISSIGNED(cd);
+      plan.gold_dtype = descr(plan.gold_signed ? NPY_INT64 : NPY_UINT64);
+      plan.candidate_dtype = descr(plan.candidate_signed ? NPY_INT64 : NPY_UINT64);
+      report.compared_as = "int";
+      break;
+    case Rule::Datetime:
+    case Rule::Exact:
+      plan.gold_dtype = promoted(gd, cd, report);
+      if (!plan.gold_dtype) return false;
+  }
+  if (!plan.candidate_dtype) plan.candidate_dtype = plan.gold_dtype;
+  if (report.compared_as.empty()) report.compared_as = py::str(plan.gold_dtype).cast<std::string>();
+  report.criterion = plan.rule == Rule::Real || plan.rule == Rule::RealLong || plan.rule == Rule::Complex ||
+                             plan.rule == Rule::ComplexLong
+                         ? "allclose"
+                         : "exact";
+  report.has_differences = plan.rule != Rule::Exact;
+  return true;
+}
+
+void run_loop(const Plan& plan, char** data, const npy_intp* strides, npy_intp n, std::int64_t flat,
+              const Tolerance& tol, std::size_t itemsize, Sink& out) {
+  const char *gp = data[0], *cp = data[1];
+  const npy_intp gs = strides[0], cs = strides[1];
+  const bool gs_signed = plan.gold_signed, cs_signed = plan.candidate_signed;
+  switch (plan.rule) {
+    case Rule::Real:
+      return inexact<double>(gp, cp, gs, cs, n, flat, tol, out);
+    case Rule::RealLong:
+      return inexact<long double>(gp, cp, gs, cs, n, flat, tol, out);
+    case Rule::Complex:
+      return inexact<std::complex<double>>(gp, cp, gs, cs, n, flat, tol, out);
+    case Rule::ComplexLong:
+      return inexact<std::complex<long double>>(gp, cp, gs, cs, n, flat, tol, out);
+    case Rule::Datetime:
+      return datetime_loop(gp, cp, gs, cs, n, flat, out);
+    case Rule::Exact:
+      return exact_loop(gp, cp, gs, cs, n, flat, itemsize, out);
+    case Rule::Integer:
+      if (gs_signed && cs_signed) return integer_loop<std::int64_t, std::int64_t>(gp, cp, gs, cs, n, flat, out);
+      if (gs_signed) return integer_loop<std::int64_t, std::uint64_t>(gp, cp, gs, cs, n, flat, out);
+      if (cs_signed) return integer_loop<std::uint64_t, std::int64_t>(gp, cp, gs, cs, n, flat, out);
+      return integer_loop<std::uint64_t, std::uint64_t>(gp, cp, gs, cs, n, flat, out);
+  }
+}
+
+// One pass over both arrays. In C order the running element count is the flat C index, which locates
+// mismatches; in NPY_KEEPORDER the iterator follows memory order, which is faster for F-ordered operands.
+void iterate(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER order, const Tolerance& tol, Sink& out) {
+  PyArrayObject* ops[2] = {g, c};
+  npy_uint32 op_flags[2] = {NPY_ITER_READONLY | NPY_ITER_NBO | NPY_ITER_ALIGNED,
+                            NPY_ITER_READONLY | NPY_ITER_NBO | NPY_ITER_ALIGNED};
+  PyArray_Descr* dtypes[2] = {reinterpret_cast<PyArray_Descr*>(plan.gold_dtype.ptr()),
+                              reinterpret_cast<PyArray_Descr*>(plan.candidate_dtype.ptr())};
+  NpyIter* it =
+      NpyIter_MultiNew(2, ops, NPY_ITER_EXTERNAL_LOOP | NPY_ITER_BUFFERED | NPY_ITER_GROWINNER | NPY_ITER_ZEROSIZE_OK,
+                       order, NPY_UNSAFE_CASTING, op_flags, dtypes);
+  if (!it) throw py::error_already_set();
+  std::unique_ptr<NpyIter, int (*)(NpyIter*)> guard(it, NpyIter_Deallocate);
+  if (NpyIter_GetIterSize(it) == 0) return;
+  NpyIter_IterNextFunc* next = NpyIter_GetIterNext(it, nullptr);
+  if (!next) throw py::error_already_set();
+  char** data = NpyIter_GetDataPtrArray(it);
+  npy_intp* strides = NpyIter_GetInnerStrideArray(it);
+  npy_intp* size = NpyIter_GetInnerLoopSizePtr(it);
+  const std::size_t itemsize = static_cast<std::size_t>(PyDataType_ELSIZE(dtypes[0]));
+  std::int64_t flat = 0;
+  do {
+    run_loop(plan, data, strides, *size, flat, tol, itemsize, out);
+    flat += *size;
+  } while (!out.done() && next(it));
+}
+
+Index unravel(std::int64_t flat, PyArrayObject* a) {
+  Index index(static_cast<std::size_t>(PyArray_NDIM(a)));
   for (int d = PyArray_NDIM(a) - 1; d >= 0; --d) {
     const npy_intp n = PyArray_DIM(a, d);
     index[static_cast<std::size_t>(d)] = flat % n;
@@ -114,7 +339,7 @@ std::vector<std::int64_t> unravel(std::int64_t flat, PyArrayObject* a) {
 
 // Python's repr of one element; a value Python cannot show (a code point past U+10FFFF in a hostile file)
 // is reported as such rather than ending the comparison.
-std::string element_repr(py::handle array, const std::vector<std::int64_t>& index) {
+std::string element_repr(py::handle array, const Index& index) {
   py::tuple key(index.size());
   for (std::size_t i = 0; i < index.size(); ++i) key[i] = py::int_(index[i]);
   try {
@@ -124,43 +349,49 @@ std::string element_repr(py::handle array, const std::vector<std::int64_t>& inde
   }
 }
 
-void iterate(PyArrayObject* g, PyArrayObject* c, py::handle dtype, Rule rule, const Tolerance& tol, Violations& out) {
-  PyArrayObject* ops[2] = {g, c};
-  npy_uint32 op_flags[2] = {NPY_ITER_READONLY | NPY_ITER_NBO | NPY_ITER_ALIGNED,
-                            NPY_ITER_READONLY | NPY_ITER_NBO | NPY_ITER_ALIGNED};
-  auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
-  PyArray_Descr* dtypes[2] = {descr, descr};
-  // C order makes the running element count the flat C index, which locates mismatches.
-  NpyIter* it =
-      NpyIter_MultiNew(2, ops, NPY_ITER_EXTERNAL_LOOP | NPY_ITER_BUFFERED | NPY_ITER_GROWINNER | NPY_ITER_ZEROSIZE_OK,
-                       NPY_CORDER, NPY_UNSAFE_CASTING, op_flags, dtypes);
-  if (!it) throw py::error_already_set();
-  std::unique_ptr<NpyIter, int (*)(NpyIter*)> guard(it, NpyIter_Deallocate);
-  if (NpyIter_GetIterSize(it) == 0) return;
-  NpyIter_IterNextFunc* next = NpyIter_GetIterNext(it, nullptr);
-  if (!next) throw py::error_already_set();
-  char** data = NpyIter_GetDataPtrArray(it);
-  npy_intp* strides = NpyIter_GetInnerStrideArray(it);
-  npy_intp* size = NpyIter_GetInnerLoopSizePtr(it);
-  const std::size_t itemsize = static_cast<std::size_t>(PyDataType_ELSIZE(descr));
-  std::int64_t flat = 0;
-  do {
-    if (rule == Rule::Real)
-      compare_loop<double>(data[0], data[1], strides[0], strides[1], *size, flat, tol, out);
-    else if (rule == Rule::Complex)
-      compare_loop<std::complex<double>>(data[0], data[1], strides[0], strides[1], *size, flat, tol, out);
-    else
-      exact_loop(data[0], data[1], strides[0], strides[1], *size, flat, itemsize, out);
-    flat += *size;
-  } while (next(it));
+std::vector<Mismatch> located(const std::vector<std::pair<std::int64_t, MismatchKind>>& flats, py::handle gold,
+                              py::handle candidate) {
+  std::vector<Mismatch> out;
+  for (const auto& [flat, kind] : flats) {
+    Index index = unravel(flat, reinterpret_cast<PyArrayObject*>(gold.ptr()));
+    out.push_back({index, element_repr(gold, index), element_repr(candidate, index), kind});
+  }
+  return out;
 }
 
 }  // namespace
 
+const char* kind_name(MismatchKind kind) {
+  switch (kind) {
+    case MismatchKind::NaN:
+      return "nan";
+    case MismatchKind::Inf:
+      return "inf";
+    case MismatchKind::SignedZero:
+      return "signed-zero";
+    case MismatchKind::Value:
+      break;
+  }
+  return "value";
+}
+
+Tolerance default_tolerance(py::handle dtype) {
+  auto* d = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
+  Tolerance t;
+  const std::size_t part = static_cast<std::size_t>(PyDataType_ELSIZE(d)) / (PyDataType_ISCOMPLEX(d) ? 2 : 1);
+  if (is_inexact(d) && part <= 2)
+    t.rtol = 1e-3;  // float16: 11-bit significand
+  else if (is_inexact(d) && part <= 4)
+    t.rtol = 1e-6;  // float32, complex64: 24-bit significand
+  return t;
+}
+
 bool close_enough(double gold, double candidate, const Tolerance& tol) {
   ValueReport report;
-  Violations out{report, {}};
-  if (!fast_close(gold, candidate, tol)) classify(gold, candidate, tol, 0, out);
+  report.has_differences = true;
+  Sink out(report);
+  char* data[2] = {reinterpret_cast<char*>(&gold), reinterpret_cast<char*>(&candidate)};
+  inexact<double>(data[0], data[1], 0, 0, 1, 0, tol, out);
   return report.mismatched == 0;
 }
 
@@ -170,28 +401,28 @@ ValueReport compare_values(py::handle gold, py::handle candidate, const Toleranc
   ValueReport report;
   report.total = PyArray_SIZE(g);
   PyArray_Descr *gd = PyArray_DESCR(g), *cd = PyArray_DESCR(c);
-  const bool numbers = is_number(gd) && is_number(cd);
-  const Rule rule = numbers && (PyDataType_ISCOMPLEX(gd) || PyDataType_ISCOMPLEX(cd)) ? Rule::Complex
-                    : numbers && (is_inexact(gd) || is_inexact(cd))                   ? Rule::Real
-                                                                                      : Rule::Exact;
-  report.criterion = rule == Rule::Exact ? "exact" : "allclose";
   if (PyDataType_REFCHK(gd) || PyDataType_REFCHK(cd)) {  // compare walks object arrays element by element
+    report.criterion = "exact";
     report.not_comparable = "arrays of Python objects are compared element by element, not here";
     return report;
   }
-  if (is_number(gd) != is_number(cd)) {
-    report.not_comparable = "a number and a non-number have no common type to compare values in";
-    return report;
+  Plan plan;
+  if (!make_plan(gd, cd, plan, report)) return report;
+  // Arrays in C order are located in one pass. Otherwise a memory-order pass decides, and only a failing pair
+  // is walked again in C order to locate its mismatches.
+  if (!PyArray_IS_C_CONTIGUOUS(g) || !PyArray_IS_C_CONTIGUOUS(c)) {
+    Sink verdict(report, true);
+    iterate(g, c, plan, NPY_KEEPORDER, tol, verdict);
+    if (report.mismatched == 0) return report;
+    report.mismatched = report.nan_mismatched = report.inf_mismatched = report.signed_zero_mismatched = 0;
+    report.max_abs = report.max_rel = Extreme{};
   }
-  py::object dtype = common_dtype(g, c, rule, report);
-  if (!dtype) return report;
-  Violations out{report, {}};
-  iterate(g, c, dtype, rule, tol, out);
-  if (rule == Rule::Exact) report.max_abs = report.max_rel = 0;
-  for (std::int64_t flat : out.first_flat) {
-    const auto index = unravel(flat, g);
-    report.first.push_back({index, element_repr(gold, index), element_repr(candidate, index)});
-  }
+  Sink out(report);
+  iterate(g, c, plan, NPY_CORDER, tol, out);
+  report.first = located(out.first, gold, candidate);
+  report.first_nonfinite = located(out.first_nonfinite, gold, candidate);
+  if (out.max_abs_flat >= 0) report.max_abs.index = unravel(out.max_abs_flat, g);
+  if (out.max_rel_flat >= 0) report.max_rel.index = unravel(out.max_rel_flat, g);
   return report;
 }
 

@@ -1,4 +1,4 @@
-// Element-wise comparison of two same-shape arrays in one buffered NpyIter pass, without temporaries.
+// Element-wise comparison of two same-shape arrays, streamed through buffered NpyIter passes without temporaries.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -10,26 +10,46 @@
 namespace parity {
 
 /// allclose criterion with gold as the reference: |candidate - gold| <= atol + rtol * |gold|.
-/// NaN equals NaN; an infinity equals only the same infinity; signed zeros are equal.
+/// NaN equals NaN; an infinity equals only the same infinity; signed zeros are equal unless `signed_zeros`.
 struct Tolerance {
   double rtol = 1e-7;
   double atol = 0.0;
+  bool signed_zeros = false;  ///< -0.0 against 0.0 is a mismatch
 };
+
+/// The default tolerance for floating values of `dtype` (float16 looser than float64; see README "Checks").
+Tolerance default_tolerance(pybind11::handle dtype);
+
+/// Why one element differs. NaN and infinity locations are told apart from differences in value.
+enum class MismatchKind { Value, NaN, Inf, SignedZero };
+const char* kind_name(MismatchKind kind);
 
 /// One differing element: its index and both values as Python's repr shows them.
 struct Mismatch {
   std::vector<std::int64_t> index;
   std::string gold, candidate;
+  MismatchKind kind = MismatchKind::Value;
+};
+
+/// The largest absolute or relative difference among violations, and the first element (C order) that has it.
+struct Extreme {
+  double value = 0;
+  std::vector<std::int64_t> index;
 };
 
 struct ValueReport {
-  std::string criterion;  ///< "allclose" (floating and complex) or "exact" (everything else)
+  std::string criterion;    ///< "allclose" (floating and complex) or "exact" (everything else)
+  std::string compared_as;  ///< the dtype both sides were read as ("float64", "longdouble", "int", "<U5", ...)
   std::int64_t total = 0;
-  std::int64_t mismatched = 0;
-  std::int64_t nan_mismatched = 0;  ///< NaN on one side only (included in `mismatched`)
-  double max_abs = 0, max_rel = 0;  ///< among violations with finite difference
-  std::vector<Mismatch> first;      ///< the first violations in C order
-  std::string not_comparable;       ///< set when the dtypes have no common type to compare in
+  std::int64_t mismatched = 0;      ///< every violation, of any kind
+  std::int64_t nan_mismatched = 0;  ///< NaN (NaT) on one side only, or in different complex parts
+  std::int64_t inf_mismatched = 0;  ///< an infinity on one side only, or of the other sign
+  std::int64_t signed_zero_mismatched = 0;
+  bool has_differences = false;           ///< numbers: max_abs and max_rel measure the value violations
+  Extreme max_abs, max_rel;               ///< among value violations (finite differences)
+  std::vector<Mismatch> first;            ///< the first violations in C order
+  std::vector<Mismatch> first_nonfinite;  ///< the first NaN/inf location differences in C order
+  std::string not_comparable;             ///< set when the dtypes have no common type to compare in
   bool ok() const { return mismatched == 0 && not_comparable.empty(); }
 };
 
@@ -39,8 +59,10 @@ inline constexpr std::size_t kFirstMismatches = 5;
 bool close_enough(double gold, double candidate, const Tolerance& tol);
 
 /// Compares `gold` and `candidate` (numpy.ndarray, same shape, any byte order, strides or alignment).
-/// Floating or complex on either side: allclose in float64/complex128. Otherwise exact, in the types'
-/// common native dtype. Structured dtypes are compared by the caller, field by field.
+/// Floating or complex on either side: allclose in float64/complex128 (long double when either side has it).
+/// Integers: exact, as mathematical integers (int64 against uint64 included). Datetimes and timedeltas: exact
+/// in their common unit, NaT equal to NaT. Anything else: exact, in the common dtype. Structured dtypes are
+/// compared by the caller, field by field. The result never depends on byte order or memory layout.
 ValueReport compare_values(pybind11::handle gold, pybind11::handle candidate, const Tolerance& tol);
 
 }  // namespace parity
