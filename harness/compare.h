@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,8 @@
 namespace parity {
 
 /// One check at one place. Check names are a public contract (README, docs/report-json.md):
-/// structure, shape, dtype, layout, writeable, type, attrs, values, fidelity, pickle, serialize, missing, error.
+/// structure, shape, dtype, layout, strides, writeable, type, attrs, values, fidelity, pickle, serialize,
+/// missing, error.
 struct Check {
   std::string check;
   bool ok = false;
@@ -23,11 +25,34 @@ struct Check {
   nlohmann::json details = nlohmann::json::object();  ///< the same facts, for programs
 };
 
+/// The comparison policies (README "Policies"); each names its default first. The Python decorator's
+/// `POLICIES` (harness/python/parity/_scenario.py) lists the same values.
+struct PolicyChoice {
+  std::string dtype = "exact";           ///< exact | native-order-ok | kind
+  std::string layout = "contiguity";     ///< contiguity | strides | ignore
+  std::string type = "exact-or-mapped";  ///< exact-or-mapped | subclass-ok | ignore
+  /// Sets `name` ("dtype", "layout" or "type") to `value`; throws std::invalid_argument naming both when either
+  /// is unknown.
+  void set(const std::string& name, const std::string& value);
+};
+
+/// Tolerances a scenario sets; an absent value falls back to the per-dtype default (values.h).
+struct ToleranceOverride {
+  std::optional<double> rtol, atol;
+};
+
 /// How two output trees are compared.
 struct Policy {
-  Tolerance tolerance;
+  ToleranceOverride tolerance;                       ///< for every output
+  std::map<std::string, ToleranceOverride> by_path;  ///< for an output path and everything under it
+  bool signed_zeros = false;
+  PolicyChoice choice;
   std::map<std::string, std::string> type_map;  ///< gold type -> candidate type expected in its place
   std::string gold_name = "gold", candidate_name = "candidate";
+
+  /// The tolerance for values at `path`: the per-dtype default of the less precise side, then the scenario's
+  /// override, then the longest matching path's.
+  Tolerance tolerance_for(const std::string& path, pybind11::handle gold_dtype, pybind11::handle candidate_dtype) const;
 };
 
 /// Failed checks, and how many leaves passed each check.
@@ -63,13 +88,14 @@ struct CompareOptions {
   std::string program = "parity";  ///< how the repro command invokes parity
   std::vector<std::string> only;   ///< restrict to these ids
   bool pickle_probe = true;        ///< unpickle the stored pickles (runs code from them: trusted results only)
+  PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them
 };
 
 /// Compares every scenario of the two runs (the union of their ids).
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
 
 /// A shell command that re-runs one scenario on both backends and compares it.
-std::string repro_command(const std::string& program, const Manifest& gold, const Manifest& candidate,
+std::string repro_command(const CompareOptions& options, const Manifest& gold, const Manifest& candidate,
                           const std::string& id, const nlohmann::json& meta);
 
 }  // namespace parity

@@ -46,11 +46,10 @@ void print_outcome(const ScenarioOutcome& s) {
 
 struct CompareArgs {
   std::string gold, candidate, json_file, junit_file;
-  std::vector<std::string> only;
-  bool pickle_probe = true;
+  CompareOptions options;
 };
 
-int compare_command(const CompareArgs& args, const std::string& program) {
+int compare_command(CompareArgs& args, const std::string& program) {
   Manifest gold, candidate;
   try {
     gold = read_manifest(args.gold);
@@ -64,7 +63,8 @@ int compare_command(const CompareArgs& args, const std::string& program) {
                gold.backend.value("name", "?").c_str(), gold.backend.value("version", "?").c_str(), args.gold.c_str(),
                candidate.backend.value("name", "?").c_str(), candidate.backend.value("version", "?").c_str(),
                args.candidate.c_str());
-  CompareReport report = compare_runs(gold, candidate, {program, args.only, args.pickle_probe});
+  args.options.program = program;
+  CompareReport report = compare_runs(gold, candidate, args.options);
   report.started = utc_timestamp();
   for (const auto& s : report.scenarios) print_outcome(s);
   try {
@@ -112,9 +112,19 @@ int main_impl(int argc, char** argv) {
   compare->add_option("candidate", compare_args.candidate, "candidate results directory")->required();
   compare->add_option("--json", compare_args.json_file, "write the JSON report here");
   compare->add_option("--junit", compare_args.junit_file, "write the JUnit XML report here");
-  compare->add_option("--only", compare_args.only, "compare only the scenario with this exact id (repeatable)");
-  compare->add_flag("!--no-pickle-probe", compare_args.pickle_probe,
+  compare->add_option("--only", compare_args.options.only, "compare only the scenario with this exact id (repeatable)");
+  compare->add_flag("!--no-pickle-probe", compare_args.options.pickle_probe,
                     "do not unpickle stored pickles (unpickling runs code: use it for results from elsewhere)");
+  // The run's policies; a scenario's own policy= overrides them (README, "Policies").
+  PolicyChoice& policy = compare_args.options.policy;
+  compare->add_option("--dtype-policy", policy.dtype, "dtype check: exact (default), native-order-ok or kind")
+      ->check(CLI::IsMember({"exact", "native-order-ok", "kind"}));
+  compare
+      ->add_option("--layout-policy", policy.layout,
+                   "layout checks: contiguity (default), strides (also exact strides) or ignore")
+      ->check(CLI::IsMember({"contiguity", "strides", "ignore"}));
+  compare->add_option("--type-policy", policy.type, "type check: exact-or-mapped (default), subclass-ok or ignore")
+      ->check(CLI::IsMember({"exact-or-mapped", "subclass-ok", "ignore"}));
 
   try {
     app.parse(argc, argv);

@@ -361,7 +361,7 @@ std::vector<Mismatch> located(const std::vector<std::pair<std::int64_t, Mismatch
 
 }  // namespace
 
-const char* kind_name(MismatchKind kind) {
+const char* mismatch_kind_name(MismatchKind kind) {
   switch (kind) {
     case MismatchKind::NaN:
       return "nan";

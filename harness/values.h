@@ -22,7 +22,7 @@ Tolerance default_tolerance(pybind11::handle dtype);
 
 /// Why one element differs. NaN and infinity locations are told apart from differences in value.
 enum class MismatchKind { Value, NaN, Inf, SignedZero };
-const char* kind_name(MismatchKind kind);
+const char* mismatch_kind_name(MismatchKind kind);
 
 /// One differing element: its index and both values as Python's repr shows them.
 struct Mismatch {

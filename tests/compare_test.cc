@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ class MyArray(np.ndarray):
 def readonly(a):
     a.setflags(write=False)
     return a
+# Importable by name, as a backend's module is, so that the subclass-ok policy can find MyArray's class.
+import sys, types
+sys.modules["parity_test"] = types.ModuleType("parity_test")
+sys.modules["parity_test"].MyArray = MyArray
 )",
              *d);
     return d;
@@ -267,17 +272,175 @@ TEST_F(CompareOutputs, ValuesMessageFollowsNumpyTesting) {
   EXPECT_EQ(f.details.at("first").at(0).at("index"), json({2}));
 }
 
-TEST_F(CompareOutputs, ExactValuesMessageHasNoDifferences) {
+TEST_F(CompareOutputs, ExactIntegerMessageMeasuresTheDifference) {
   const CheckList r = check("np.array([[1, 2], [3, 4]])", "np.array([[1, 2], [3, 5]])");
-  ASSERT_TRUE(
-      one_failure(r, kAny, kAny, {"Not equal (exact comparison)", "Mismatched elements: 1 / 4", "[1, 1]: 4 | 5"}));
-  EXPECT_FALSE(contains(r.failures[0].message, "Max absolute difference")) << r.failures[0].message;
+  ASSERT_TRUE(one_failure(r, kAny, kAny,
+                          {"Not equal (exact comparison, compared as int)", "Mismatched elements: 1 / 4",
+                           "[1, 1]: 4 | 5", "Max absolute difference among violations: 1 at [1, 1]"}));
 }
 
-TEST_F(CompareOutputs, NaNOnOneSideIsCalledOut) {
+TEST_F(CompareOutputs, ExactStringMessageHasNoDifferences) {
+  const CheckList r = check("np.array(['a', 'b'])", "np.array(['a', 'c'])");
+  ASSERT_TRUE(one_failure(r, kAny, kAny, {"Not equal (exact comparison, compared as <U1)", "[1]: 'b' | 'c'"}));
+  EXPECT_FALSE(contains(r.failures[0].message, "Max absolute difference")) << r.failures[0].message;
+  EXPECT_FALSE(r.failures[0].details.contains("max_abs_diff"));
+}
+
+TEST_F(CompareOutputs, NaNAndInfLocationsAreReportedApartFromValues) {
+  const CheckList r = check("np.array([1.0, 2.0, np.inf, 4.0, 5.0])", "np.array([1.0, np.nan, -np.inf, 4.5, 5.0])");
+  ASSERT_TRUE(
+      one_failure(r, "values", kAny,
+                  {"Mismatched elements: 3 / 5 (60%)",
+                   "NaN/inf locations differ at 2 (NaN on one side only: 1, infinity differs: 1)",
+                   "  [1]: 2.0 | nan\n  [2]: inf | -inf\n", "Max absolute difference among violations: 0.5 at [3]"}));
+  const json& d = r.failures[0].details;
+  EXPECT_EQ(d.at("nan_mismatched"), 1);
+  EXPECT_EQ(d.at("inf_mismatched"), 1);
+  EXPECT_EQ(d.at("first_nonfinite").size(), 2u);
+  EXPECT_EQ(d.at("first_nonfinite").at(0).at("kind"), "nan");
+  EXPECT_EQ(d.at("first").at(2).at("kind"), "value");
+  EXPECT_EQ(d.at("max_abs_index"), json({3}));
+}
+
+TEST_F(CompareOutputs, OnlyNaNLocationsDifferingHasNoMaxDifference) {
   const CheckList r = check("np.array([1.0, 2.0])", "np.array([1.0, np.nan])");
   ASSERT_TRUE(one_failure(r, kAny, kAny, {"NaN on one side only: 1"}));
-  EXPECT_EQ(r.failures[0].details.at("nan_mismatched"), 1);
+  EXPECT_FALSE(contains(r.failures[0].message, "Max absolute")) << r.failures[0].message;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Tolerances: per dtype, per scenario, per path; signed zeros
+
+TEST_F(CompareOutputs, Float16DefaultToleranceIsLooserThanFloat64s) {
+  EXPECT_TRUE(check("np.array([1.0], np.float16)", "np.array([1.0009765625], np.float16)").failures.empty());
+  EXPECT_EQ(of_kind(check("np.array([1.0])", "np.array([1.0009765625])"), "values").size(), 1u);
+  EXPECT_TRUE(check("np.array([1.0], np.float32)", "np.array([1.0000005], np.float32)").failures.empty());
+  const CheckList r = check("np.array([1.0], np.float32)", "np.array([1.00001], np.float32)");
+  ASSERT_TRUE(one_failure(r, "values", kAny, {"rtol=1e-06"}));
+}
+
+TEST_F(CompareOutputs, ScenarioToleranceOverridesTheDtypeDefault) {
+  Policy policy;
+  policy.tolerance.rtol = 0.0;
+  EXPECT_EQ(
+      of_kind(check("np.array([1.0], np.float16)", "np.array([1.0009765625], np.float16)", policy), "values").size(),
+      1u);
+}
+
+TEST_F(CompareOutputs, PathToleranceCoversItsSubtreeOnly) {
+  Policy policy;
+  policy.by_path["outputs['loose']"].rtol = 0.1;
+  const CheckList r =
+      check("{'loose': [np.array([1.0])], 'loosely': np.array([1.0]), 'strict': np.array([1.0])}",
+            "{'loose': [np.array([1.05])], 'loosely': np.array([1.05]), 'strict': np.array([1.05])}", policy);
+  std::set<std::string> paths;
+  for (const Check& f : of_kind(r, "values")) paths.insert(f.path);
+  EXPECT_EQ(paths, (std::set<std::string>{"outputs['loosely']", "outputs['strict']"})) << describe(r);
+}
+
+TEST_F(CompareOutputs, LongestPathToleranceWins) {
+  Policy policy;
+  policy.tolerance.rtol = 0.5;
+  policy.by_path["outputs['a']"].rtol = 0.0;
+  policy.by_path["outputs['a']['b']"].atol = 1.0;  // rtol still 0 from outputs['a']? no: each path is applied alone
+  const CheckList r = check("{'a': {'b': np.array([1.0]), 'c': np.array([1.0])}}",
+                            "{'a': {'b': np.array([1.5]), 'c': np.array([1.25])}}", policy);
+  ASSERT_TRUE(one_failure(r, "values", "outputs['a']['c']", {"rtol=0, atol=0"}));
+}
+
+TEST_F(CompareOutputs, SignedZerosAreEqualUnlessTheScenarioAsks) {
+  EXPECT_TRUE(check("np.array([0.0, -0.0])", "np.array([-0.0, 0.0])").failures.empty());
+  Policy policy;
+  policy.signed_zeros = true;
+  const CheckList r = check("np.array([0.0, -0.0, 1.0])", "np.array([-0.0, -0.0, 1.0])", policy);
+  ASSERT_TRUE(one_failure(r, "values", kAny, {"signed zeros distinct", "Signed zeros differ at 1", "[0]: 0.0 | -0.0"}));
+  EXPECT_EQ(r.failures[0].details.at("signed_zero_mismatched"), 1);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Policies: dtype, layout (and strides), type
+
+TEST_F(CompareOutputs, DtypePolicyNativeOrderOk) {
+  Policy policy;
+  policy.choice.dtype = "native-order-ok";
+  EXPECT_TRUE(check("np.arange(3.0)", "np.arange(3.0).astype('>f8')", policy).failures.empty());
+  ASSERT_TRUE(one_failure(check("np.arange(3.0)", "np.arange(3.0).astype('>f4')", policy), "dtype", kAny,
+                          {"(policy native-order-ok)"}));
+}
+
+TEST_F(CompareOutputs, DtypePolicyKind) {
+  Policy policy;
+  policy.choice.dtype = "kind";
+  EXPECT_TRUE(check("np.arange(3.0)", "np.arange(3.0).astype('>f4')", policy).failures.empty());
+  ASSERT_TRUE(one_failure(check("np.arange(3)", "np.arange(3.0)", policy), "dtype", kAny, {"(policy kind)"}));
+}
+
+// The same values, both non-contiguous (so the contiguity check passes): strides (32, 16) against (48, 24).
+const char* const kStridedGold = "np.arange(12.0).reshape(3, 4)[:, ::2]";
+const char* const kStridedOther = "(np.arange(12.0).reshape(3, 4)[:, ::2]).repeat(3, 1)[:, ::3]";
+
+TEST_F(CompareOutputs, StridesAreNotComparedByDefault) {
+  EXPECT_TRUE(check(kStridedGold, kStridedOther).failures.empty()) << describe(check(kStridedGold, kStridedOther));
+}
+
+TEST_F(CompareOutputs, StridesPolicyComparesExactStrides) {
+  Policy policy;
+  policy.choice.layout = "strides";
+  EXPECT_TRUE(check(kStridedGold, kStridedGold, policy).failures.empty());
+  const CheckList r = check(kStridedGold, kStridedOther, policy);
+  ASSERT_TRUE(
+      one_failure(r, "strides", "outputs", {"strides differ (policy strides): gold (32, 16), candidate (48, 24)"}));
+  EXPECT_EQ(r.passed.at("layout"), 1);
+}
+
+TEST_F(CompareOutputs, StridesOfLengthOneAxesAndEmptyArraysDoNotCount) {
+  Policy policy;
+  policy.choice.layout = "strides";
+  EXPECT_TRUE(
+      check("np.ones((3, 1))", "np.lib.stride_tricks.as_strided(np.ones(3), (3, 1), (8, 0))", policy).failures.empty());
+  EXPECT_TRUE(check("np.ones((0, 4))", "np.ones((4, 0)).T", policy).failures.empty());
+}
+
+TEST_F(CompareOutputs, LayoutPolicyIgnoreSkipsLayoutButNotWriteable) {
+  Policy policy;
+  policy.choice.layout = "ignore";
+  EXPECT_TRUE(check("np.ones((2, 3))", "np.asfortranarray(np.ones((2, 3)))", policy).failures.empty());
+  ASSERT_TRUE(one_failure(check("np.ones(2)", "readonly(np.ones(2))", policy), "writeable", kAny));
+}
+
+TEST_F(CompareOutputs, LayoutFailureShowsBothSidesSideBySide) {
+  const CheckList r = check("{'m': np.ones((2, 3))}", "{'m': np.asfortranarray(np.ones((2, 3)))}");
+  ASSERT_TRUE(one_failure(r, "layout", "outputs['m']",
+                          {"gold", "candidate", "  dtype         <f8", "  strides       (24, 8)", "(8, 16)\n",
+                           "  c_contiguous  yes", "  f_contiguous  no", "  aligned       yes", "  writeable     yes",
+                           "  type          numpy.ndarray", "  memmap        no"}));
+  const json& table = r.failures[0].details.at("table");
+  EXPECT_EQ(table.at("gold").at("strides"), "(24, 8)");
+  EXPECT_EQ(table.at("candidate").at("f_contiguous"), true);
+}
+
+TEST_F(CompareOutputs, TypePolicySubclassOk) {
+  Policy policy;
+  policy.choice.type = "subclass-ok";
+  EXPECT_TRUE(check("np.arange(3.0)", "np.arange(3.0).view(MyArray)", policy).failures.empty());
+  // The other way round is no subclass: still a type failure, and the message says why.
+  ASSERT_TRUE(one_failure(check("np.arange(3.0).view(MyArray)", "np.arange(3.0)", policy), "type", kAny,
+                          {"policy subclass-ok"}));
+}
+
+TEST_F(CompareOutputs, TypePolicyIgnore) {
+  Policy policy;
+  policy.choice.type = "ignore";
+  EXPECT_TRUE(check("np.arange(3.0)", "np.arange(3.0).view(MyArray)", policy).failures.empty());
+  EXPECT_EQ(check("[1]", "(1,)", policy).failures.size(), 1u);  // a container kind is structure, not type
+}
+
+TEST(PolicyChoice, RejectsUnknownNamesAndValues) {
+  PolicyChoice choice;
+  choice.set("layout", "strides");
+  EXPECT_EQ(choice.layout, "strides");
+  EXPECT_THROW(choice.set("layout", "loose"), std::invalid_argument);
+  EXPECT_THROW(choice.set("colour", "exact"), std::invalid_argument);
 }
 
 TEST_F(CompareOutputs, PythonScalars) {
@@ -594,6 +757,110 @@ TEST_F(CompareRuns, CompareXfailTurnsAPassIntoXpass) {
   EXPECT_TRUE(report.failed());
 }
 
+// Per-check xfail: one expected layout failure alongside passing values.
+const json kLayoutXfail = {{"xfail", {{"compare", {{"layout", "known issue #12"}}}}}};
+
+TEST_F(CompareRuns, CheckXfailTurnsThatCheckFailingIntoXfail) {
+  add(gold_, "m.f", "ok", "np.ones((2, 3))", nullptr, kLayoutXfail);
+  add(cand_, "m.f", "ok", "np.asfortranarray(np.ones((2, 3)))", nullptr, kLayoutXfail);
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  EXPECT_EQ(s.status, "xfail");
+  EXPECT_EQ(s.message, "expected check failures: layout");
+  EXPECT_EQ(s.checks.at(0).details.at("xfail"), "known issue #12");
+  EXPECT_FALSE(report.failed());
+}
+
+TEST_F(CompareRuns, CheckXfailDoesNotHideOtherChecks) {
+  add(gold_, "m.f", "ok", "np.ones((2, 3))", nullptr, kLayoutXfail);
+  add(cand_, "m.f", "ok", "np.asfortranarray(np.full((2, 3), 2.0))", nullptr, kLayoutXfail);
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  EXPECT_EQ(s.status, "fail");
+  EXPECT_EQ(s.message, "failed checks: values");
+}
+
+TEST_F(CompareRuns, CheckXfailThatPassesIsAnXpass) {
+  add(gold_, "m.f", "ok", "np.ones((2, 3))", nullptr, kLayoutXfail);
+  add(cand_, "m.f", "ok", "np.ones((2, 3))", nullptr, kLayoutXfail);
+  const CompareReport report = run();
+  EXPECT_EQ(only(report).status, "xpass");
+  EXPECT_EQ(only(report).message, "checks expected to fail passed: layout (known issue #12)");
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(CompareRuns, ScenarioPolicyOverridesTheRunsPolicy) {
+  const std::string gold = "np.ones((2, 3))", cand = "np.asfortranarray(np.ones((2, 3)))";
+  add(gold_, "m.own", "ok", gold, nullptr, {{"policy", {{"layout", "contiguity"}}}});
+  add(cand_, "m.own", "ok", cand, nullptr, {{"policy", {{"layout", "contiguity"}}}});
+  add(gold_, "m.run", "ok", gold);
+  add(cand_, "m.run", "ok", cand);
+  CompareOptions options;
+  options.policy.layout = "ignore";
+  const CompareReport report = run(options);
+  EXPECT_EQ(report.scenarios.at(0).status, "fail");
+  EXPECT_EQ(report.scenarios.at(1).status, "pass");
+  EXPECT_TRUE(contains(report.scenarios.at(0).repro,
+                       "compare /tmp/parity-repro/gold /tmp/parity-repro/candidate "
+                       "--layout-policy ignore"))
+      << report.scenarios.at(0).repro;
+}
+
+TEST_F(CompareRuns, UnknownPolicyInTheManifestIsAnErrorNamingIt) {
+  add(gold_, "m.f", "ok", "1", nullptr, {{"policy", {{"layout", "loose"}}}});
+  add(cand_, "m.f", "ok", "1", nullptr, {{"policy", {{"layout", "loose"}}}});
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  EXPECT_EQ(s.status, "error");
+  EXPECT_TRUE(contains(s.checks.at(0).message, "policy layout cannot be 'loose'")) << s.checks.at(0).message;
+}
+
+TEST_F(CompareRuns, PathTolerancesAndSignedZerosComeFromTheMeta) {
+  const json extra = {{"tolerances", {{"outputs['a']", {{"rtol", 0.1}}}}}, {"signed_zeros", true}};
+  add(gold_, "m.f", "ok", "{'a': np.array([1.0]), 'z': np.array([0.0])}", nullptr, extra);
+  add(cand_, "m.f", "ok", "{'a': np.array([1.05]), 'z': np.array([-0.0])}", nullptr, extra);
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  EXPECT_EQ(s.status, "fail");
+  ASSERT_FALSE(s.checks.empty());
+  EXPECT_EQ(s.checks[0].path, "outputs['z']");
+  EXPECT_EQ(s.checks[0].details.at("signed_zero_mismatched"), 1);
+}
+
+TEST_F(CompareRuns, EveryFailureEndsWithTheRepro) {
+  add(gold_, "m.f", "ok", "{'a': np.ones((2, 2)), 'b': 1}");
+  add(cand_, "m.f", "ok", "{'a': np.asfortranarray(np.ones((2, 2))).astype('>f8'), 'b': 2}");
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  int failures = 0;
+  for (const Check& c : s.checks) {
+    if (c.ok) continue;
+    ++failures;
+    EXPECT_TRUE(c.message.size() > s.repro.size() &&
+                c.message.compare(c.message.size() - s.repro.size(), s.repro.size(), s.repro) == 0)
+        << c.check << ": " << c.message;
+  }
+  EXPECT_EQ(failures, 3);  // dtype, layout, values of b
+}
+
+TEST_F(CompareRuns, RequiredAttributesMustSurviveTheReload) {
+  py::module_::import("parity.reducers").attr("allow_module")("parity_test");
+  py::exec("def wrapped(keep):\n    a = np.arange(3.0).view(MyArray)\n    if keep: a.wrapped = 1\n    return a\n",
+           scope());
+  add(gold_, "m.f", "ok", "{'kept': np.arange(3.0), 'lost': np.arange(3.0)}");
+  add(cand_, "m.f", "ok", "{'kept': wrapped(True), 'lost': wrapped(False)}");
+  cand_.backend["type_map"] = {{"numpy.ndarray", "parity_test.MyArray"}};
+  cand_.backend["required_attrs"] = {{"parity_test.MyArray", {"wrapped"}}};
+  const CompareReport report = run();
+  const ScenarioOutcome& s = only(report);
+  EXPECT_EQ(s.status, "fail");
+  ASSERT_FALSE(s.checks.empty());
+  EXPECT_EQ(s.checks[0].check, "attrs");
+  EXPECT_EQ(s.checks[0].path, "outputs['lost']");
+  EXPECT_TRUE(contains(s.checks[0].message, "has no attribute 'wrapped' after the reload")) << s.checks[0].message;
+  EXPECT_FALSE(s.checks.size() > 1 && !s.checks[1].ok) << s.checks[1].message;
+}
+
 TEST_F(CompareRuns, XfailOfARunPassDoesNotAffectTheComparison) {
   const json xfail = {{"xfail", {{"gold", "irrelevant to compare"}}}};
   add(gold_, "m.f", "ok", "1", nullptr, xfail);
@@ -688,6 +955,21 @@ TEST_F(CompareOutputs, MaskedArrayFillValueIsCompared) {
   const CheckList r =
       check("np.ma.MaskedArray([1.0, 2.0], fill_value=-1.0)", "np.ma.MaskedArray([1.0, 2.0], fill_value=5.0)");
   ASSERT_TRUE(one_failure(r, "attrs", "outputs.fill_value"));
+}
+
+TEST_F(CompareOutputs, MemmapModeAndOffsetAreComparedButNotItsFileName) {
+  py::exec(R"(
+def mapped(name, mode="r+", offset=0):
+    out = np.arange(3.0).view(np.memmap)
+    out.filename, out.mode, out.offset = name, mode, offset
+    return out
+)",
+           scope());
+  EXPECT_TRUE(check("mapped('/tmp/gold.dat')", "mapped('/tmp/candidate.dat')").failures.empty());
+  ASSERT_TRUE(one_failure(check("mapped('/a')", "mapped('/a', 'r')"), "attrs", "outputs.mode"));
+  ASSERT_TRUE(one_failure(check("mapped('/a')", "mapped('/a', offset=8)"), "attrs", "outputs.offset"));
+  ASSERT_TRUE(one_failure(check("mapped('/a')", "mapped(None)"), "attrs", "outputs['filename']",
+                          {"'filename' is set for gold but None for candidate"}));
 }
 
 TEST_F(CompareOutputs, EqualSubclassStatePassesAttrs) {

@@ -26,30 +26,92 @@ def skip(reason: str):
     raise Skip(reason)
 
 
-def _check_tolerance(name, value):
+# The check names are a public contract (README "Checks", docs/report-json.md).
+CHECKS = ("structure", "shape", "dtype", "layout", "strides", "writeable", "type", "attrs", "values", "fidelity",
+          "pickle", "serialize", "missing", "error")
+
+# Comparison policies and their values; the first is the default. `parity compare --<name>-policy` sets one for
+# the whole run, a scenario's `policy=` overrides it for that scenario (harness/compare.cc reads both).
+POLICIES = {
+    "dtype": ("exact", "native-order-ok", "kind"),
+    "layout": ("contiguity", "strides", "ignore"),
+    "type": ("exact-or-mapped", "subclass-ok", "ignore"),
+}
+
+
+def _fail(message):
+    raise ValueError(f"@parity.scenario: {message}")
+
+
+def _check_tolerance(name, value, *, optional=True):
+    if value is None and optional:
+        return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"@parity.scenario: {name} must be a finite number >= 0, got {value!r}")
+        _fail(f"{name} must be a finite number >= 0, got {value!r}")
     return float(value)
 
 
-def _check_options(rtol, atol, params, tags, xfail):
-    rtol, atol = _check_tolerance("rtol", rtol), _check_tolerance("atol", atol)
-    params = dict(params or {})
-    for name, values in params.items():
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"@parity.scenario: parameter name {name!r} is not an identifier")
-        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or not list(values):
-            raise ValueError(f"@parity.scenario: params[{name!r}] must be a non-empty list of values")
-    tags = list(tags or [])
-    if not all(isinstance(t, str) and t for t in tags):
-        raise ValueError(f"@parity.scenario: tags must be non-empty strings, got {tags!r}")
+def _check_tolerances(tolerances):
+    """Per-output-path tolerances: {"outputs['x']": {"rtol": ..., "atol": ...}}; a path covers its subtree."""
+    checked = {}
+    for path, tol in dict(tolerances or {}).items():
+        if not isinstance(path, str) or not path.startswith("outputs"):
+            _fail(f"tolerances key {path!r} must be an output path such as \"outputs['x']\"")
+        if not isinstance(tol, dict) or not tol or set(tol) - {"rtol", "atol"}:
+            _fail(f"tolerances[{path!r}] must be a dict with 'rtol' and/or 'atol', got {tol!r}")
+        checked[path] = {k: _check_tolerance(f"tolerances[{path!r}][{k!r}]", v, optional=False)
+                         for k, v in tol.items()}
+    return checked
+
+
+def _check_policy(policy):
+    policy = dict(policy or {})
+    for name, value in policy.items():
+        if name not in POLICIES:
+            _fail(f"policy key {name!r} is not one of {', '.join(POLICIES)}")
+        if value not in POLICIES[name]:
+            _fail(f"policy[{name!r}] = {value!r} is not one of {', '.join(POLICIES[name])}")
+    return policy
+
+
+def _check_xfail(xfail):
+    """{pass: reason} or, for the compare pass, {"compare": {check: reason}} (per check, strict)."""
     xfail = dict(xfail or {})
     for key, reason in xfail.items():
         if key not in PASSES:
-            raise ValueError(f"@parity.scenario: xfail key {key!r} is not one of {', '.join(PASSES)}")
-        if not isinstance(reason, str) or not reason:
-            raise ValueError(f"@parity.scenario: xfail[{key!r}] must be a non-empty reason string")
-    return rtol, atol, {k: list(v) for k, v in params.items()}, tags, xfail
+            _fail(f"xfail key {key!r} is not one of {', '.join(PASSES)}")
+        if key == "compare" and isinstance(reason, dict) and reason:
+            for check, why in reason.items():
+                if check not in CHECKS:
+                    _fail(f"xfail['compare'] key {check!r} is not a check name ({', '.join(CHECKS)})")
+                if not isinstance(why, str) or not why:
+                    _fail(f"xfail['compare'][{check!r}] must be a non-empty reason string")
+            xfail[key] = dict(reason)
+        elif not isinstance(reason, str) or not reason:
+            _fail(f"xfail[{key!r}] must be a non-empty reason string" +
+                  (" or a dict of check names to reasons" if key == "compare" else ""))
+    return xfail
+
+
+def _check_params(params):
+    params = dict(params or {})
+    for name, values in params.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            _fail(f"parameter name {name!r} is not an identifier")
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or not list(values):
+            _fail(f"params[{name!r}] must be a non-empty list of values")
+    return {k: list(v) for k, v in params.items()}
+
+
+def _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail) -> dict:
+    tags = list(tags or [])
+    if not all(isinstance(t, str) and t for t in tags):
+        _fail(f"tags must be non-empty strings, got {tags!r}")
+    if not isinstance(signed_zeros, bool):
+        _fail(f"signed_zeros must be True or False, got {signed_zeros!r}")
+    return {"rtol": _check_tolerance("rtol", rtol), "atol": _check_tolerance("atol", atol),
+            "tolerances": _check_tolerances(tolerances), "signed_zeros": signed_zeros,
+            "policy": _check_policy(policy), "tags": tags, "xfail": _check_xfail(xfail)}
 
 
 def format_param(value) -> str:
@@ -59,20 +121,25 @@ def format_param(value) -> str:
     return repr(value)
 
 
-def scenario(fn=None, *, rtol=1e-7, atol=0.0, params=None, tags=None, xfail=None):
+def scenario(fn=None, *, rtol=None, atol=None, tolerances=None, signed_zeros=False, policy=None, params=None,
+             tags=None, xfail=None):
     """Declares a scenario: `fn(xp, rng, **params)` returns the outputs to compare.
 
-    One scenario is made per combination of `params` (declaration order). `xfail` maps a pass
-    ('gold', 'candidate', 'compare') to the reason it is expected to fail; it is strict.
+    One scenario is made per combination of `params` (declaration order). `rtol`/`atol` override the
+    per-dtype default tolerances for every output, `tolerances` for one output path and what is under it.
+    `signed_zeros=True` makes -0.0 differ from 0.0. `policy` sets the dtype, layout and type policies.
+    `xfail` maps a pass ('gold', 'candidate', 'compare') to the reason it is expected to fail, or the compare
+    pass to {check: reason}; it is strict.
     """
-    rtol, atol, params, tags, xfail = _check_options(rtol, atol, params, tags, xfail)
+    options = _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail)
+    params = _check_params(params)
 
     def register(func):
         if not callable(func):
             raise TypeError(f"@parity.scenario must decorate a function, got {func!r}")
         names = list(params)
         for combo in itertools.product(*(params[n] for n in names)):
-            _collected.append((func, dict(zip(names, combo)), rtol, atol, tags, xfail))
+            _collected.append((func, dict(zip(names, combo)), options))
         return func
 
     return register(fn) if fn is not None else register
@@ -89,10 +156,7 @@ class Scenario:
     function: str
     fn: object
     params: dict
-    rtol: float
-    atol: float
-    tags: list
-    xfail: dict
+    options: dict  # rtol, atol, tolerances, signed_zeros, policy, tags, xfail (see _check_options)
     source: str
     line: int = 0
     id: str = field(init=False)
@@ -100,6 +164,14 @@ class Scenario:
     def __post_init__(self):
         suffix = ",".join(f"{k}={format_param(v)}" for k, v in self.params.items())
         self.id = f"{self.module}.{self.function}" + (f"[{suffix}]" if suffix else "")
+
+    @property
+    def tags(self) -> list:
+        return self.options["tags"]
+
+    @property
+    def xfail(self) -> dict:
+        return self.options["xfail"]
 
     @property
     def digest(self) -> bytes:
@@ -121,10 +193,7 @@ class Scenario:
             "module": self.module,
             "function": self.function,
             "params": {k: format_param(v) for k, v in self.params.items()},
-            "rtol": self.rtol,
-            "atol": self.atol,
-            "tags": list(self.tags),
-            "xfail": dict(self.xfail),
+            **self.options,
             "source": self.source,
             "line": self.line,
         }

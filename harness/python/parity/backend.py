@@ -61,6 +61,14 @@ class Backend:
                                                      for k, v in type_map.items()):
             raise BackendError(f"backend {name!r}: TYPE_MAP must be a dict of type names (str -> str)")
         self.type_map = dict(type_map)
+        # Attributes an output of a TYPE_MAP type must still have after a reload (cuDF's `_fsproxy_wrapped`).
+        required = getattr(module, "REQUIRED_ATTRS", {}) or {}
+        if not isinstance(required, dict) or not all(
+                isinstance(k, str) and isinstance(v, (list, tuple)) and all(isinstance(a, str) for a in v)
+                for k, v in required.items()):
+            raise BackendError(f"backend {name!r}: REQUIRED_ATTRS must be a dict of type names to lists of "
+                               "attribute names")
+        self.required_attrs = {k: list(v) for k, v in required.items()}
         # The generic reducer may rebuild subclasses defined by this backend, and by the types it maps to.
         from parity import reducers
 
@@ -100,7 +108,7 @@ class Backend:
 
     def info(self) -> dict:
         return {"name": self.name, "spec": self.spec, "version": self.version, "role": self.role,
-                "module": self.module.__name__, "type_map": self.type_map}
+                "module": self.module.__name__, "type_map": self.type_map, "required_attrs": self.required_attrs}
 
 
 def load(name: str, role: str = "") -> Backend:

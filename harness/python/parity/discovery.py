@@ -93,12 +93,12 @@ def _load_module(name: str, file: Path, found: Discovery, seen: dict):
     finally:
         collected = list(_scenario._collected)
         del _scenario._collected[:]
-    for fn, params, rtol, atol, tags, xfail in collected:
+    for fn, params, options in collected:
         try:
             line = inspect.getsourcelines(fn)[1]
         except (OSError, TypeError):
             line = 0
-        sc = Scenario(name, fn.__name__, fn, params, rtol, atol, tags, xfail, str(file), line)
+        sc = Scenario(name, fn.__name__, fn, params, options, str(file), line)
         if sc.id in seen:
             msg = f"duplicate scenario id {sc.id!r}: also defined in {seen[sc.id]}"
             found.errors.append(ModuleError(name, str(file), {"type": "DuplicateScenario", "message": msg,

@@ -238,3 +238,23 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
         else:
             found += losses(value, uattr[name], f"{path}.{name}", depth + 1, seen)
     return found
+
+
+def missing_attributes(obj, required: dict, path="outputs") -> list:
+    """[{path, type, attribute}] for every output whose type the backend's REQUIRED_ATTRS names and that lacks
+    one of the attributes listed for it (checked on outputs rebuilt in the compare process)."""
+    found = []
+    seen = set()
+
+    def visit(node, node_path, depth):
+        if depth > 500 or id(node) in seen:
+            return
+        seen.add(id(node))
+        type_name = reducers.qualified_name(type(node))
+        found.extend({"path": node_path, "type": type_name, "attribute": name}
+                     for name in required.get(type_name, ()) if not hasattr(node, name))
+        for child_path, child in _children(node, node_path):
+            visit(child, child_path, depth + 1)
+
+    visit(obj, path, 0)
+    return found

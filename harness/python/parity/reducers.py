@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,6 +27,7 @@ class Reducer:
     reduce: Callable     # obj -> state
     rebuild: Callable    # state -> obj, or (values, state) -> obj for ndarray subclasses
     is_array: bool       # an ndarray subclass: its data travels as a plain ndarray beside the state
+    volatile: tuple = ()  # state keys whose values differ from run to run; compare checks only their None-ness
 
 
 _by_name: dict = {}
@@ -40,15 +42,18 @@ def qualified_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def register(cls: type, reduce: Callable, rebuild: Callable, *, name: str | None = None) -> Reducer:
+def register(cls: type, reduce: Callable, rebuild: Callable, *, name: str | None = None,
+             volatile: tuple = ()) -> Reducer:
     """Registers how instances of exactly `cls` are written and rebuilt.
 
     For an ndarray subclass, `reduce(obj)` returns the state the subclass adds and `rebuild(values, state)`
     gets the plain ndarray back with that state. For any other type, `reduce(obj)` returns the whole state
     and `rebuild(state)` the object. `name` (default: the qualified type name) is what files record.
+    `volatile` names keys of a dict state whose values legitimately differ between two runs (a file name);
+    the attrs check compares only whether both sides have one.
     """
     is_array = isinstance(cls, type) and issubclass(cls, np.ndarray)
-    reducer = Reducer(name or qualified_name(cls), cls, reduce, rebuild, is_array)
+    reducer = Reducer(name or qualified_name(cls), cls, reduce, rebuild, is_array, tuple(volatile))
     if reducer.name in _by_name and _by_name[reducer.name].cls is not cls:
         raise ValueError(f"a reducer named {reducer.name!r} is already registered for {_by_name[reducer.name].cls}")
     _by_name[reducer.name] = _by_type[cls] = reducer
@@ -76,6 +81,32 @@ def reduce(obj):
     if isinstance(obj, np.ndarray):
         return GENERIC, dict(vars(obj))
     return None
+
+
+def volatile_keys(reducer_name: str) -> list:
+    """The volatile state keys of the reducer named `reducer_name` (none for unknown names)."""
+    reducer = _by_name.get(reducer_name)
+    return list(reducer.volatile) if reducer is not None else []
+
+
+def loaded_type(type_name: str):
+    """The type named `type_name` if its module is already imported, else None. Never imports anything, so a
+    type name read from a result file runs no code."""
+    parts = type_name.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        obj = sys.modules.get(".".join(parts[:split]))
+        if obj is None:
+            continue
+        for part in parts[split:]:
+            obj = getattr(obj, part, None)
+        return obj if isinstance(obj, type) else None
+    return None
+
+
+def is_subclass(type_name: str, base_name: str) -> bool:
+    """Whether the (loaded) type `type_name` derives from `base_name`; False when either is not loaded."""
+    cls, base = loaded_type(type_name), loaded_type(base_name)
+    return cls is not None and base is not None and issubclass(cls, base)
 
 
 def _resolve_array_type(type_name: str) -> type:
@@ -150,6 +181,6 @@ def _memmap_rebuild(values, state):
 
 
 register(np.ma.MaskedArray, _masked_reduce, _masked_rebuild)
-register(np.memmap, _memmap_reduce, _memmap_rebuild)
+register(np.memmap, _memmap_reduce, _memmap_rebuild, volatile=("filename",))
 register(np.matrix, lambda a: None, lambda values, state: values.view(np.matrix))
 register(np.recarray, lambda a: None, lambda values, state: values.view(np.recarray))
