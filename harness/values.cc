@@ -1,6 +1,7 @@
 // The comparison kernel (see values.h): casting, byte swapping and alignment are NpyIter's buffering.
 #include "values.h"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -29,20 +30,28 @@ struct Sink {
   std::vector<std::pair<std::int64_t, MismatchKind>> first, first_nonfinite;
   std::int64_t max_abs_flat = -1, max_rel_flat = -1;
 
-  void add(std::int64_t flat, MismatchKind kind, double abs_diff = 0, double rel_diff = 0) {
+  // A NaN difference is one that cannot be measured (a complex value's finite part beside equal NaN parts, an
+  // exact comparison); it counts, but takes no part in the maxima.
+  void add(std::int64_t flat, MismatchKind kind, double abs_diff = NAN, double rel_diff = NAN) {
     ++report.mismatched;
     if (kind == MismatchKind::NaN) ++report.nan_mismatched;
     if (kind == MismatchKind::Inf) ++report.inf_mismatched;
     if (kind == MismatchKind::SignedZero) ++report.signed_zero_mismatched;
     if (kind == MismatchKind::Value && report.has_differences) {
-      if (max_abs_flat < 0 || abs_diff > report.max_abs.value) report.max_abs.value = abs_diff, max_abs_flat = flat;
-      if (max_rel_flat < 0 || rel_diff > report.max_rel.value) report.max_rel.value = rel_diff, max_rel_flat = flat;
+      keep_max(report.max_abs, max_abs_flat, abs_diff, flat);
+      keep_max(report.max_rel, max_rel_flat, rel_diff, flat);
     }
     if (first.size() < kFirstMismatches) first.emplace_back(flat, kind);
     const bool nonfinite = kind == MismatchKind::NaN || kind == MismatchKind::Inf;
     if (nonfinite && first_nonfinite.size() < kFirstMismatches) first_nonfinite.emplace_back(flat, kind);
   }
   bool done() const { return stop_at_first && report.mismatched > 0; }
+
+ private:
+  static void keep_max(Extreme& extreme, std::int64_t& at, double value, std::int64_t flat) {
+    if (std::isnan(value) || (extreme.found && value <= extreme.value)) return;
+    extreme.value = value, extreme.found = true, at = flat;
+  }
 };
 
 template <class T>
@@ -103,11 +112,25 @@ void decide_complex(std::complex<T> g, std::complex<T> c, const Tolerance& tol, 
     if (part_same(g.real(), c.real()) && part_same(g.imag(), c.imag())) return;
     const bool nan_differs =
         std::isnan(g.real()) != std::isnan(c.real()) || std::isnan(g.imag()) != std::isnan(c.imag());
-    out.add(flat, nan_differs ? MismatchKind::NaN : MismatchKind::Inf);
+    const bool has_inf = std::isinf(g.real()) || std::isinf(g.imag()) || std::isinf(c.real()) || std::isinf(c.imag());
+    // Equal NaN parts beside a differing finite part: a value difference, though not one to measure.
+    out.add(flat, nan_differs ? MismatchKind::NaN : has_inf ? MismatchKind::Inf : MismatchKind::Value);
     return;
   }
-  const T diff = std::abs(c - g), ref = std::abs(g);
-  if (diff <= static_cast<T>(tol.atol) + static_cast<T>(tol.rtol) * ref) {
+  T diff = std::abs(c - g), ref = std::abs(g);
+  T atol = static_cast<T>(tol.atol);
+  if (!std::isfinite(diff) || !std::isfinite(ref)) {
+    // A modulus past the type's range (|1.5e308 + 1.5e308j|) would make the tolerance infinite: decide the
+    // criterion on values scaled into range instead (exact: the scale is a power of two).
+    const int exponent =
+        std::ilogb(std::max({std::abs(g.real()), std::abs(g.imag()), std::abs(c.real()), std::abs(c.imag())}));
+    const T scale = std::scalbn(T(1), -exponent);
+    diff = std::abs(c * scale - g * scale), ref = std::abs(g * scale), atol *= scale;
+    if (diff <= atol + static_cast<T>(tol.rtol) * ref) return;
+    out.add(flat, MismatchKind::Value, HUGE_VAL, static_cast<double>(diff / ref));
+    return;
+  }
+  if (diff <= atol + static_cast<T>(tol.rtol) * ref) {
     const bool zero = g == std::complex<T>() && c == std::complex<T>();
     if (tol.signed_zeros && zero &&
         (std::signbit(g.real()) != std::signbit(c.real()) || std::signbit(g.imag()) != std::signbit(c.imag())))

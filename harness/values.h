@@ -35,6 +35,7 @@ struct Mismatch {
 struct Extreme {
   double value = 0;
   std::vector<std::int64_t> index;
+  bool found = false;  ///< some violation had a measurable difference (an index may be empty: a 0-d array's)
 };
 
 struct ValueReport {
@@ -43,7 +44,8 @@ struct ValueReport {
   std::int64_t total = 0;
   std::int64_t mismatched = 0;      ///< every violation, of any kind
   std::int64_t nan_mismatched = 0;  ///< NaN (NaT) on one side only, or in different complex parts
-  std::int64_t inf_mismatched = 0;  ///< an infinity on one side only, or of the other sign
+  std::int64_t inf_mismatched = 0;  ///< an infinity in different places, or of the other sign (complex: any
+                                    ///< differing value with an infinite part)
   std::int64_t signed_zero_mismatched = 0;
   bool has_differences = false;           ///< numbers: max_abs and max_rel measure the value violations
   Extreme max_abs, max_rel;               ///< among value violations (finite differences)

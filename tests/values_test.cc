@@ -4,10 +4,17 @@
 #include <gtest/gtest.h>
 #include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <iomanip>
 #include <limits>
+#include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -50,6 +57,57 @@ std::string show(const Index& index) {
   if (m.candidate != candidate) wrong += "candidate " + m.candidate + ", expected " + candidate + "\n";
   if (wrong.empty()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << wrong;
+}
+
+// Spelled here, as values_reference.py spells them, rather than taken from values.cc: a label changed there must not
+// make the kernel agree with the reference by accident.
+const char* kind_label(parity::MismatchKind kind) {
+  switch (kind) {
+    case parity::MismatchKind::NaN:
+      return "nan";
+    case parity::MismatchKind::Inf:
+      return "inf";
+    case parity::MismatchKind::SignedZero:
+      return "signed-zero";
+    case parity::MismatchKind::Value:
+      break;
+  }
+  return "value";
+}
+
+// Every field of two reports, so that a test can demand that a change of layout changes nothing at all.
+::testing::AssertionResult same_report(const ValueReport& a, const ValueReport& b) {
+  std::ostringstream wrong;
+  auto field = [&](const char* name, const auto& x, const auto& y) {
+    if (!(x == y))
+      wrong << name << ": " << ::testing::PrintToString(x) << " against " << ::testing::PrintToString(y) << "\n";
+  };
+  field("criterion", a.criterion, b.criterion);
+  field("compared_as", a.compared_as, b.compared_as);
+  field("total", a.total, b.total);
+  field("mismatched", a.mismatched, b.mismatched);
+  field("nan_mismatched", a.nan_mismatched, b.nan_mismatched);
+  field("inf_mismatched", a.inf_mismatched, b.inf_mismatched);
+  field("signed_zero_mismatched", a.signed_zero_mismatched, b.signed_zero_mismatched);
+  field("has_differences", a.has_differences, b.has_differences);
+  field("max_abs.value", a.max_abs.value, b.max_abs.value);
+  field("max_abs.index", a.max_abs.index, b.max_abs.index);
+  field("max_rel.value", a.max_rel.value, b.max_rel.value);
+  field("max_rel.index", a.max_rel.index, b.max_rel.index);
+  field("not_comparable", a.not_comparable, b.not_comparable);
+  for (const auto& [name, x, y] : {std::tuple{"first", &a.first, &b.first},
+                                   std::tuple{"first_nonfinite", &a.first_nonfinite, &b.first_nonfinite}}) {
+    field(name, x->size(), y->size());
+    for (std::size_t i = 0; i < std::min(x->size(), y->size()); ++i) {
+      const parity::Mismatch &m = (*x)[i], &n = (*y)[i];
+      if (m.index != n.index || m.gold != n.gold || m.candidate != n.candidate || m.kind != n.kind)
+        wrong << name << "[" << i << "]: " << show(m.index) << " " << m.gold << " " << m.candidate << " "
+              << kind_label(m.kind) << " against " << show(n.index) << " " << n.gold << " " << n.candidate << " "
+              << kind_label(n.kind) << "\n";
+    }
+  }
+  if (wrong.str().empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << wrong.str();
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -217,6 +275,37 @@ TEST(ValuesFloat, Float32AgainstFloat64IsComparedInFloat64) {
   EXPECT_TRUE(compare("np.array([1, 2, 3])", "np.array([1.0, 2.0, 3.0])").ok());
 }
 
+TEST(ValuesFloat, SignedZerosDifferWhenAskedFor) {
+  const Tolerance tol{0.0, 0.0, true};
+  const ValueReport r = compare("np.array([-0.0, 0.0, 0.0, -0.0])", "np.array([0.0, -0.0, 0.0, -0.0])", tol);
+  EXPECT_EQ(r.mismatched, 2);
+  EXPECT_EQ(r.signed_zero_mismatched, 2);
+  ASSERT_EQ(r.first.size(), 2u);
+  EXPECT_EQ(r.first[0].kind, parity::MismatchKind::SignedZero);
+  EXPECT_TRUE(r.max_abs.index.empty());  // no difference in value to measure
+  // Any tolerance covers a zero difference; only the flag makes the sign count.
+  EXPECT_EQ(compare("np.array([-0.0])", "np.array([0.0])", {0.5, 0.5, true}).signed_zero_mismatched, 1);
+  const ValueReport c = compare("np.array([complex(-0.0, 0.0), 0j])", "np.array([0j, complex(0.0, -0.0)])", tol);
+  EXPECT_EQ(c.signed_zero_mismatched, 2);
+}
+
+TEST(ValuesFloat, LongDoubleDifferencesBeyondFloat64PrecisionAreFound) {
+  // 1 + 4 eps(longdouble) rounds to 1 in float64; compared in float64 the two would be equal.
+  const std::string one = "np.array([1.0, 2.0], dtype=np.longdouble)";
+  const std::string near_one = "np.array([1 + np.finfo(np.longdouble).eps * 4, 2.0], dtype=np.longdouble)";
+  if (!np_eval("np.finfo(np.longdouble).eps < np.finfo(np.float64).eps").cast<bool>())
+    GTEST_SKIP() << "long double is float64 on this platform";
+  const ValueReport r = compare(one, near_one, {0.0, 0.0});
+  EXPECT_EQ(r.mismatched, 1);
+  ASSERT_EQ(r.first.size(), 1u);
+  EXPECT_EQ(r.first[0].index, (Index{0}));
+  EXPECT_GT(r.max_abs.value, 0.0);
+  EXPECT_TRUE(compare(one, near_one, {1e-15, 0.0}).ok());
+  // Long double on one side only is enough to compare in long double, complex included.
+  EXPECT_EQ(compare("np.array([1.0, 2.0])", near_one, {0.0, 0.0}).mismatched, 1);
+  EXPECT_EQ(compare(near_one + ".astype(np.clongdouble)", "np.array([1 + 0j, 2])", {0.0, 0.0}).mismatched, 1);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Independence from byte order, memory order, strides and alignment
 
@@ -286,6 +375,58 @@ TEST(ValuesLayout, MisalignedBuffer) {
   EXPECT_EQ(r.first[0].gold, "6.0");
 }
 
+std::string layout_of(py::handle array) {
+  const py::object flags = array.attr("flags");
+  return py::str("{} strides {} aligned {}")
+      .format(array.attr("dtype").attr("str"), array.attr("strides"), flags.attr("aligned"))
+      .cast<std::string>();
+}
+
+TEST(ValuesLayout, NoResultDependsOnWhichSideIsBigEndianStridedOrMisaligned) {
+  // Values of every mismatch kind; each side is then rebuilt in other layouts holding the same values.
+  const std::string gold = "np.array([[1.0, np.nan, 3.0, -0.0, np.inf], [6.0, 7.0, 8.0, np.nan, -np.inf]])";
+  const std::string cand = "np.array([[1.5, 2.0, np.nan, 0.0, -np.inf], [6.0, 7.0, 9.0, np.nan, 1.0]])";
+  const std::vector<std::string> layouts = {
+      "{}",
+      "{}.astype('>' + {}.dtype.str[1:])",
+      "np.asfortranarray({})",
+      "(lambda a: (lambda b: (b.__setitem__(Ellipsis, a), b)[1])(np.empty(a.shape * np.array([2, 3]), a.dtype)"
+      "[::-2, ::3]))({})",
+      "(lambda a: (lambda b: (b.__setitem__(Ellipsis, a), b)[1])(np.empty(a.shape[::-1], a.dtype).T))({})",
+      "(lambda a: (lambda b: (b.__setitem__(Ellipsis, a), b)[1])(np.empty(a.size * a.itemsize + 1, np.uint8)[1:]"
+      ".view(a.dtype).reshape(a.shape)))({})",
+  };
+  auto in_layout = [](const std::string& layout, const std::string& expr, const std::string& dtype) {
+    std::string out = layout, value = "np.asarray(" + expr + ", dtype='" + dtype + "')";
+    for (std::size_t at; (at = out.find("{}")) != std::string::npos;) out.replace(at, 2, value);
+    return np_eval(out);
+  };
+  for (const std::string dtype : {"f8", "f4", "c16", "g"}) {
+    const Tolerance tol{1e-7, 0.0, true};
+    const ValueReport plain = compare_values(in_layout("{}", gold, dtype), in_layout("{}", cand, dtype), tol);
+    ASSERT_EQ(plain.mismatched, 7) << dtype;
+    for (const std::string& g : layouts)
+      for (const std::string& c : layouts) {
+        py::object ga = in_layout(g, gold, dtype), ca = in_layout(c, cand, dtype);
+        SCOPED_TRACE(::testing::Message() << dtype << ": gold " << layout_of(ga) << ", candidate " << layout_of(ca));
+        EXPECT_TRUE(same_report(compare_values(ga, ca, tol), plain));
+      }
+  }
+  for (const std::string dtype : {"i8", "u2", "M8[s]", "U3"}) {
+    const std::string ints =
+        dtype == "U3" ? "np.array([['a', 'bc', 'def'], ['g', '', 'x']])" : "np.array([[1, 2, 3], [4, 5, 6]])";
+    const std::string other =
+        dtype == "U3" ? "np.array([['a', 'bd', 'def'], ['g', 'h', 'x']])" : "np.array([[1, 0, 3], [4, 5, 7]])";
+    const ValueReport plain = compare_values(in_layout("{}", ints, dtype), in_layout("{}", other, dtype), {});
+    ASSERT_EQ(plain.mismatched, 2) << dtype;
+    for (const std::string& g : layouts)
+      for (const std::string& c : layouts) {
+        SCOPED_TRACE(::testing::Message() << dtype << ": gold " << g << ", candidate " << c);
+        EXPECT_TRUE(same_report(compare_values(in_layout(g, ints, dtype), in_layout(c, other, dtype), {}), plain));
+      }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Complex
 
@@ -326,6 +467,44 @@ TEST(ValuesComplex, ComplexAgainstRealComparesInComplex) {
   const ValueReport r = compare("np.array([1+0j, 2+1j])", "np.array([1.0, 2.0])");
   EXPECT_EQ(r.criterion, "allclose");
   EXPECT_EQ(r.mismatched, 1);
+}
+
+TEST(ValuesComplex, NaNInOnePartOnlyIsANaNMismatchWhicheverPart) {
+  const ValueReport r =
+      compare("np.array([complex(np.nan, 1), complex(1, np.nan), complex(np.nan, 1), 1+1j])",
+              "np.array([complex(1, np.nan), complex(1, np.nan), 1+1j, complex(np.nan, np.nan)])", {0.5, 0.5});
+  EXPECT_EQ(r.mismatched, 3);
+  EXPECT_EQ(r.nan_mismatched, 3);
+  ASSERT_EQ(r.first.size(), 3u);
+  EXPECT_EQ(r.first[0].index, (Index{0}));
+  EXPECT_EQ(r.first[1].index, (Index{2}));
+  EXPECT_EQ(r.first[2].index, (Index{3}));
+  EXPECT_TRUE(r.max_abs.index.empty());
+}
+
+TEST(ValuesComplex, SameNaNPartsWithADifferentFinitePartAreNoInfinityMismatch) {
+  // values.h: inf_mismatched counts "an infinity on one side only, or of the other sign"; neither side here has an
+  // infinity, and the NaN is in the same part on both sides, so the mismatch is neither kind.
+  const ValueReport r = compare("np.array([complex(np.nan, 1)])", "np.array([complex(np.nan, 2)])");
+  EXPECT_EQ(r.mismatched, 1);
+  EXPECT_EQ(r.nan_mismatched, 0);
+  EXPECT_EQ(r.inf_mismatched, 0);
+}
+
+TEST(ValuesComplex, ModulusBeyondFloat64RangeGivesNoInfiniteTolerance) {
+  // |1.5e308+1.5e308j| is about 2.1e308, past float64's range: computed naively, rtol * |gold| is infinite and
+  // every finite candidate would pass. 0j is 100% off.
+  const ValueReport r = compare("np.array([1.5e308+1.5e308j])", "np.array([0j])", {1e-7, 0.0});
+  EXPECT_EQ(r.mismatched, 1);
+}
+
+TEST(ValuesComplex, LargestRelativeDifferenceDoesNotDependOnElementOrder) {
+  // The first element's relative difference is inf / inf (the gold's modulus overflows float64); the second's is 1.
+  const ValueReport r = compare("np.array([1.5e308+1.5e308j, 1+0j])", "np.array([0j, 2+0j])", {0.0, 0.0});
+  const ValueReport back = compare("np.array([1+0j, 1.5e308+1.5e308j])", "np.array([2+0j, 0j])", {0.0, 0.0});
+  EXPECT_EQ(r.mismatched, 2);
+  EXPECT_FALSE(std::isnan(r.max_rel.value));
+  EXPECT_EQ(r.max_rel.value, back.max_rel.value);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -389,6 +568,50 @@ TEST(ValuesExact, TimedeltaNaT) {
   EXPECT_TRUE(compare("np.array([1, 'NaT'], dtype='m8[s]')", "np.array([1000, 'NaT'], dtype='m8[ms]')").ok());
 }
 
+TEST(ValuesExact, NaTOnOneSideIsANaNMismatch) {
+  const ValueReport r = compare("np.array(['NaT', '2020-01-01', 'NaT'], dtype='M8[s]')",
+                                "np.array(['2020-01-01', 'NaT', 'NaT'], dtype='M8[ms]')");
+  EXPECT_EQ(r.mismatched, 2);
+  EXPECT_EQ(r.nan_mismatched, 2);
+  EXPECT_TRUE(r.max_abs.index.empty());  // NaT is no value to measure a difference from
+  EXPECT_EQ(compare("np.array([5, 'NaT'], dtype='m8[s]')", "np.array(['NaT', 5], dtype='m8[s]')").nan_mismatched, 2);
+}
+
+TEST(ValuesExact, UnsignedDifferencesDoNotWrapAround) {
+  // In uint64 (or uint8) arithmetic 0 - max wraps to 1; the report must show the true difference.
+  const ValueReport r = compare("np.array([0], dtype=np.uint64)", "np.array([2**64 - 1], dtype=np.uint64)");
+  EXPECT_EQ(r.mismatched, 1);
+  EXPECT_DOUBLE_EQ(r.max_abs.value, 18446744073709551615.0);
+  EXPECT_TRUE(std::isinf(r.max_rel.value));
+  const ValueReport back = compare("np.array([2**64 - 1], dtype=np.uint64)", "np.array([0], dtype=np.uint64)");
+  EXPECT_DOUBLE_EQ(back.max_abs.value, 18446744073709551615.0);
+  EXPECT_DOUBLE_EQ(back.max_rel.value, 1.0);
+  const ValueReport u8 = compare("np.array([0, 255], dtype=np.uint8)", "np.array([255, 0], dtype=np.uint8)");
+  EXPECT_EQ(u8.mismatched, 2);
+  EXPECT_DOUBLE_EQ(u8.max_abs.value, 255.0);
+  EXPECT_EQ(u8.max_abs.index, (Index{0}));  // the first element with the largest difference
+  EXPECT_TRUE(std::isinf(u8.max_rel.value));
+}
+
+TEST(ValuesExact, Int64AgainstUint64AsMathematicalIntegers) {
+  // -1 and 2**64 - 1 share their bits, as do -2**63 and 2**63; 2**53 + 1 is not a float64.
+  const ValueReport r = compare("np.array([-1, -2**63, 2**63 - 1, 2**53 + 1, 2**53 + 1, 7], dtype=np.int64)",
+                                "np.array([2**64 - 1, 2**63, 2**63, 2**53, 2**53 + 1, 7], dtype=np.uint64)");
+  EXPECT_EQ(r.criterion, "exact");
+  EXPECT_EQ(r.mismatched, 4);
+  ASSERT_EQ(r.first.size(), 4u);
+  EXPECT_EQ(r.first[0].gold, "-1");
+  EXPECT_EQ(r.first[0].candidate, "18446744073709551615");
+  EXPECT_EQ(r.first[3].index, (Index{3}));
+  EXPECT_DOUBLE_EQ(r.max_abs.value, 18446744073709551616.0);  // 2**64, from -1 and from -2**63
+  EXPECT_EQ(r.max_abs.index, (Index{0}));                     // the first of the two
+  // uint64 above 2**63 on the gold side, int64 on the candidate's.
+  const ValueReport u = compare("np.array([2**63 + 1, 2**53 + 1, 3], dtype=np.uint64)",
+                                "np.array([2**63 - 1, 2**53 + 1, 3], dtype=np.int64)");
+  EXPECT_EQ(u.mismatched, 1);
+  EXPECT_DOUBLE_EQ(u.max_abs.value, 2.0);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Shapes and limits
 
@@ -405,6 +628,25 @@ TEST(ValuesShape, ZeroDimensionalArrays) {
   EXPECT_EQ(r.total, 1);
   EXPECT_TRUE(one_mismatch(r, {}, "1.5", "2.5"));  // a 0-d array's one element has an empty index
   EXPECT_EQ(compare("np.array(7)", "np.array(8)").mismatched, 1);
+}
+
+TEST(ValuesShape, OneElementArrays) {
+  EXPECT_TRUE(compare("np.array([1.5])", "np.array([1.5])").ok());
+  EXPECT_TRUE(one_mismatch(compare("np.array([1.5])", "np.array([2.5])"), {0}, "1.5", "2.5"));
+  const ValueReport r = compare("np.full((1, 1, 1), 3, dtype='>i2')", "np.full((1, 1, 1), 4, dtype=np.uint8)");
+  EXPECT_TRUE(one_mismatch(r, {0, 0, 0}, "3", "4"));
+  EXPECT_EQ(r.max_abs.index, (Index{0, 0, 0}));
+}
+
+TEST(ValuesShape, LastElementOfALargeStridedArrayIsLocated) {
+  // Non-contiguous and past several iterator buffers: found in memory order, located in C order.
+  py::object gold = np_eval("np.arange(3 * 8192.0).reshape(3, 8192).T[:, ::-1]");
+  py::object cand = np_eval("np.ascontiguousarray(np.arange(3 * 8192.0).reshape(3, 8192).T[:, ::-1])");
+  cand[py::make_tuple(8191, 0)] = -1.0;
+  const ValueReport r = compare_values(gold, cand, {});
+  EXPECT_EQ(r.total, 3 * 8192);
+  EXPECT_TRUE(one_mismatch(r, {8191, 0}, "24575.0", "-1.0"));
+  EXPECT_EQ(r.max_abs.index, (Index{8191, 0}));
 }
 
 TEST(ValuesShape, OnlyTheFirstMismatchesInCOrderAreKept) {
@@ -452,6 +694,108 @@ TEST(ValuesNotComparable, NumericLookingStringAgainstFloat) {
   ValueReport r;
   ASSERT_NO_THROW(r = compare("np.array(['1.5'])", "np.array([1.5])"));
   EXPECT_FALSE(r.ok());
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Property test: random arrays against tests/values_reference.py, a plain NumPy reading of values.h's rule
+
+// The module is a real file (not an inline string) so that a failing case can be rebuilt by hand from Python.
+py::module_ reference_module() {
+  static const py::module_ module = [] {
+    py::module_::import("sys").attr("path").attr("insert")(0, PARITY_TESTS_DIR);
+    return py::module_::import("values_reference");
+  }();
+  return module;
+}
+
+// PARITY_VALUES_SEED and PARITY_VALUES_CASES explore beyond the fixed default without a rebuild.
+long env_or(const char* name, long fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::strtol(value, nullptr, 10) : fallback;
+}
+
+bool near(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (a == b) return true;  // infinities included
+  return std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b));
+}
+
+// One line for each fact of `r` that differs from `expected` (a values_reference.reference() dict); empty if none.
+std::string disagreements(const ValueReport& r, const py::dict& expected) {
+  std::ostringstream wrong;
+  auto count = [&](const char* name, std::int64_t got) {
+    const auto want = expected[name].cast<std::int64_t>();
+    if (got != want) wrong << name << ": kernel " << got << ", reference " << want << "\n";
+  };
+  if (r.criterion != expected["criterion"].cast<std::string>())
+    wrong << "criterion: kernel " << r.criterion << ", reference " << expected["criterion"].cast<std::string>() << "\n";
+  if (!r.not_comparable.empty()) wrong << "not_comparable: " << r.not_comparable << "\n";
+  count("total", r.total);
+  count("mismatched", r.mismatched);
+  count("nan_mismatched", r.nan_mismatched);
+  count("inf_mismatched", r.inf_mismatched);
+  count("signed_zero_mismatched", r.signed_zero_mismatched);
+  if (r.has_differences != expected["has_differences"].cast<bool>())
+    wrong << "has_differences: kernel " << r.has_differences << "\n";
+
+  const py::list first = expected["first"];
+  for (std::size_t i = 0; i < std::max(first.size(), r.first.size()); ++i) {
+    std::string got = "none", want = "none";
+    if (i < r.first.size()) {
+      const parity::Mismatch& m = r.first[i];
+      got = show(m.index) + " " + kind_label(m.kind) + " " + m.gold + " vs " + m.candidate;
+    }
+    if (i < first.size()) {
+      const py::tuple e = first[i];
+      want = show(e[0].cast<Index>()) + " " + e[1].cast<std::string>() + " " + e[2].cast<std::string>() + " vs " +
+             e[3].cast<std::string>();
+    }
+    if (got != want) wrong << "first[" << i << "]: kernel " << got << ", reference " << want << "\n";
+  }
+  const auto nonfinite = expected["first_nonfinite"].cast<std::vector<Index>>();
+  std::vector<Index> got_nonfinite;
+  for (const parity::Mismatch& m : r.first_nonfinite) got_nonfinite.push_back(m.index);
+  if (got_nonfinite != nonfinite)
+    wrong << "first_nonfinite: kernel " << ::testing::PrintToString(got_nonfinite) << ", reference "
+          << ::testing::PrintToString(nonfinite) << "\n";
+
+  auto extreme = [&](const char* name, const parity::Extreme& got) {
+    const py::object want = expected[name];
+    std::ostringstream kernel;
+    kernel << std::setprecision(17) << got.value << " at " << show(got.index);
+    if (want.is_none()) {
+      if (got.value != 0 || !got.index.empty()) wrong << name << ": kernel " << kernel.str() << ", reference none\n";
+      return;
+    }
+    const auto [value, index] = want.cast<std::pair<double, Index>>();
+    if (!near(got.value, value) || got.index != index)
+      wrong << name << ": kernel " << kernel.str() << ", reference " << std::setprecision(17) << value << " at "
+            << show(index) << "\n";
+  };
+  extreme("max_abs", r.max_abs);
+  extreme("max_rel", r.max_rel);
+  return wrong.str();
+}
+
+TEST(ValuesProperty, KernelAgreesWithANumPyReferenceOnRandomArrays) {
+  constexpr long kSeed = 20250611, kCases = 3000;
+  constexpr int kShown = 10;  // the rest are counted, so one broken rule does not flood the log
+  const py::module_ reference = reference_module();
+  const long seed = env_or("PARITY_VALUES_SEED", kSeed), cases = env_or("PARITY_VALUES_CASES", kCases);
+  long failed = 0;
+  for (long i = 0; i < cases; ++i) {
+    const py::tuple c = reference.attr("make_case")(seed, i);
+    const Tolerance tol{c[2].cast<double>(), c[3].cast<double>(), c[4].cast<bool>()};
+    const ValueReport r = compare_values(c[0], c[1], tol);
+    const std::string wrong =
+        disagreements(r, reference.attr("reference")(c[0], c[1], tol.rtol, tol.atol, tol.signed_zeros));
+    if (wrong.empty() || ++failed > kShown) continue;
+    ADD_FAILURE() << "seed " << seed << " case " << i << " (values_reference.make_case(" << seed << ", " << i
+                  << ")), rtol=" << tol.rtol << " atol=" << tol.atol << " signed_zeros=" << tol.signed_zeros << "\n"
+                  << wrong << "gold: " << reference.attr("describe")(c[0]).cast<std::string>()
+                  << "\ncandidate: " << reference.attr("describe")(c[1]).cast<std::string>();
+  }
+  EXPECT_EQ(failed, 0) << "of " << cases << " cases disagree with the reference (seed " << seed << ")";
 }
 
 }  // namespace
