@@ -236,11 +236,6 @@ double percent(std::int64_t part, std::int64_t total) {
   return total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;
 }
 
-// Violations of numbers that have a difference to measure (not NaN/inf locations, not signed zeros).
-std::int64_t value_violations(const ValueReport& r) {
-  return r.has_differences ? r.mismatched - r.nan_mismatched - r.inf_mismatched - r.signed_zero_mismatched : 0;
-}
-
 // numpy.testing's layout, plus what it leaves out: NaN/inf locations apart, and where the largest differences are.
 std::string values_message(const ValueReport& r, const Tolerance& t, const Policy& p) {
   std::ostringstream m;
@@ -261,12 +256,12 @@ std::string values_message(const ValueReport& r, const Tolerance& t, const Polic
   if (r.signed_zero_mismatched) m << "Signed zeros differ at " << r.signed_zero_mismatched << "\n";
   m << "First mismatches (index: " << p.gold_name << " | " << p.candidate_name << "):\n";
   print_mismatches(m, r.first);
-  if (value_violations(r) > 0) {
+  if (r.max_abs.found)
     m << "Max absolute difference among violations: " << fmt_g(r.max_abs.value) << " at " << index_text(r.max_abs.index)
       << "\n";
+  if (r.max_rel.found)
     m << "Max relative difference among violations: " << fmt_g(r.max_rel.value) << " at " << index_text(r.max_rel.index)
       << "\n";
-  }
   std::string text = m.str();
   text.pop_back();
   return text;
@@ -286,10 +281,8 @@ json values_details(const ValueReport& r, const Tolerance& t) {
             {"signed_zero_mismatched", r.signed_zero_mismatched},
             {"first", mismatch_list(r.first)},
             {"first_nonfinite", mismatch_list(r.first_nonfinite)}};
-  if (value_violations(r) > 0) {
-    d["max_abs_diff"] = r.max_abs.value, d["max_abs_index"] = r.max_abs.index;
-    d["max_rel_diff"] = r.max_rel.value, d["max_rel_index"] = r.max_rel.index;
-  }
+  if (r.max_abs.found) d["max_abs_diff"] = r.max_abs.value, d["max_abs_index"] = r.max_abs.index;
+  if (r.max_rel.found) d["max_rel_diff"] = r.max_rel.value, d["max_rel_index"] = r.max_rel.index;
   return d;
 }
 
@@ -680,6 +673,10 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
   CheckList list;
   try {
     const Policy policy = policy_for(gold, candidate, out.meta, options.policy);
+    out.policy = {{"dtype", policy.choice.dtype},
+                  {"layout", policy.choice.layout},
+                  {"type", policy.choice.type},
+                  {"signed_zeros", policy.signed_zeros}};
     list = compare_outputs(gn, cn, policy);
     run_probes(gold, candidate, g, c, gn, cn, options, list);
   } catch (const std::invalid_argument& e) {
@@ -899,6 +896,7 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
   CompareReport report;
   report.gold = &gold;
   report.candidate = &candidate;
+  report.policy = options.policy;
   std::vector<std::string> ids;
   std::set<std::string> seen;
   for (const Manifest* m : {&gold, &candidate})

@@ -69,7 +69,8 @@ CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy&
 struct ScenarioOutcome {
   std::string id, status, message;
   std::vector<Check> checks;  ///< failures first, then one summary per check that passed
-  nlohmann::json meta;        ///< module, function, params, tags, rtol, atol, xfail, source
+  nlohmann::json meta;        ///< module, function, params, tags, rtol, atol, tolerances, policy, xfail, source
+  nlohmann::json policy;      ///< the policies the outputs were compared under (null when they were not compared)
   double gold_seconds = 0, candidate_seconds = 0, compare_seconds = 0;
   std::string repro;
 };
@@ -80,6 +81,7 @@ struct CompareReport {
   std::vector<ScenarioOutcome> scenarios;
   double seconds = 0;
   std::string started;
+  PolicyChoice policy;  ///< the run's policies (--dtype-policy, ...)
   std::map<std::string, int> counts() const;
   bool failed() const;  ///< any fail, error or xpass
 };

@@ -32,6 +32,7 @@ json scenario_json(const ScenarioOutcome& s) {
           {"message", s.message},
           {"checks", checks},
           {"seconds", {{"gold", s.gold_seconds}, {"candidate", s.candidate_seconds}, {"compare", s.compare_seconds}}},
+          {"policy", s.policy},
           {"source", s.meta.value("source", "")},
           {"repro", s.repro}};
 }
@@ -50,6 +51,7 @@ json report_to_json(const CompareReport& report) {
           {"seconds", report.seconds},
           {"gold", side_json(*report.gold)},
           {"candidate", side_json(*report.candidate)},
+          {"policy", {{"dtype", report.policy.dtype}, {"layout", report.policy.layout}, {"type", report.policy.type}}},
           {"summary", counts},
           {"scenarios", scenarios}};
 }
