@@ -37,7 +37,7 @@ def nan_and_inf(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["special", "signed-zero"])
+@parity.scenario(rtol=0.0, signed_zeros=True, tags=["special", "signed-zero"])
 def signed_zeros(xp, rng):
     z = xp.asarray([-0.0, 0.0, -0.0])
     with xp.errstate(divide="ignore"):

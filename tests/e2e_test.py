@@ -193,6 +193,25 @@ def test_module_import_errors_are_reported_per_module_and_the_rest_runs(tmp_path
     assert "good.fine" in listing.stdout and "syntax_error  [module error: SyntaxError" in listing.stdout
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"policy": {"layout": "loose"}}, "policy['layout'] = 'loose' is not one of contiguity, strides, ignore"),
+    ({"policy": {"colour": "exact"}}, "policy key 'colour' is not one of dtype, layout, type"),
+    ({"xfail": {"compare": {"colour": "x"}}}, "xfail['compare'] key 'colour' is not a check name"),
+    ({"xfail": {"candidate": {"layout": "x"}}}, "xfail['candidate'] must be a non-empty reason string"),
+    ({"tolerances": {"['x']": {"rtol": 1}}}, "must be an output path such as"),
+    ({"tolerances": {"outputs['x']": {"rtol": -1}}}, "must be a finite number >= 0"),
+    ({"tolerances": {"outputs['x']": {"tol": 1}}}, "must be a dict with 'rtol' and/or 'atol'"),
+    ({"signed_zeros": 1}, "signed_zeros must be True or False"),
+])
+def test_the_decorator_rejects_bad_options_naming_them(kwargs, message):
+    sys.path.insert(0, str(REPO / "harness" / "python"))
+    import parity as api
+
+    with pytest.raises(ValueError, match=None) as raised:
+        api.scenario(**kwargs)
+    assert message in str(raised.value)
+
+
 def test_strict_xfail_per_pass(tmp_path):
     run("gold", tmp_path / "gold", "--scenarios", E2E / "xfail", check=0)
     run("fsproxy", tmp_path / "cand", "--scenarios", E2E / "xfail", check=1)  # a candidate xpass and error
