@@ -338,6 +338,19 @@ TEST(ValuesLayout, FortranOrderGivesCOrderIndices) {
   EXPECT_EQ(r.first[1].gold, "4.0");
 }
 
+TEST(ValuesLayout, MixedOrderPairsWiderThanOneSlabAreDecidedAndLocated) {
+  // F against C over many 64-column slabs: the memory-order pass goes slab by slab (values.cc).
+  const std::string gold = "np.asfortranarray(np.arange(3 * 2500.0).reshape(3, 2500))";
+  EXPECT_TRUE(compare(gold, "np.arange(3 * 2500.0).reshape(3, 2500)").ok());
+  for (const std::string column : {"0", "63", "64", "1024", "2499"}) {
+    SCOPED_TRACE("column " + column);
+    const ValueReport r = compare(
+        gold, "(lambda a: (a.__setitem__((2, " + column + "), -1.0), a)[1])(np.arange(3 * 2500.0).reshape(3, 2500))");
+    const std::int64_t col = std::stoll(column);
+    EXPECT_TRUE(one_mismatch(r, {2, col}, std::to_string(2 * 2500 + col) + ".0", "-1.0"));
+  }
+}
+
 TEST(ValuesLayout, NegativeAndNonUnitStrides) {
   py::object base = np_eval("np.arange(48.0).reshape(6, 8)");
   py::object view = base[py::make_tuple(py::slice(py::none(), py::none(), py::int_(-1)),
