@@ -19,8 +19,10 @@
 
 #include "codec.h"
 #include "interpreter.h"
+#include "measure.h"
 
 namespace py = pybind11;
+using namespace parity::bench;
 namespace fs = std::filesystem;
 
 namespace {
@@ -114,42 +116,8 @@ def collect():
     gc.collect()
 )PY";
 
-constexpr double kMB = 1e6;  // sizes in 10^6 bytes, as "an 800 MB array" of 100,000,000 float64 means
-
 // ---------------------------------------------------------------------------------------------------------
-// Measuring
-
-struct Status {
-  long rss = 0, hwm = 0, anon = 0, file = 0, shmem = 0;  // kB, as /proc/self/status reports them
-};
-
-Status read_status() {
-  Status s;
-  std::ifstream in("/proc/self/status");
-  std::string key;
-  long value = 0;
-  const std::map<std::string, long Status::*> fields = {{"VmRSS:", &Status::rss},
-                                                        {"VmHWM:", &Status::hwm},
-                                                        {"RssAnon:", &Status::anon},
-                                                        {"RssFile:", &Status::file},
-                                                        {"RssShmem:", &Status::shmem}};
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    if (words >> key >> value)
-      if (auto it = fields.find(key); it != fields.end()) s.*(it->second) = value;
-  }
-  return s;
-}
-
-// Writing "5" to clear_refs sets the peak (VmHWM) back to the current RSS (Linux >= 4.0), so the next
-// VmHWM read is the peak of what ran in between.
-bool reset_peak() {
-  std::ofstream out("/proc/self/clear_refs");
-  out << "5";
-  out.flush();
-  return static_cast<bool>(out);
-}
+// Measuring (bench/measure.h)
 
 struct Point {
   double seconds = 0;
@@ -174,11 +142,7 @@ void warm_free_memory(const fs::path& scratch, std::size_t bytes) {
     std::fclose(f);
     fs::remove(scratch);  // never written back: its pages are freed at once
   }
-  void* at = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (at == MAP_FAILED) return;
-  ::madvise(at, bytes, MADV_HUGEPAGE);
-  for (std::size_t i = 0; i < bytes; i += 4096) static_cast<volatile char*>(at)[i] = 1;
-  ::munmap(at, bytes);
+  warm_anonymous_memory(bytes);
 }
 
 // One measured operation: start() just before it, mark() after it (more than once: load, then touch).
@@ -216,19 +180,12 @@ class Window {
   std::chrono::steady_clock::time_point t0_;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 struct Runs {
   std::vector<Point> points;
   double median(double Point::*field) const {
     std::vector<double> v;
     for (const Point& p : points) v.push_back(p.*field);
-    return ::median(v);
+    return parity::bench::median(v);
   }
   double min_s() const {
     double m = points.empty() ? 0 : points[0].seconds;
@@ -244,19 +201,6 @@ struct Runs {
 
 // ---------------------------------------------------------------------------------------------------------
 // Formatting
-
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-std::string ms(double seconds) {
-  const double m = seconds * 1e3;
-  return m >= 100 ? fmt("%.0f", m) : m >= 10 ? fmt("%.1f", m) : m >= 1 ? fmt("%.2f", m) : fmt("%.3f", m);
-}
-
-std::string mb(double v) { return v < 0 ? "?" : fmt("%.1f", v); }
 
 // parity / other; meaningless when the other side is nearly zero (memory of an mmap load, for one).
 std::string ratio(double parity, double other, double floor) {

@@ -22,9 +22,11 @@
 #include <vector>
 
 #include "interpreter.h"
+#include "measure.h"
 #include "values.h"
 
 namespace py = pybind11;
+using namespace parity::bench;
 
 namespace {
 
@@ -123,50 +125,8 @@ def collect():
     gc.collect()
 )PY";
 
-constexpr double kMB = 1e6;  // 10^6 bytes: an array of 100,000,000 float64 is "800 MB"
-
 // ---------------------------------------------------------------------------------------------------------
-// Measuring (the method of bench/codec_bench.cc; see bench/README.md "Method")
-
-struct Status {
-  long rss = 0, hwm = 0;  // kB, as /proc/self/status reports them
-};
-
-Status read_status() {
-  Status s;
-  std::ifstream in("/proc/self/status");
-  std::string line, key;
-  long value = 0;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    if (!(words >> key >> value)) continue;
-    if (key == "VmRSS:") s.rss = value;
-    if (key == "VmHWM:") s.hwm = value;
-  }
-  return s;
-}
-
-// Writing "5" to clear_refs sets the peak (VmHWM) back to the current RSS (Linux >= 4.0), so the next VmHWM read is
-// the peak of what ran in between.
-bool reset_peak() {
-  std::ofstream out("/proc/self/clear_refs");
-  out << "5";
-  out.flush();
-  return static_cast<bool>(out);
-}
-
-// Faults in `bytes` of fresh anonymous memory (huge pages, as NumPy asks for them) and frees it. The VM of
-// bench/README.md hands memory left free for about 2 s back to its host, and the next allocation of fresh pages then
-// pays 1-3 s per GB to get it back: NumPy's temporaries (GBs for allclose) would be timed at the host's speed, not
-// NumPy's. parity's kernel allocates almost nothing, so warming only makes the comparison fairer to NumPy.
-void warm_free_memory(std::size_t bytes) {
-  if (bytes == 0) return;
-  void* at = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (at == MAP_FAILED) return;
-  ::madvise(at, bytes, MADV_HUGEPAGE);
-  for (std::size_t i = 0; i < bytes; i += 4096) static_cast<volatile char*>(at)[i] = 1;
-  ::munmap(at, bytes);
-}
+// Measuring (bench/measure.h; the method is bench/README.md's "Method")
 
 struct Point {
   double seconds = 0;
@@ -181,7 +141,7 @@ class Window {
   void start(std::size_t warm_bytes) {
     collect_();
     ::malloc_trim(0);
-    warm_free_memory(warm_bytes);
+    warm_anonymous_memory(warm_bytes);
     peak_ok_ = reset_peak();
     base_ = read_status();
     t0_ = std::chrono::steady_clock::now();
@@ -198,13 +158,6 @@ class Window {
   Status base_;
   std::chrono::steady_clock::time_point t0_;
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
 
 struct Runs {
   std::vector<Point> points;
@@ -233,19 +186,6 @@ struct Runs {
 
 // ---------------------------------------------------------------------------------------------------------
 // Formatting
-
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-std::string ms(double seconds) {
-  const double m = seconds * 1e3;
-  return m >= 100 ? fmt("%.0f", m) : m >= 10 ? fmt("%.1f", m) : m >= 1 ? fmt("%.2f", m) : fmt("%.3f", m);
-}
-
-std::string mb(double v) { return v < 0 ? "?" : fmt("%.1f", v); }
 
 std::string times(double a, double b) { return b > 0 ? fmt("%.2fx", a / b) : "-"; }
 
