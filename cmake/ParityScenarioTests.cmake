@@ -1,13 +1,15 @@
 # parity_add_scenario_tests(): registers a directory of scenarios as CTest tests for one backend pair.
 #
-#   parity_add_scenario_tests(DIRECTORY dir CANDIDATE backend [GOLD backend] [NAME name] [RESULTS dir])
+#   parity_add_scenario_tests(DIRECTORY dir CANDIDATE backend [GOLD backend] [NAME name] [RESULTS dir]
+#                             [COMPARE_ARGS arg...])
 #
 # For every scenario id it adds gold.<id> and candidate.<id> (each `parity run --only <id>` into its own
 # results directory, labels `gold` / `candidate`) and compare.<id> (label `compare`), whose FIXTURES_REQUIRED
 # make `ctest -L compare` run the two runs it needs first. Ids are listed at configure time with the
-# configured interpreter; editing a scenario file re-runs the configure step.
+# configured interpreter; editing a scenario file re-runs the configure step. COMPARE_ARGS go to every
+# `parity compare`, e.g. `COMPARE_ARGS --layout-policy strides` (README, "Policies").
 function(parity_add_scenario_tests)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;DIRECTORY;GOLD;CANDIDATE;RESULTS" "")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;DIRECTORY;GOLD;CANDIDATE;RESULTS" "COMPARE_ARGS")
   if(arg_UNPARSED_ARGUMENTS OR arg_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "parity_add_scenario_tests: unknown or empty arguments: "
                         "${arg_UNPARSED_ARGUMENTS} ${arg_KEYWORDS_MISSING_VALUES}")
@@ -47,7 +49,8 @@ function(parity_add_scenario_tests)
              --scenarios "${arg_DIRECTORY}" --only "${id}" --out "${gold_dir}")
     add_test(NAME "candidate.${id}" COMMAND parity run -q --backend "${arg_CANDIDATE}" --role candidate
              --scenarios "${arg_DIRECTORY}" --only "${id}" --out "${candidate_dir}")
-    add_test(NAME "compare.${id}" COMMAND parity compare "${gold_dir}" "${candidate_dir}" --only "${id}")
+    add_test(NAME "compare.${id}" COMMAND parity compare "${gold_dir}" "${candidate_dir}" --only "${id}"
+                                          ${arg_COMPARE_ARGS})
     set_tests_properties("gold.${id}" PROPERTIES LABELS gold FIXTURES_SETUP "parity.gold.${key}")
     set_tests_properties("candidate.${id}" PROPERTIES LABELS candidate FIXTURES_SETUP "parity.candidate.${key}")
     set_tests_properties("compare.${id}" PROPERTIES LABELS compare
