@@ -768,33 +768,34 @@ TEST_F(CompareRuns, CompareXfailTurnsAPassIntoXpass) {
 // Per-check xfail: one expected layout failure alongside passing values.
 const json kLayoutXfail = {{"xfail", {{"compare", {{"layout", "known issue #12"}}}}}};
 
-TEST_F(CompareRuns, CheckXfailTurnsThatCheckFailingIntoXfail) {
-  add(gold_, "m.f", "ok", "np.ones((2, 3))", nullptr, kLayoutXfail);
-  add(cand_, "m.f", "ok", "np.asfortranarray(np.ones((2, 3)))", nullptr, kLayoutXfail);
-  const CompareReport report = run();
-  const ScenarioOutcome& s = only(report);
-  EXPECT_EQ(s.status, "xfail");
-  EXPECT_EQ(s.message, "expected check failures: layout");
-  EXPECT_EQ(s.checks.at(0).details.at("xfail"), "known issue #12");
-  EXPECT_FALSE(report.failed());
-}
-
-TEST_F(CompareRuns, CheckXfailDoesNotHideOtherChecks) {
-  add(gold_, "m.f", "ok", "np.ones((2, 3))", nullptr, kLayoutXfail);
-  add(cand_, "m.f", "ok", "np.asfortranarray(np.full((2, 3), 2.0))", nullptr, kLayoutXfail);
-  const CompareReport report = run();
-  const ScenarioOutcome& s = only(report);
-  EXPECT_EQ(s.status, "fail");
-  EXPECT_EQ(s.message, "failed checks: values");
-}
-
-TEST_F(CompareRuns, CheckXfailThatPassesIsAnXpass) {
-  add(gold_, "m.f", "ok", "np.ones((2, 3))", nullptr, kLayoutXfail);
-  add(cand_, "m.f", "ok", "np.ones((2, 3))", nullptr, kLayoutXfail);
-  const CompareReport report = run();
-  EXPECT_EQ(only(report).status, "xpass");
-  EXPECT_EQ(only(report).message, "checks expected to fail passed: layout (known issue #12)");
-  EXPECT_TRUE(report.failed());
+// Against gold np.ones((2, 3)): what each candidate makes of the expected layout failure.
+TEST_F(CompareRuns, CheckXfailIsStrictAndHidesNoOtherCheck) {
+  struct Case {
+    const char* candidate;
+    const char* status;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"np.asfortranarray(np.ones((2, 3)))", "xfail", "expected check failures: layout"},
+      {"np.asfortranarray(np.full((2, 3), 2.0))", "fail", "failed checks: values"},
+      {"np.ones((2, 3))", "xpass", "checks expected to fail passed: layout (known issue #12)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.candidate);
+    gold_.scenarios.clear(), cand_.scenarios.clear();
+    add(gold_, "m.f", "ok", "np.ones((2, 3))", nullptr, kLayoutXfail);
+    add(cand_, "m.f", "ok", c.candidate, nullptr, kLayoutXfail);
+    const CompareReport report = run();
+    const ScenarioOutcome& s = only(report);
+    EXPECT_EQ(s.status, c.status);
+    EXPECT_EQ(s.message, c.message);
+    EXPECT_EQ(report.failed(), std::string(c.status) != "xfail");
+    for (const Check& check : s.checks) {
+      if (!check.ok && check.check == "layout") {
+        EXPECT_EQ(check.details.at("xfail"), "known issue #12");
+      }
+    }
+  }
 }
 
 TEST_F(CompareRuns, ScenarioPolicyOverridesTheRunsPolicy) {
