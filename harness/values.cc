@@ -26,16 +26,23 @@ using Index = std::vector<std::int64_t>;
 
 // Receives every violation; the flat indices it keeps mean C-order positions only in a C-order pass.
 // `stop_at_first` makes a pass a yes/no verdict.
+// Elements may arrive out of C order (slab by slab, see compare_values): `first` keeps the smallest C indices, and a
+// maximum met twice keeps the smaller index, so the result is the one a single C-order pass would give.
 struct Sink {
   explicit Sink(ValueReport& r, bool verdict_only = false) : report(r), stop_at_first(verdict_only) {}
+  using Located = std::vector<std::pair<std::int64_t, MismatchKind>>;
   ValueReport& report;
   bool stop_at_first;
-  std::vector<std::pair<std::int64_t, MismatchKind>> first, first_nonfinite;
+  Located first, first_nonfinite;
   std::int64_t max_abs_flat = -1, max_rel_flat = -1;
+  // A pass over the slab [..., start:start+width] of arrays whose last axis has `row` elements counts its elements
+  // in the slab's C order; this maps that count to the C index in the whole array. width 0: no slab.
+  std::int64_t slab_start = 0, slab_width = 0, row = 0;
 
   // A NaN difference is one that cannot be measured (a complex value's finite part beside equal NaN parts, an
   // exact comparison); it counts, but takes no part in the maxima.
-  void add(std::int64_t flat, MismatchKind kind, double abs_diff = NAN, double rel_diff = NAN) {
+  void add(std::int64_t count, MismatchKind kind, double abs_diff = NAN, double rel_diff = NAN) {
+    const std::int64_t flat = slab_width ? count / slab_width * row + slab_start + count % slab_width : count;
     ++report.mismatched;
     if (kind == MismatchKind::NaN) ++report.nan_mismatched;
     if (kind == MismatchKind::Inf) ++report.inf_mismatched;
@@ -44,16 +51,23 @@ struct Sink {
       keep_max(report.max_abs, max_abs_flat, abs_diff, flat);
       keep_max(report.max_rel, max_rel_flat, rel_diff, flat);
     }
-    if (first.size() < kFirstMismatches) first.emplace_back(flat, kind);
-    const bool nonfinite = kind == MismatchKind::NaN || kind == MismatchKind::Inf;
-    if (nonfinite && first_nonfinite.size() < kFirstMismatches) first_nonfinite.emplace_back(flat, kind);
+    keep_first(first, flat, kind);
+    if (kind == MismatchKind::NaN || kind == MismatchKind::Inf) keep_first(first_nonfinite, flat, kind);
   }
   bool done() const { return stop_at_first && report.mismatched > 0; }
 
  private:
   static void keep_max(Extreme& extreme, std::int64_t& at, double value, std::int64_t flat) {
-    if (std::isnan(value) || (extreme.found && value <= extreme.value)) return;
+    if (std::isnan(value) || (extreme.found && (value < extreme.value || (value == extreme.value && flat > at))))
+      return;
     extreme.value = value, extreme.found = true, at = flat;
+  }
+  static void keep_first(Located& list, std::int64_t flat, MismatchKind kind) {
+    if (list.size() == kFirstMismatches && flat > list.back().first) return;
+    auto at =
+        std::upper_bound(list.begin(), list.end(), flat, [](std::int64_t f, const auto& e) { return f < e.first; });
+    list.insert(at, {flat, kind});
+    if (list.size() > kFirstMismatches) list.pop_back();
   }
 };
 
@@ -433,6 +447,30 @@ bool orders_conflict(PyArrayObject* g, PyArrayObject* c) {
   return PyArray_NDIM(g) >= 2 && fastest_axis(g) != fastest_axis(c);
 }
 
+// Whether a C-order walk reads `a` across its rows (its last axis is not its fastest).
+bool across_rows(PyArrayObject* a) { return PyArray_NDIM(a) >= 2 && fastest_axis(a) != PyArray_NDIM(a) - 1; }
+
+// One pass over slabs [..., j:j+kSlab] of both arrays (views, no copies), each in `order`. NpyIter walks a pair
+// in C order when its operands disagree on memory order, and a C-order walk reads an F-ordered operand one cache
+// line and one page per element across a whole row: a slab keeps those lines and pages cached. 64 columns measured
+// best (bench/README.md, compare_bench): mixed orders 1.7-2.0x the C-order time, 2.1x with 128-1024.
+void iterate_slabs(py::handle gold, py::handle candidate, const Plan& plan, NPY_ORDER order, const Tolerance& tol,
+                   Sink& out) {
+  constexpr npy_intp kSlab = 64;
+  auto* g = reinterpret_cast<PyArrayObject*>(gold.ptr());
+  const npy_intp last = PyArray_DIM(g, PyArray_NDIM(g) - 1);
+  out.row = last;
+  for (npy_intp j = 0; j < last && !out.done(); j += kSlab) {
+    const npy_intp width = std::min(kSlab, last - j);
+    const py::tuple key = py::make_tuple(py::ellipsis(), py::slice(j, j + width, 1));
+    const py::object gs = gold[key], cs = candidate[key];
+    out.slab_start = j, out.slab_width = width;
+    iterate(reinterpret_cast<PyArrayObject*>(gs.ptr()), reinterpret_cast<PyArrayObject*>(cs.ptr()), plan, order, tol,
+            out);
+  }
+  out.slab_width = 0;
+}
+
 }  // namespace
 
 const char* mismatch_kind_name(MismatchKind kind) {
@@ -483,30 +521,24 @@ ValueReport compare_values(py::handle gold, py::handle candidate, const Toleranc
   Plan plan;
   if (!make_plan(gd, cd, plan, report)) return report;
   // Arrays in C order are located in one pass. Otherwise a memory-order pass decides, and only a failing pair
-  // is walked again in C order to locate its mismatches.
+  // is walked again to locate its mismatches.
   if (!PyArray_IS_C_CONTIGUOUS(g) || !PyArray_IS_C_CONTIGUOUS(c)) {
     Sink verdict(report, true);
-    if (orders_conflict(g, c)) {
-      // NpyIter walks a pair whose operands disagree on memory order in C order: the other operand is read one element
-      // per cache line and per page, across the whole last axis. Slabs of kSlab columns keep its lines and pages
-      // cached. 64 measured best (bench/README.md, compare_bench): 1.9-2.0x the C-order time, 2.1x at 128-1024.
-      constexpr npy_intp kSlab = 64;
-      const npy_intp last = PyArray_DIM(g, PyArray_NDIM(g) - 1);
-      for (npy_intp j = 0; j < last && !verdict.done(); j += kSlab) {
-        const py::tuple key = py::make_tuple(py::ellipsis(), py::slice(j, std::min(j + kSlab, last), 1));
-        const py::object gs = gold[key], cs = candidate[key];
-        iterate(reinterpret_cast<PyArrayObject*>(gs.ptr()), reinterpret_cast<PyArrayObject*>(cs.ptr()), plan,
-                NPY_KEEPORDER, tol, verdict);
-      }
-    } else {
+    if (orders_conflict(g, c))
+      iterate_slabs(gold, candidate, plan, NPY_KEEPORDER, tol, verdict);
+    else
       iterate(g, c, plan, NPY_KEEPORDER, tol, verdict);
-    }
     if (report.mismatched == 0) return report;
     report.mismatched = report.nan_mismatched = report.inf_mismatched = report.signed_zero_mismatched = 0;
     report.max_abs = report.max_rel = Extreme{};
   }
   Sink out(report);
-  iterate(g, c, plan, NPY_CORDER, tol, out);
+  // Walking an operand whose last axis is not its fastest in C order reads a cache line and a page per element;
+  // slabs keep them cached, and the sink puts the slabs' mismatches back in C order.
+  if (across_rows(g) || across_rows(c))
+    iterate_slabs(gold, candidate, plan, NPY_CORDER, tol, out);
+  else
+    iterate(g, c, plan, NPY_CORDER, tol, out);
   report.first = located(out.first, gold, candidate);
   report.first_nonfinite = located(out.first_nonfinite, gold, candidate);
   if (out.max_abs_flat >= 0) report.max_abs.index = unravel(out.max_abs_flat, g);

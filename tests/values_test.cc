@@ -351,6 +351,29 @@ TEST(ValuesLayout, MixedOrderPairsWiderThanOneSlabAreDecidedAndLocated) {
   }
 }
 
+TEST(ValuesLayout, SlabWiseLocatingGivesTheCOrderAnswer) {
+  // F-ordered pairs wider than one 64-column slab are located slab by slab: mismatches arrive out of C order, and
+  // ties of the largest difference (all +1 here) must still name the first element in C order.
+  const std::string base = "np.arange(3 * 200.0).reshape(3, 200)";
+  const std::string changed =
+      "(lambda a: [a.__setitem__(i, a[i] + 1) for i in [(2, 5), (0, 150), (1, 70), (0, 199), (2, 0), (0, 3)]] and a)(" +
+      base + ")";
+  const Index expected[] = {{0, 3}, {0, 150}, {0, 199}, {1, 70}, {2, 0}};
+  for (const auto& [gold, candidate] : std::vector<std::pair<std::string, std::string>>{
+           {"np.asfortranarray(" + base + ")", "np.asfortranarray(" + changed + ")"},  // F against F
+           {"np.asfortranarray(" + base + ")", changed},                               // F against C
+           {base, changed}}) {                                                         // C against C: the reference
+    SCOPED_TRACE(gold + " vs " + candidate);
+    const ValueReport r = compare(gold, candidate, {0.0, 0.0});
+    EXPECT_EQ(r.mismatched, 6);
+    ASSERT_EQ(r.first.size(), parity::kFirstMismatches);
+    for (std::size_t i = 0; i < r.first.size(); ++i) EXPECT_EQ(r.first[i].index, expected[i]) << i;
+    EXPECT_EQ(r.max_abs.index, (Index{0, 3}));
+    EXPECT_DOUBLE_EQ(r.max_abs.value, 1.0);
+    EXPECT_EQ(r.max_rel.index, (Index{0, 3}));  // 1/3, the largest ratio
+  }
+}
+
 TEST(ValuesLayout, NegativeAndNonUnitStrides) {
   py::object base = np_eval("np.arange(48.0).reshape(6, 8)");
   py::object view = base[py::make_tuple(py::slice(py::none(), py::none(), py::int_(-1)),
