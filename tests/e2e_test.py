@@ -183,6 +183,13 @@ def test_a_backend_given_as_a_file_path_loads(tmp_path):
     assert json.loads((tmp_path / "x" / "manifest.json").read_text())["backend"]["version"] == "9.9"
 
 
+def test_a_malformed_REQUIRED_ATTRS_stops_the_run_naming_it(tmp_path):
+    backend = tmp_path / "bad_required.py"
+    backend.write_text("REQUIRED_ATTRS = {'numpy.ndarray': '_wrapped'}\n")  # a string, not a list of names
+    proc = run(str(backend), tmp_path / "x", "--scenarios", E2E / "scenarios", check=2)
+    assert "REQUIRED_ATTRS must be a dict of type names to lists of attribute names" in proc.stderr
+
+
 def test_module_import_errors_are_reported_per_module_and_the_rest_runs(tmp_path):
     proc = run("gold", tmp_path / "x", "--scenarios", E2E / "bad_modules", check=1)
     status = {i: (s["status"], s.get("error", {}).get("type")) for i, s in manifest_entries(tmp_path / "x").items()}
