@@ -24,10 +24,9 @@ enum class Rule { Real, RealLong, Complex, ComplexLong, Integer, Datetime, Exact
 
 using Index = std::vector<std::int64_t>;
 
-// Receives every violation; the flat indices it keeps mean C-order positions only in a C-order pass.
-// `stop_at_first` makes a pass a yes/no verdict.
-// Elements may arrive out of C order (slab by slab, see compare_values): `first` keeps the smallest C indices, and a
-// maximum met twice keeps the smaller index, so the result is the one a single C-order pass would give.
+// Receives every violation; `stop_at_first` makes a pass a yes/no verdict. Elements may arrive out of C order (slab by
+// slab, see compare_values): `first` keeps the smallest C indices, and a maximum met twice keeps the smaller index, so
+// the result is the one a single C-order pass would give.
 struct Sink {
   explicit Sink(ValueReport& r, bool verdict_only = false) : report(r), stop_at_first(verdict_only) {}
   using Located = std::vector<std::pair<std::int64_t, MismatchKind>>;
@@ -53,6 +52,11 @@ struct Sink {
     }
     keep_first(first, flat, kind);
     if (kind == MismatchKind::NaN || kind == MismatchKind::Inf) keep_first(first_nonfinite, flat, kind);
+  }
+  // A value violation of measured size `diff` against gold's magnitude `ref` (a zero gold: infinitely relative).
+  template <class T>
+  void add_difference(std::int64_t count, T diff, T ref) {
+    add(count, MismatchKind::Value, static_cast<double>(diff), ref > 0 ? static_cast<double>(diff / ref) : HUGE_VAL);
   }
   bool done() const { return stop_at_first && report.mismatched > 0; }
 
@@ -109,7 +113,7 @@ void decide_real(T g, T c, const Tolerance& tol, std::int64_t flat, Sink& out) {
       out.add(flat, MismatchKind::SignedZero);
     return;
   }
-  out.add(flat, MismatchKind::Value, static_cast<double>(diff), ref > 0 ? static_cast<double>(diff / ref) : HUGE_VAL);
+  out.add_difference(flat, diff, ref);
 }
 
 template <class T>
@@ -154,7 +158,7 @@ void decide_complex(std::complex<T> g, std::complex<T> c, const Tolerance& tol, 
       out.add(flat, MismatchKind::SignedZero);
     return;
   }
-  out.add(flat, MismatchKind::Value, static_cast<double>(diff), ref > 0 ? static_cast<double>(diff / ref) : HUGE_VAL);
+  out.add_difference(flat, diff, ref);
 }
 
 template <class T>
@@ -233,7 +237,7 @@ void integer_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_
     if (g == c) continue;
     const double diff = static_cast<double>(c > g ? c - g : g - c);  // in 128 bits: no unsigned wrap-around
     const double ref = static_cast<double>(g < 0 ? -g : g);
-    out.add(flat + i, MismatchKind::Value, diff, ref > 0 ? diff / ref : HUGE_VAL);
+    out.add_difference(flat + i, diff, ref);
   }
 }
 
@@ -248,7 +252,7 @@ void datetime_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy
       continue;
     }
     const double diff = std::abs(static_cast<double>(static_cast<__int128>(c) - g)), ref = std::abs(double(g));
-    out.add(flat + i, MismatchKind::Value, diff, ref > 0 ? diff / ref : HUGE_VAL);
+    out.add_difference(flat + i, diff, ref);
   }
 }
 
