@@ -832,14 +832,18 @@ std::string repro_command(const CompareOptions& options, const Manifest& gold, c
   return run(gold, "/tmp/parity-repro/gold") + " ; " + run(candidate, "/tmp/parity-repro/candidate") + " ; " + compare;
 }
 
-void PolicyChoice::set(const std::string& name, const std::string& value) {
+const std::vector<std::string>& PolicyChoice::values(const std::string& name) {
   static const std::map<std::string, std::vector<std::string>> kValues = {
       {"dtype", {"exact", "native-order-ok", "kind"}},
       {"layout", {"contiguity", "strides", "ignore"}},
       {"type", {"exact-or-mapped", "subclass-ok", "ignore"}}};
   const auto known = kValues.find(name);
   if (known == kValues.end()) throw std::invalid_argument("unknown policy '" + name + "' (dtype, layout or type)");
-  const auto& values = known->second;
+  return known->second;
+}
+
+void PolicyChoice::set(const std::string& name, const std::string& value) {
+  const auto& values = PolicyChoice::values(name);
   if (std::find(values.begin(), values.end(), value) == values.end())
     throw std::invalid_argument("policy " + name + " cannot be '" + value + "' (" + values[0] + ", " + values[1] +
                                 " or " + values[2] + ")");

@@ -34,6 +34,8 @@ struct PolicyChoice {
   /// Sets `name` ("dtype", "layout" or "type") to `value`; throws std::invalid_argument naming both when either
   /// is unknown.
   void set(const std::string& name, const std::string& value);
+  /// The values policy `name` takes, its default first; throws std::invalid_argument for an unknown name.
+  static const std::vector<std::string>& values(const std::string& name);
 };
 
 /// Tolerances a scenario sets; an absent value falls back to the per-dtype default (values.h).

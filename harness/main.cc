@@ -118,13 +118,13 @@ int main_impl(int argc, char** argv) {
   // The run's policies; a scenario's own policy= overrides them (README, "Policies").
   PolicyChoice& policy = compare_args.options.policy;
   compare->add_option("--dtype-policy", policy.dtype, "dtype check: exact (default), native-order-ok or kind")
-      ->check(CLI::IsMember({"exact", "native-order-ok", "kind"}));
+      ->check(CLI::IsMember(PolicyChoice::values("dtype")));
   compare
       ->add_option("--layout-policy", policy.layout,
                    "layout checks: contiguity (default), strides (also exact strides) or ignore")
-      ->check(CLI::IsMember({"contiguity", "strides", "ignore"}));
+      ->check(CLI::IsMember(PolicyChoice::values("layout")));
   compare->add_option("--type-policy", policy.type, "type check: exact-or-mapped (default), subclass-ok or ignore")
-      ->check(CLI::IsMember({"exact-or-mapped", "subclass-ok", "ignore"}));
+      ->check(CLI::IsMember(PolicyChoice::values("type")));
 
   try {
     app.parse(argc, argv);
