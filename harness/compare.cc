@@ -79,6 +79,14 @@ std::string facts_table(const json& gold, const json& candidate, const std::stri
   return text;
 }
 
+// What one walk of two trees shares with the walks of their reducers' state: how many nodes it visited (a bound
+// against hostile files), and which of the scenario's per-path tolerances it applied (one never applied is a
+// misspelt path, reported rather than silently ignored).
+struct WalkState {
+  std::int64_t visits = 0;
+  std::set<std::string> tolerance_paths_used;
+};
+
 // One array leaf of one side: the array and the node it was decoded from (its type names a memmap).
 struct ArrayLeaf {
   py::handle array;
@@ -87,8 +95,8 @@ struct ArrayLeaf {
 
 class TreeComparer {
  public:
-  TreeComparer(const Policy& policy, const NodeIndex& gold, const NodeIndex& candidate, std::int64_t& visits)
-      : policy_(policy), gold_index_(gold), candidate_index_(candidate), visits_(visits) {}
+  TreeComparer(const Policy& policy, const NodeIndex& gold, const NodeIndex& candidate, WalkState& state)
+      : policy_(policy), gold_index_(gold), candidate_index_(candidate), state_(state) {}
   void walk(const Node& g, const Node& c, const std::string& path);
   CheckList result;
 
@@ -116,7 +124,7 @@ class TreeComparer {
 
   const Policy& policy_;
   const NodeIndex &gold_index_, &candidate_index_;
-  std::int64_t& visits_;
+  WalkState& state_;
 };
 
 void TreeComparer::expect_array(bool ok, const char* check, const ArrayLeaf& g, const ArrayLeaf& c,
@@ -296,7 +304,9 @@ void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::s
     for (py::handle name : names) compare_array_values(g[name], c[name], path + ".field('" + py_str(name) + "')");
     return;
   }
-  const Tolerance tol = policy_.tolerance_for(path, g.attr("dtype"), c.attr("dtype"));
+  std::string tolerance_path;
+  const Tolerance tol = policy_.tolerance_for(path, g.attr("dtype"), c.attr("dtype"), &tolerance_path);
+  if (!tolerance_path.empty()) state_.tolerance_paths_used.insert(tolerance_path);
   const ValueReport r = compare_values(g, c, tol);
   if (r.ok()) return result.pass("values");
   if (!r.not_comparable.empty())
@@ -414,7 +424,7 @@ void TreeComparer::compare_state(const Node& g, const Node& c, const std::string
            {{"attribute", key}, {"gold", has}, {"candidate", cp[key]}});
     }
   }
-  TreeComparer inner(policy_, gold_index_, candidate_index_, visits_);
+  TreeComparer inner(policy_, gold_index_, candidate_index_, state_);
   inner.walk(*gs, *cs, child_path(*gs, path));
   if (inner.result.failures.empty()) return result.pass("attrs");
   for (Check& f : inner.result.failures) {
@@ -464,7 +474,7 @@ void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string&
 constexpr std::int64_t kMaxVisits = 10'000'000;
 
 void TreeComparer::walk(const Node& gold_node, const Node& candidate_node, const std::string& path) {
-  if (++visits_ > kMaxVisits)
+  if (++state_.visits > kMaxVisits)
     throw FormatError(path + ": more than " + std::to_string(kMaxVisits) + " nodes to compare (references expanding?)");
   // The same earlier object on both sides has been compared where it first appeared.
   if (!gold_node.ref.empty() && gold_node.ref == candidate_node.ref) return;
@@ -806,9 +816,20 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
 
 CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy& policy) {
   const NodeIndex gold_index(gold), candidate_index(candidate);
-  std::int64_t visits = 0;
-  TreeComparer comparer(policy, gold_index, candidate_index, visits);
+  WalkState state;
+  TreeComparer comparer(policy, gold_index, candidate_index, state);
   comparer.walk(gold, candidate, "outputs");
+  for (const auto& [path, _] : policy.by_path) {
+    if (state.tolerance_paths_used.count(path)) continue;
+    comparer.result.failures.push_back(
+        {"error",
+         false,
+         path,
+         "the scenario's tolerances name " + path +
+             ", but no values compared are at or under that path (paths read like outputs['x'][0] or "
+             "outputs['r'].field('a'))",
+         {{"tolerances_path", path}}});
+  }
   return std::move(comparer.result);
 }
 
@@ -850,7 +871,8 @@ void PolicyChoice::set(const std::string& name, const std::string& value) {
   (name == "dtype" ? dtype : name == "layout" ? layout : type) = value;
 }
 
-Tolerance Policy::tolerance_for(const std::string& path, py::handle gold_dtype, py::handle candidate_dtype) const {
+Tolerance Policy::tolerance_for(const std::string& path, py::handle gold_dtype, py::handle candidate_dtype,
+                                std::string* matched) const {
   const Tolerance g = default_tolerance(gold_dtype), c = default_tolerance(candidate_dtype);
   Tolerance t{std::max(g.rtol, c.rtol), std::max(g.atol, c.atol), signed_zeros};
   auto apply = [&t](const ToleranceOverride& o) {
@@ -859,14 +881,16 @@ Tolerance Policy::tolerance_for(const std::string& path, py::handle gold_dtype, 
   };
   apply(tolerance);
   // The longest path that is `path` or contains it: outputs['x'] covers outputs['x'][0] and outputs['x'].field('a').
-  const ToleranceOverride* best = nullptr;
-  std::size_t best_length = 0;
-  for (const auto& [prefix, o] : by_path) {
+  const std::pair<const std::string, ToleranceOverride>* best = nullptr;
+  for (const auto& entry : by_path) {
+    const std::string& prefix = entry.first;
     const bool covers = path.compare(0, prefix.size(), prefix) == 0 &&
                         (path.size() == prefix.size() || path[prefix.size()] == '[' || path[prefix.size()] == '.');
-    if (covers && prefix.size() >= best_length) best = &o, best_length = prefix.size();
+    if (covers && (!best || prefix.size() >= best->first.size())) best = &entry;
   }
-  if (best) apply(*best);
+  if (!best) return t;
+  apply(best->second);
+  if (matched) *matched = best->first;
   return t;
 }
 

@@ -53,8 +53,9 @@ struct Policy {
   std::string gold_name = "gold", candidate_name = "candidate";
 
   /// The tolerance for values at `path`: the per-dtype default of the less precise side, then the scenario's
-  /// override, then the longest matching path's.
-  Tolerance tolerance_for(const std::string& path, pybind11::handle gold_dtype, pybind11::handle candidate_dtype) const;
+  /// override, then the longest matching path's (its key goes to `matched`, when given).
+  Tolerance tolerance_for(const std::string& path, pybind11::handle gold_dtype, pybind11::handle candidate_dtype,
+                          std::string* matched = nullptr) const;
 };
 
 /// Failed checks, and how many leaves passed each check.
@@ -64,7 +65,8 @@ struct CheckList {
   void pass(const std::string& check) { ++passed[check]; }
 };
 
-/// Compares two decoded output trees leaf by leaf.
+/// Compares two decoded output trees leaf by leaf. A per-path tolerance that applied to no values compared is an
+/// `error` check at that path (a misspelt path would otherwise loosen nothing, silently).
 CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy& policy);
 
 /// One scenario's verdict: pass, fail, error, xfail, xpass or skip.

@@ -348,6 +348,15 @@ TEST_F(CompareOutputs, LongestPathToleranceWins) {
   ASSERT_TRUE(one_failure(r, "values", "outputs['a']['c']", {"rtol=0, atol=0"}));
 }
 
+TEST_F(CompareOutputs, APathToleranceThatAppliesToNothingIsAnErrorNamingIt) {
+  Policy policy;
+  policy.by_path["outputs['x']"].rtol = 0.1;   // applies
+  policy.by_path["outputs['xs']"].rtol = 0.1;  // a typo: no such output
+  const CheckList r = check("{'x': np.array([1.0])}", "{'x': np.array([1.05])}", policy);
+  ASSERT_TRUE(one_failure(r, "error", "outputs['xs']", {"tolerances name outputs['xs']", "no values compared"}));
+  EXPECT_EQ(r.failures[0].details.at("tolerances_path"), "outputs['xs']");
+}
+
 TEST_F(CompareOutputs, SignedZerosAreEqualUnlessTheScenarioAsks) {
   EXPECT_TRUE(check("np.array([0.0, -0.0])", "np.array([-0.0, 0.0])").failures.empty());
   Policy policy;
