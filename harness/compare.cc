@@ -44,7 +44,16 @@ std::string layout_text(py::handle array) {
 }
 
 // What the layout-class checks look at, for one side: the side-by-side table of their failures.
-json array_facts(py::handle array, const std::string& type) {
+// The names a subclass's reducer recorded (its attributes), "none" for a plain array.
+std::string attribute_names(const Node& node) {
+  if (node.state.empty() || node.state.front().kind != Node::Kind::Dict) return "none";
+  std::string names;
+  for (const std::string& key : node.state.front().keys) names += (names.empty() ? "" : ", ") + key;
+  return names.empty() ? "none" : names;
+}
+
+json array_facts(py::handle array, const Node& node) {
+  const std::string& type = node.type;
   py::object flags = array.attr("flags");
   return {{"dtype", array.attr("dtype").attr("str").cast<std::string>()},
           {"shape", py_str(array.attr("shape"))},
@@ -54,7 +63,8 @@ json array_facts(py::handle array, const std::string& type) {
           {"writeable", flags.attr("writeable").cast<bool>()},
           {"aligned", flags.attr("aligned").cast<bool>()},
           {"type", type},
-          {"memmap", type == "numpy.memmap"}};
+          {"memmap", type == "numpy.memmap"},
+          {"attributes", attribute_names(node)}};
 }
 
 std::string facts_table(const json& gold, const json& candidate, const std::string& gold_name,
@@ -64,7 +74,7 @@ std::string facts_table(const json& gold, const json& candidate, const std::stri
     return v.get<std::string>();
   };
   static const char* const kRows[] = {"dtype",     "shape",   "strides", "c_contiguous", "f_contiguous",
-                                      "writeable", "aligned", "type",    "memmap"};
+                                      "writeable", "aligned", "type",    "memmap",       "attributes"};
   std::size_t width = gold_name.size();
   for (const char* key : kRows) width = std::max(width, cell(gold.at(key)).size());
   auto row = [&](const std::string& label, const std::string& g, const std::string& c) {
@@ -87,10 +97,11 @@ struct WalkState {
   std::set<std::string> tolerance_paths_used;
 };
 
-// One array leaf of one side: the array and the node it was decoded from (its type names a memmap).
+// One array leaf of one side: the array and the node it was decoded from (its type names a memmap, its state the
+// subclass's attributes).
 struct ArrayLeaf {
   py::handle array;
-  const std::string& type;
+  const Node& node;
 };
 
 class TreeComparer {
@@ -130,7 +141,7 @@ class TreeComparer {
 void TreeComparer::expect_array(bool ok, const char* check, const ArrayLeaf& g, const ArrayLeaf& c,
                                 const std::string& path, const std::function<std::string()>& message, json details) {
   if (ok) return result.pass(check);
-  const json gf = array_facts(g.array, g.type), cf = array_facts(c.array, c.type);
+  const json gf = array_facts(g.array, g.node), cf = array_facts(c.array, c.node);
   details["table"] = {{"gold", gf}, {"candidate", cf}};
   fail(check, path, message() + "\n" + facts_table(gf, cf, policy_.gold_name, policy_.candidate_name),
        std::move(details));
@@ -444,7 +455,7 @@ void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string&
   py::object ga = as_array(g), ca = as_array(c);
   if (ga && ca) {
     const bool arrays = g.kind == Node::Kind::Array && c.kind == Node::Kind::Array;
-    compare_arrays({ga, g.type}, {ca, c.type}, arrays, path);
+    compare_arrays({ga, g}, {ca, c}, arrays, path);
     // Object arrays: the elements, pairwise in C order, with the same checks as any output.
     if (arrays && !g.items.empty() && g.items.size() == c.items.size() &&
         py::bool_(ga.attr("shape").equal(ca.attr("shape"))))

@@ -443,6 +443,18 @@ TEST_F(CompareOutputs, LayoutFailureShowsBothSidesSideBySide) {
   const json& table = r.failures[0].details.at("table");
   EXPECT_EQ(table.at("gold").at("strides"), "(24, 8)");
   EXPECT_EQ(table.at("candidate").at("f_contiguous"), true);
+  EXPECT_EQ(table.at("gold").at("attributes"), "none");
+}
+
+TEST_F(CompareOutputs, LayoutFailureOfASubclassListsItsAttributesOnEachSide) {
+  const CheckList r = check("np.ma.masked_array(np.ones((2, 3)), mask=[[0, 1, 0], [0, 0, 0]])",
+                            "np.ma.masked_array(np.asfortranarray(np.ones((2, 3))), mask=[[0, 1, 0], [0, 0, 0]])");
+  ASSERT_FALSE(r.failures.empty());
+  const Check& layout = r.failures[0];
+  ASSERT_EQ(layout.check, "layout") << layout.message;
+  const std::string attributes = layout.details.at("table").at("gold").at("attributes");
+  EXPECT_NE(attributes.find("mask"), std::string::npos) << attributes;
+  EXPECT_NE(layout.message.find("  attributes    "), std::string::npos) << layout.message;
 }
 
 TEST_F(CompareOutputs, TypePolicyIgnore) {
