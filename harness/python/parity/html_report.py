@@ -1,0 +1,158 @@
+"""Renders the compare JSON (docs/report-json.md) as one self-contained HTML page through a Jinja2 template.
+
+The C++ writer (reports/html_report.cc) calls `render`; the template is reports/templates/report.html.j2.
+Everything the page shows comes from the JSON, so `parity report` can re-render a report without re-running it.
+"""
+import json
+from collections import Counter
+
+import jinja2
+
+# Display order: what needs a person first. `FAILING` are the statuses that make a run red.
+STATUS_ORDER = ("fail", "error", "xpass", "xfail", "skip", "pass")
+FAILING = ("fail", "error", "xpass")
+# Checks whose details carry a side-by-side `table` of both arrays' facts (compare.cc, expect_array).
+FACT_ROWS = ("dtype", "shape", "strides", "c_contiguous", "f_contiguous", "writeable", "aligned", "type", "memmap",
+             "attributes")
+# Mismatch-map colours, lightest to darkest; a cell's level is its fraction of mismatched elements, rounded up.
+MAP_LEVELS = ("#eeeeee", "#fc9272", "#fb6a4a", "#ef3b2c", "#cb181d", "#67000d")
+
+
+def _without_repro(message: str, repro: str) -> str:
+    """A check's message without the repro line compare appends: the page shows the repro once, with a button."""
+    for tail in ("\n\nRepro: " + repro, "\nRepro: " + repro):
+        if repro and message.endswith(tail):
+            return message[: -len(tail)]
+    return message
+
+
+def _fact_rows(table: dict) -> list:
+    """[(fact, gold, candidate, differs)] for a layout-class check's side-by-side table."""
+    gold, cand = table.get("gold", {}), table.get("candidate", {})
+    names = [n for n in FACT_ROWS if n in gold or n in cand]
+    names += sorted((set(gold) | set(cand)) - set(FACT_ROWS))
+    return [(n, gold.get(n), cand.get(n), gold.get(n) != cand.get(n)) for n in names]
+
+
+def _map_runs(grid_map: dict) -> dict:
+    """The mismatch map as rectangles: runs of equal colour along each row, so the SVG stays small."""
+    grid = grid_map["grid"]
+    rows, cols = (1, grid[0]) if len(grid) == 1 else (grid[0], grid[1])
+    counts, sizes = grid_map["counts"], grid_map["sizes"]
+    level = lambda k: _level(counts[k], sizes[k])  # noqa: E731
+    runs = []
+    for r in range(rows):
+        col = 0
+        while col < cols:
+            first = r * cols + col
+            end = col + 1
+            while end < cols and level(r * cols + end) == level(first):
+                end += 1
+            span = range(first, r * cols + end)
+            runs.append({"row": r, "col": col, "width": end - col, "colour": MAP_LEVELS[level(first)],
+                         "mismatched": sum(counts[i] for i in span), "elements": sum(sizes[i] for i in span)})
+            col = end
+    return {"rows": rows, "cols": cols, "runs": runs, "shape": grid_map["shape"],
+            "mismatched": sum(counts), "levels": MAP_LEVELS}
+
+
+def _level(count: int, size: int) -> int:
+    if count == 0 or size == 0:
+        return 0
+    return min(len(MAP_LEVELS) - 1, -(-count * (len(MAP_LEVELS) - 1) // size))
+
+
+def _check_view(check: dict, repro: str) -> dict:
+    details = check.get("details") or {}
+    message = _without_repro(check.get("message", ""), repro)
+    view = {"check": check["check"], "path": check["path"], "message": message, "details": details,
+            "headline": message.split("\n", 1)[0], "facts": None, "map": None}
+    if isinstance(details.get("table"), dict):
+        view["facts"] = _fact_rows(details["table"])
+    if isinstance(details.get("map"), dict):
+        view["map"] = _map_runs(details["map"])
+    return view
+
+
+def _scenario_view(s: dict) -> dict:
+    failed = [c for c in s.get("checks", []) if not c.get("ok")]
+    seconds = s.get("seconds") or {}
+    return {
+        "id": s["id"], "status": s["status"], "message": s.get("message", ""), "module": s.get("module", ""),
+        "tags": s.get("tags", []), "source": s.get("source", ""), "repro": s.get("repro", ""),
+        "policy": s.get("policy"), "params": s.get("params") or {},
+        "failed_checks": list(dict.fromkeys(c["check"] for c in failed)),
+        "checks": [_check_view(c, s.get("repro", "")) for c in failed],
+        "passed_checks": sorted(c["check"] for c in s.get("checks", []) if c.get("ok")),
+        "seconds": sum(v for v in seconds.values() if isinstance(v, (int, float))), "seconds_by_pass": seconds,
+        "rank": STATUS_ORDER.index(s["status"]) if s["status"] in STATUS_ORDER else len(STATUS_ORDER),
+    }
+
+
+def _bars(counter: Counter) -> list:
+    """[(label, count, percent of the largest)] largest first, for the header's bar charts."""
+    top = max(counter.values(), default=0)
+    return [(label, n, 100.0 * n / top) for label, n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+REQUIRED = {"gold": dict, "candidate": dict, "summary": dict, "scenarios": list}
+
+
+def _validate(report) -> None:
+    """A clear complaint about a JSON that is not a whole compare report, instead of a template error."""
+    if not isinstance(report, dict):
+        raise ValueError("the report is not a JSON object")
+    for key, kind in REQUIRED.items():
+        if not isinstance(report.get(key), kind):
+            raise ValueError(f"the report has no {key!r} {kind.__name__}: is it the JSON 'parity compare --json' wrote?")
+    for n, s in enumerate(report["scenarios"]):
+        if not isinstance(s, dict) or not isinstance(s.get("id"), str) or not isinstance(s.get("status"), str):
+            raise ValueError(f"scenario #{n} of the report has no string 'id' and 'status'")
+
+
+def view_model(report: dict) -> dict:
+    """What the template shows, computed once here so the template only lays it out."""
+    _validate(report)
+    scenarios = sorted((_scenario_view(s) for s in report.get("scenarios", [])), key=lambda v: (v["rank"], v["id"]))
+    failing = [v for v in scenarios if v["status"] in FAILING]
+    by_check = Counter(check for v in failing for check in v["failed_checks"])
+    by_tag = Counter(tag for v in failing for tag in v["tags"])
+    summary = report.get("summary", {})
+    return {
+        "report": report, "scenarios": scenarios, "summary": summary,
+        "statuses": [(status, summary.get(status, 0)) for status in STATUS_ORDER],
+        "failing_total": sum(summary.get(status, 0) for status in FAILING),
+        "by_check": _bars(by_check), "by_tag": _bars(by_tag),
+        "all_checks": sorted({c for v in scenarios for c in v["failed_checks"]}),
+        "all_tags": sorted({t for v in scenarios for t in v["tags"]}),
+        "gold": report.get("gold", {}), "candidate": report.get("candidate", {}),
+    }
+
+
+def _seconds(value) -> str:
+    value = float(value or 0)
+    if value < 1:
+        return f"{value * 1e3:.0f} ms"
+    if value < 120:
+        return f"{value:.1f} s"
+    minutes, secs = divmod(int(round(value)), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}" if minutes >= 60 else f"{minutes}:{secs:02d}"
+
+
+def _index(index) -> str:
+    return "[" + ", ".join(str(i) for i in index) + "]" if isinstance(index, list) else str(index)
+
+
+def environment(templates_dir: str) -> jinja2.Environment:
+    """Autoescaping everywhere and undefined names as errors: a template typo fails the render, not the page."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates_dir), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["seconds"] = _seconds
+    env.filters["index"] = _index
+    return env
+
+
+def render(report_json: str, templates_dir: str) -> str:
+    """The HTML page for the compare report `report_json` (a JSON text)."""
+    report = json.loads(report_json)
+    return environment(templates_dir).get_template("report.html.j2").render(**view_model(report))
