@@ -10,6 +10,7 @@
 #include "atomic_file.h"
 #include "compare.h"
 #include "config.h"
+#include "html_report.h"
 #include "interpreter.h"
 #include "json_report.h"
 #include "junit.h"
@@ -44,8 +45,21 @@ void print_outcome(const ScenarioOutcome& s) {
   }
 }
 
+// Where the reports go; an empty path is a report not asked for.
+struct ReportPaths {
+  std::string json, junit, html;
+};
+
+// Writes every report asked for from the one JSON document, so each report shows the same facts.
+void write_reports(const nlohmann::json& report, const ReportPaths& paths) {
+  if (!paths.json.empty())
+    write_file_atomically(paths.json, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (!paths.html.empty()) write_file_atomically(paths.html, report_to_html(report));
+}
+
 struct CompareArgs {
-  std::string gold, candidate, json_file, junit_file;
+  std::string gold, candidate;
+  ReportPaths reports;
   CompareOptions options;
 };
 
@@ -68,10 +82,8 @@ int compare_command(CompareArgs& args, const std::string& program) {
   report.started = utc_timestamp();
   for (const auto& s : report.scenarios) print_outcome(s);
   try {
-    if (!args.json_file.empty())
-      write_file_atomically(
-          args.json_file, report_to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    if (!args.junit_file.empty()) write_file_atomically(args.junit_file, report_to_junit(report));
+    write_reports(report_to_json(report), args.reports);
+    if (!args.reports.junit.empty()) write_file_atomically(args.reports.junit, report_to_junit(report));
   } catch (const std::runtime_error& e) {
     std::fprintf(stderr, "parity compare: cannot write the report: %s\n", e.what());
     return kExitUsage;
@@ -81,6 +93,34 @@ int compare_command(CompareArgs& args, const std::string& program) {
     if (n) std::fprintf(stderr, " %d %s", n, status.c_str());
   std::fprintf(stderr, "\n");
   return report.failed() ? kExitFailed : kExitOk;
+}
+
+struct ReportArgs {
+  std::string input;
+  ReportPaths reports;
+};
+
+// `parity report`: renders HTML and JUnit again from a compare JSON, without the results directories.
+int report_command(const ReportArgs& args) {
+  if (args.reports.html.empty() && args.reports.junit.empty()) {
+    std::fprintf(stderr, "parity report: nothing to write: give --html FILE\n");
+    return kExitUsage;
+  }
+  nlohmann::json report;
+  try {
+    report = read_report_json(args.input);
+    if (!args.reports.html.empty()) start_interpreter();
+    write_reports(report, args.reports);
+  } catch (const ReportJsonError& e) {
+    std::fprintf(stderr, "parity report: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "parity report: %s: %s\n", args.input.c_str(), e.what());
+    return kExitUsage;
+  }
+  for (const std::string* path : {&args.reports.html, &args.reports.junit})
+    if (!path->empty()) std::fprintf(stderr, "parity report: wrote %s\n", path->c_str());
+  return kExitOk;
 }
 
 int main_impl(int argc, char** argv) {
@@ -110,8 +150,9 @@ int main_impl(int argc, char** argv) {
   auto* compare = app.add_subcommand("compare", "compare a gold and a candidate results directory");
   compare->add_option("gold", compare_args.gold, "gold results directory")->required();
   compare->add_option("candidate", compare_args.candidate, "candidate results directory")->required();
-  compare->add_option("--json", compare_args.json_file, "write the JSON report here");
-  compare->add_option("--junit", compare_args.junit_file, "write the JUnit XML report here");
+  compare->add_option("--json", compare_args.reports.json, "write the JSON report here");
+  compare->add_option("--junit", compare_args.reports.junit, "write the JUnit XML report here");
+  compare->add_option("--html", compare_args.reports.html, "write the HTML report here (one self-contained file)");
   compare->add_option("--only", compare_args.options.only, "compare only the scenario with this exact id (repeatable)");
   compare->add_flag("!--no-pickle-probe", compare_args.options.pickle_probe,
                     "do not unpickle stored pickles (unpickling runs code: use it for results from elsewhere)");
@@ -126,6 +167,11 @@ int main_impl(int argc, char** argv) {
   compare->add_option("--type-policy", policy.type, "type check: exact-or-mapped (default), subclass-ok or ignore")
       ->check(CLI::IsMember(PolicyChoice::values("type")));
 
+  ReportArgs report_args;
+  auto* report = app.add_subcommand("report", "render the HTML and JUnit reports again from a compare JSON");
+  report->add_option("report", report_args.input, "the JSON that 'parity compare --json' wrote")->required();
+  report->add_option("--html", report_args.reports.html, "write the HTML report here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -138,6 +184,7 @@ int main_impl(int argc, char** argv) {
     if (s->paths.empty()) s->paths.push_back(PARITY_SCENARIOS);
   if (*list) return list_scenarios(list_selection, list_json);
   if (*run) return run_scenarios(run_options);
+  if (*report) return report_command(report_args);
   return compare_command(compare_args, self_path(argv[0]));
 }
 

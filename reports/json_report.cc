@@ -1,6 +1,9 @@
 // Builds the versioned compare JSON (see docs/report-json.md).
 #include "json_report.h"
 
+#include <fstream>
+#include <sstream>
+
 #include "config.h"
 
 using json = nlohmann::json;
@@ -54,6 +57,28 @@ json report_to_json(const CompareReport& report) {
           {"policy", {{"dtype", report.policy.dtype}, {"layout", report.policy.layout}, {"type", report.policy.type}}},
           {"summary", counts},
           {"scenarios", scenarios}};
+}
+
+json read_report_json(const std::filesystem::path& file) {
+  auto fail = [&](const std::string& why) { return ReportJsonError(file.string() + ": " + why); };
+  std::ifstream in(file);
+  if (!in) throw fail("cannot be read (missing, or not a file): give the JSON that 'parity compare --json' wrote");
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw fail(std::string("not JSON (") + e.what() + ")");
+  }
+  if (!doc.is_object() || doc.value("format", "") != "parity-compare")
+    throw fail("not a parity compare report (its \"format\" is not \"parity-compare\")");
+  const json& version = doc.value("version", json());
+  if (!version.is_number_integer()) throw fail("has no integer \"version\"");
+  if (version.get<int>() > kReportJsonVersion)
+    throw fail("written by a newer parity (report version " + version.dump() + ", this parity reads up to " +
+               std::to_string(kReportJsonVersion) + "); render it with that parity");
+  return doc;
 }
 
 }  // namespace parity

@@ -1,7 +1,9 @@
 // The compare report as JSON (schema in docs/report-json.md): every field the other reports show.
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "compare.h"
 
@@ -10,5 +12,14 @@ namespace parity {
 inline constexpr int kReportJsonVersion = 1;
 
 nlohmann::json report_to_json(const CompareReport& report);
+
+/// A report file that cannot be read back; what() names the file and says what to do.
+struct ReportJsonError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Reads a compare JSON written by `parity compare --json` (for `parity report`). Throws ReportJsonError when the
+/// file is missing, is not JSON, is not a compare report, or was written by a newer parity.
+nlohmann::json read_report_json(const std::filesystem::path& file);
 
 }  // namespace parity
