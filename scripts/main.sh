@@ -16,6 +16,6 @@ mkdir -p "$out/reports"
 "$build/parity" run --backend "$candidate" --out "$out/results/candidate" -q || [ $? -eq 1 ]
 status=0
 "$build/parity" compare "$out/results/gold" "$out/results/candidate" \
-  --json "$out/reports/report.json" --junit "$out/reports/junit.xml" || status=$?
-echo "main: reports in $out/reports (report.json, junit.xml)"
+  --json "$out/reports/report.json" --junit "$out/reports/junit.xml" --html "$out/reports/report.html" || status=$?
+echo "main: reports in $out/reports (report.json, junit.xml, report.html)"
 exit $status

@@ -7,6 +7,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PARITY_BUILD_DIR:-$repo/build}
 "$repo/scripts/build.sh"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
+echo "test: artifacts for CI to keep (the HTML report test's page and screenshot): $build/artifacts"
 if [ "${PARITY_SKIP_FUZZ:-0}" != 1 ]; then
   "$repo/scripts/fuzz.sh" 60
 fi

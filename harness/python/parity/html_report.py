@@ -31,7 +31,8 @@ def _fact_rows(table: dict) -> list:
     gold, cand = table.get("gold", {}), table.get("candidate", {})
     names = [n for n in FACT_ROWS if n in gold or n in cand]
     names += sorted((set(gold) | set(cand)) - set(FACT_ROWS))
-    return [(n, gold.get(n), cand.get(n), gold.get(n) != cand.get(n)) for n in names]
+    cell = lambda v: ("yes" if v else "no") if isinstance(v, bool) else ("" if v is None else str(v))  # noqa: E731
+    return [(n, cell(gold.get(n)), cell(cand.get(n)), gold.get(n) != cand.get(n)) for n in names]
 
 
 def _map_runs(grid_map: dict) -> dict:
