@@ -1,0 +1,69 @@
+"""End-to-end tests of `parity report`: the reports rendered again from a compare JSON, and the inputs it refuses."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
+BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
+DEMO = REPO / "tests" / "e2e" / "report"
+
+
+def parity(*args, check):
+    proc = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == check, f"parity {args}: exit {proc.returncode}, expected {check}\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    """gold against tests/e2e/report/mixed.py, compared with every report written: the directory holding them."""
+    tmp = tmp_path_factory.mktemp("report")
+    scenarios = DEMO / "scenarios"
+    parity("run", "--backend", "gold", "--out", tmp / "gold", "--scenarios", scenarios, "-q", check=0)
+    parity("run", "--backend", DEMO / "mixed.py", "--out", tmp / "mixed", "--scenarios", scenarios, "-q", check=1)
+    parity("compare", tmp / "gold", tmp / "mixed", "--json", tmp / "report.json", "--html", tmp / "report.html",
+           check=1)
+    return tmp
+
+
+def test_report_renders_the_same_html_from_the_json_alone(compared, tmp_path):
+    parity("report", compared / "report.json", "--html", tmp_path / "again.html", check=0)
+    assert (tmp_path / "again.html").read_bytes() == (compared / "report.html").read_bytes()
+
+
+def test_report_without_an_output_is_a_usage_error(compared):
+    proc = parity("report", compared / "report.json", check=2)
+    assert "nothing to write" in proc.stderr
+
+
+@pytest.mark.parametrize("content, complaint", [
+    (None, "cannot be read"),
+    ("{not json", "not JSON"),
+    ('{"format": "parity-manifest", "version": 1}', "not a parity compare report"),
+    ('{"format": "parity-compare", "version": 99}', "written by a newer parity (report version 99"),
+    ('{"format": "parity-compare", "version": 1}', "the report has no 'gold' dict"),
+])
+def test_report_refuses_what_is_not_a_compare_report_naming_the_file(tmp_path, content, complaint):
+    source = tmp_path / "input.json"
+    if content is not None:
+        source.write_text(content)
+    proc = parity("report", source, "--html", tmp_path / "out.html", check=2)
+    assert str(source) in proc.stderr and complaint in proc.stderr, proc.stderr
+    assert not (tmp_path / "out.html").exists()
+
+
+def test_report_into_a_directory_that_does_not_exist_is_an_error_naming_it(compared, tmp_path):
+    target = tmp_path / "missing" / "out.html"
+    proc = parity("report", compared / "report.json", "--html", target, check=2)
+    assert str(target.parent) in proc.stderr or str(target) in proc.stderr, proc.stderr
+
+
+def test_the_json_carries_the_run_the_html_shows(compared):
+    report = json.loads((compared / "report.json").read_text())
+    html = (compared / "report.html").read_text()
+    for scenario in report["scenarios"]:
+        assert f'data-id="{scenario["id"]}"' in html
+    assert f'id="count-total">{report["summary"]["total"]}<' in html
