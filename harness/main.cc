@@ -67,11 +67,12 @@ int compare_command(CompareArgs& args, const std::string& program) {
   CompareReport report = compare_runs(gold, candidate, args.options);
   report.started = utc_timestamp();
   for (const auto& s : report.scenarios) print_outcome(s);
+  // The JUnit writer reads this JSON, so a report re-rendered later from the JSON file says what this one says.
+  const nlohmann::json doc = report_to_json(report);
   try {
     if (!args.json_file.empty())
-      write_file_atomically(
-          args.json_file, report_to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    if (!args.junit_file.empty()) write_file_atomically(args.junit_file, report_to_junit(report));
+      write_file_atomically(args.json_file, doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (!args.junit_file.empty()) write_file_atomically(args.junit_file, report_to_junit(doc));
   } catch (const std::runtime_error& e) {
     std::fprintf(stderr, "parity compare: cannot write the report: %s\n", e.what());
     return kExitUsage;
