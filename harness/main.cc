@@ -54,6 +54,7 @@ struct ReportPaths {
 void write_reports(const nlohmann::json& report, const ReportPaths& paths) {
   if (!paths.json.empty())
     write_file_atomically(paths.json, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (!paths.junit.empty()) write_file_atomically(paths.junit, report_to_junit(report));
   if (!paths.html.empty()) write_file_atomically(paths.html, report_to_html(report));
 }
 
@@ -78,12 +79,14 @@ int compare_command(CompareArgs& args, const std::string& program) {
                candidate.backend.value("name", "?").c_str(), candidate.backend.value("version", "?").c_str(),
                args.candidate.c_str());
   args.options.program = program;
+  const std::string started = utc_timestamp();
   CompareReport report = compare_runs(gold, candidate, args.options);
-  report.started = utc_timestamp();
+  report.started = started;
   for (const auto& s : report.scenarios) print_outcome(s);
+  // The JUnit writer reads this JSON, so a report re-rendered later from the JSON file says what this one says.
+  const nlohmann::json doc = report_to_json(report);
   try {
-    write_reports(report_to_json(report), args.reports);
-    if (!args.reports.junit.empty()) write_file_atomically(args.reports.junit, report_to_junit(report));
+    write_reports(doc, args.reports);
   } catch (const std::runtime_error& e) {
     std::fprintf(stderr, "parity compare: cannot write the report: %s\n", e.what());
     return kExitUsage;
@@ -103,7 +106,7 @@ struct ReportArgs {
 // `parity report`: renders HTML and JUnit again from a compare JSON, without the results directories.
 int report_command(const ReportArgs& args) {
   if (args.reports.html.empty() && args.reports.junit.empty()) {
-    std::fprintf(stderr, "parity report: nothing to write: give --html FILE\n");
+    std::fprintf(stderr, "parity report: nothing to write: give --html FILE and/or --junit FILE\n");
     return kExitUsage;
   }
   nlohmann::json report;
@@ -114,7 +117,7 @@ int report_command(const ReportArgs& args) {
   } catch (const ReportJsonError& e) {
     std::fprintf(stderr, "parity report: %s\n", e.what());
     return kExitUsage;
-  } catch (const std::runtime_error& e) {
+  } catch (const std::exception& e) {  // a field of the wrong type (nlohmann), an unwritable file, a template error
     std::fprintf(stderr, "parity report: %s: %s\n", args.input.c_str(), e.what());
     return kExitUsage;
   }
@@ -171,6 +174,7 @@ int main_impl(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "render the HTML and JUnit reports again from a compare JSON");
   report->add_option("report", report_args.input, "the JSON that 'parity compare --json' wrote")->required();
   report->add_option("--html", report_args.reports.html, "write the HTML report here");
+  report->add_option("--junit", report_args.reports.junit, "write the JUnit XML report here");
 
   try {
     app.parse(argc, argv);

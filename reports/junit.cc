@@ -1,27 +1,45 @@
-// Writes JUnit XML with pugixml, which escapes markup; xml_safe removes what XML cannot hold at all.
+// Writes JUnit XML with pugixml from the compare JSON: pugixml escapes markup, xml_safe removes what XML cannot hold.
 #include "junit.h"
 
+#include <cstdio>
+#include <map>
 #include <pugixml.hpp>
 #include <sstream>
+#include <stdexcept>
+
+#include "json_report.h"
+
+using json = nlohmann::json;
 
 namespace parity {
 namespace {
 
+// A value as text: strings as they are, null as "", anything else as JSON (a report re-read from a file is data,
+// not a promise that every field has the type parity writes).
+std::string as_text(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.is_null() ? "" : value.dump();
+}
+
+// The field at a JSON pointer as text, "" when absent.
+std::string text_at(const json& doc, const std::string& pointer) {
+  const json::json_pointer at(pointer);
+  return doc.contains(at) ? as_text(doc.at(at)) : "";
+}
+
+double seconds_at(const json& doc, const std::string& pointer) {
+  const json::json_pointer at(pointer);
+  return doc.contains(at) && doc.at(at).is_number() ? doc.at(at).get<double>() : 0.0;
+}
+
+// Milliseconds, as Ant writes them; plain digits, which every JUnit reader parses.
+std::string seconds_text(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", seconds > 0 ? seconds : 0.0);
+  return buf;
+}
+
 void set(pugi::xml_node node, const char* name, const std::string& value) {
   node.append_attribute(name).set_value(xml_safe(value).c_str());
-}
-
-std::string testcase_name(const ScenarioOutcome& s) {
-  const std::string module = s.meta.value("module", "");
-  return s.id.rfind(module + ".", 0) == 0 ? s.id.substr(module.size() + 1) : s.id;
-}
-
-std::string body(const ScenarioOutcome& s) {
-  std::string text;
-  for (const Check& c : s.checks)
-    if (!c.ok) text += "[" + c.check + "] " + c.path + ": " + c.message + "\n\n";
-  if (!s.repro.empty()) text += "Repro: " + s.repro + "\n";
-  return text;
 }
 
 void add_property(pugi::xml_node props, const std::string& name, const std::string& value) {
@@ -30,20 +48,100 @@ void add_property(pugi::xml_node props, const std::string& name, const std::stri
   set(p, "value", value);
 }
 
-void add_testcase(pugi::xml_node suite, const ScenarioOutcome& s) {
+void add_properties(pugi::xml_node suite, const json& report) {
+  auto props = suite.append_child("properties");
+  add_property(props, "parity", text_at(report, "/parity"));
+  for (const std::string side : {"gold", "candidate"}) {
+    add_property(props, side + ".backend", text_at(report, "/" + side + "/backend/name"));
+    add_property(props, side + ".version", text_at(report, "/" + side + "/backend/version"));
+    // Each side's own: the two runs may have been made on different machines.
+    for (const std::string key : {"python", "numpy", "platform"})
+      add_property(props, side + "." + key, text_at(report, "/" + side + "/environment/" + key));
+  }
+  const json policy = report.value("policy", json::object());
+  for (const auto& [name, value] : policy.items()) add_property(props, "policy." + name, as_text(value));
+}
+
+// The id spells the params in declaration order (parity/_scenario.py), which the JSON's params object does not
+// keep; a module that failed to import has only its module name as id.
+std::string testcase_name(const json& s) {
+  const std::string id = text_at(s, "/id"), prefix = text_at(s, "/module") + ".";
+  return id.rfind(prefix, 0) == 0 && id.size() > prefix.size() ? id.substr(prefix.size()) : id;
+}
+
+// compare ends every failed check's message with the repro; the body says it once, at the end.
+std::string without_repro(const std::string& message, const std::string& repro) {
+  const std::string tail = "\nRepro: " + repro;
+  return message.ends_with(tail) ? message.substr(0, message.size() - tail.size()) : message;
+}
+
+std::string failed_check_text(const json& check, const std::string& repro) {
+  std::string text = "[" + text_at(check, "/check") + "] " + text_at(check, "/path") + ": " +
+                     without_repro(text_at(check, "/message"), repro);
+  // parity's error messages carry the traceback already; a report from elsewhere may keep it in details only.
+  const std::string traceback = text_at(check, "/details/traceback");
+  if (!traceback.empty() && text.find(traceback) == std::string::npos) text += "\n" + traceback;
+  text.erase(text.find_last_not_of('\n') + 1);  // one blank line between checks, however a message ends
+  return text;
+}
+
+std::string body(const json& s) {
+  const std::string repro = text_at(s, "/repro");
+  std::string text;
+  for (const json& check : s.value("checks", json::array()))
+    if (!check.value("ok", true)) text += failed_check_text(check, repro) + "\n\n";
+  if (text.empty()) text = text_at(s, "/message") + "\n\n";  // an xpass or a pass-level xfail fails no check
+  if (!repro.empty()) text += "Repro: " + repro + "\n";
+  return text;
+}
+
+// The element a status becomes; pass becomes none. A status this writer does not know is an error, never a pass.
+const char* outcome_element(const std::string& status) {
+  static const std::map<std::string, const char*> kElements = {{"pass", nullptr},    {"fail", "failure"},
+                                                               {"xpass", "failure"}, {"error", "error"},
+                                                               {"skip", "skipped"},  {"xfail", "skipped"}};
+  const auto it = kElements.find(status);
+  return it == kElements.end() ? "error" : it->second;
+}
+
+// Adds the testcase; returns its outcome element's name ("" for a pass).
+std::string add_testcase(pugi::xml_node suite, const json& s) {
   auto tc = suite.append_child("testcase");
-  set(tc, "classname", s.meta.value("module", s.id));
+  const std::string module = text_at(s, "/module");
+  set(tc, "classname", module.empty() ? text_at(s, "/id") : module);
   set(tc, "name", testcase_name(s));
-  set(tc, "time", std::to_string(s.gold_seconds + s.candidate_seconds + s.compare_seconds));
-  const char* element = s.status == "fail" || s.status == "xpass"   ? "failure"
-                        : s.status == "error"                       ? "error"
-                        : s.status == "skip" || s.status == "xfail" ? "skipped"
-                                                                    : nullptr;
-  if (!element) return;
+  // All three passes: the scenario's cost, whichever side made it slow.
+  set(tc, "time",
+      seconds_text(seconds_at(s, "/seconds/gold") + seconds_at(s, "/seconds/candidate") +
+                   seconds_at(s, "/seconds/compare")));
+  const std::string status = text_at(s, "/status");
+  const char* element = outcome_element(status);
+  if (!element) return "";
   auto node = tc.append_child(element);
-  set(node, "message", s.message);
-  set(node, "type", s.status);
-  if (std::string(element) != "skipped") node.text().set(xml_safe(body(s)).c_str());
+  set(node, "message", text_at(s, "/message"));
+  set(node, "type", status);  // keeps xpass apart from fail and xfail apart from skip
+  if (status != "skip") node.text().set(xml_safe(body(s)).c_str());
+  return element;
+}
+
+// The suite is the whole pipeline that produced the verdicts: both runs and the compare.
+double suite_seconds(const json& report) {
+  return seconds_at(report, "/gold/run/seconds") + seconds_at(report, "/candidate/run/seconds") +
+         seconds_at(report, "/seconds");
+}
+
+// Ant's form: UTC as parity records it, without the "Z" Ant's schema has no room for.
+std::string ant_timestamp(std::string utc) {
+  if (!utc.empty() && utc.back() == 'Z') utc.pop_back();
+  return utc;
+}
+
+void require_version_1(const json& report) {
+  if (!report.is_object() || text_at(report, "/format") != "parity-compare" ||
+      report.value("version", json()) != kReportJsonVersion || !report.contains("scenarios") ||
+      !report["scenarios"].is_array())
+    throw std::invalid_argument("not a version " + std::to_string(kReportJsonVersion) +
+                                " parity compare report (docs/report-json.md)");
 }
 
 // Decodes one UTF-8 sequence at `at`; returns its length, or 0 if it is not valid UTF-8 (bad lead or
@@ -89,33 +187,30 @@ std::string xml_safe(const std::string& text) {
   return out;
 }
 
-std::string report_to_junit(const CompareReport& report) {
+std::string report_to_junit(const json& report) {
+  require_version_1(report);
   pugi::xml_document doc;
   auto decl = doc.append_child(pugi::node_declaration);
   decl.append_attribute("version") = "1.0";
   decl.append_attribute("encoding") = "UTF-8";
   auto suites = doc.append_child("testsuites");
-  const std::string gold = report.gold->backend.value("name", "gold");
-  const std::string cand = report.candidate->backend.value("name", "candidate");
-  auto counts = report.counts();
-  set(suites, "name", "parity");
   auto suite = suites.append_child("testsuite");
-  set(suite, "name", gold + "-vs-" + cand);
-  set(suite, "tests", std::to_string(report.scenarios.size()));
-  set(suite, "failures", std::to_string(counts["fail"] + counts["xpass"]));
-  set(suite, "errors", std::to_string(counts["error"]));
-  set(suite, "skipped", std::to_string(counts["skip"] + counts["xfail"]));
-  set(suite, "time", std::to_string(report.seconds));
-  set(suite, "timestamp", report.started);
-  auto props = suite.append_child("properties");
-  add_property(props, "gold.backend", gold);
-  add_property(props, "gold.version", report.gold->backend.value("version", ""));
-  add_property(props, "candidate.backend", cand);
-  add_property(props, "candidate.version", report.candidate->backend.value("version", ""));
-  add_property(props, "python", report.candidate->environment.value("python", ""));
-  add_property(props, "numpy", report.candidate->environment.value("numpy", ""));
-  add_property(props, "platform", report.candidate->environment.value("platform", ""));
-  for (const auto& s : report.scenarios) add_testcase(suite, s);
+  add_properties(suite, report);
+  std::map<std::string, int> outcomes;  // by element name
+  const json& scenarios = report.at("scenarios");
+  for (const json& s : scenarios) ++outcomes[add_testcase(suite, s)];
+
+  const std::string time = seconds_text(suite_seconds(report));
+  set(suites, "name", "parity");
+  set(suite, "name", text_at(report, "/gold/backend/name") + "-vs-" + text_at(report, "/candidate/backend/name"));
+  for (pugi::xml_node node : {suites, suite}) {
+    set(node, "tests", std::to_string(scenarios.size()));
+    set(node, "failures", std::to_string(outcomes["failure"]));
+    set(node, "errors", std::to_string(outcomes["error"]));
+    if (node == suite) set(node, "skipped", std::to_string(outcomes["skipped"]));  // junit-10.xsd: not on testsuites
+    set(node, "time", time);
+  }
+  set(suite, "timestamp", ant_timestamp(text_at(report, "/started")));
   std::ostringstream out;
   doc.save(out, "  ", pugi::format_default, pugi::encoding_utf8);
   return out.str();

@@ -1,9 +1,11 @@
 """End-to-end tests of the parity binary: run -> compare -> JSON/JUnit, on the corpus and on broken backends."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -101,24 +103,155 @@ def test_manifest_records_what_the_issue_promises(corpus):
     assert not list((corpus / "fsproxy").rglob("*.tmp-*")), "temp files left behind"
 
 
-def test_junit_parses_with_an_independent_consumer_and_counts_match_json(e2e_gold, tmp_path):
-    junitparser = pytest.importorskip("junitparser")
-    cand = tmp_path / "broken.perturb"
-    run("broken.perturb", cand, "--scenarios", E2E / "scenarios", check=1)
-    _, report, junit_file = compare(e2e_gold, cand, tmp_path, check=1)
-    xml = junitparser.JUnitXml.fromfile(str(junit_file))
-    suites = list(xml) if isinstance(xml, junitparser.JUnitXml) else [xml]
-    assert len(suites) == 1
-    suite, summary = suites[0], report["summary"]
-    assert suite.tests == summary["total"]
-    assert suite.failures == summary["fail"] + summary["xpass"]
-    assert suite.errors == summary["error"]
-    assert suite.skipped == summary["skip"] + summary["xfail"]
-    cases = {f"{case.classname}.{case.name}": case for case in suite}
-    assert set(cases) == {s["id"] for s in report["scenarios"]}
-    failed = cases["basic.matrix"]
-    assert failed.result and failed.result[0].message == "failed checks: values"
-    assert "Mismatched elements: 1 / 20" in failed.result[0].text
+SCHEMA = REPO / "tests" / "schemas" / "junit.xsd"
+
+# A candidate broken twice over, so that one scenario fails several checks: one value moved (`values`) and the
+# array handed back F-ordered (`layout`).
+LAYOUT_AND_VALUES_BACKEND = """\
+from parity_fixtures.broken import flip_order, perturb
+
+__version__ = "0.1.0"
+
+
+def materialize(obj):
+    return flip_order.materialize(perturb.materialize(obj))
+"""
+
+# Raises on both sides with characters XML 1.0 cannot carry, and markup, in its message and traceback.
+HOSTILE_SCENARIO = ("@parity.scenario\ndef control_characters(xp):\n"
+                    "    raise RuntimeError('bell \\x07 esc \\x1b[31m ]]> <&> \\x01 end')\n")
+
+XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+@pytest.fixture(scope="module")
+def junit_run(tmp_path_factory):
+    """(JSON report, JUnit file) of one compare with every status: pass, fail (of several checks), error, xfail,
+    xpass and skip, and an error message full of control characters."""
+    tmp = tmp_path_factory.mktemp("junit")
+    backend = tmp / "layout_and_values.py"
+    backend.write_text(LAYOUT_AND_VALUES_BACKEND)
+    sources = (E2E / "scenarios", E2E / "xfail", scenario_dir(tmp, "hostile", HOSTILE_SCENARIO))
+    scenarios = [arg for path in sources for arg in ("--scenarios", path)]
+    run("gold", tmp / "gold", *scenarios, check=1)
+    run(str(backend), tmp / "cand", *scenarios, check=1)
+    _, report, junit_file = compare(tmp / "gold", tmp / "cand", tmp, check=1)
+    assert {s["status"] for s in report["scenarios"]} == {"pass", "fail", "error", "xfail", "xpass", "skip"}
+    return report, junit_file
+
+
+def junit_suite(junit_file):
+    """The one testsuite of the file, as junitparser (a consumer independent of parity's writer) reads it."""
+    import junitparser
+
+    [suite] = list(junitparser.JUnitXml.fromfile(str(junit_file)))
+    return suite
+
+
+def junit_cases(junit_file):
+    """{scenario id: junitparser TestCase}."""
+    return {f"{case.classname}.{case.name}": case for case in junit_suite(junit_file)}
+
+
+def params_suffix(params):
+    """How a scenario id spells its params (the JSON holds them already formatted): "[n=1]", or "" for none."""
+    return "[" + ",".join(f"{k}={v}" for k, v in params.items()) + "]" if params else ""
+
+
+def failed_checks(scenario):
+    return [c for c in scenario["checks"] if not c["ok"]]
+
+
+def test_junit_is_valid_against_the_junit_schema_kept_in_the_repo(junit_run):
+    from lxml import etree
+
+    _, junit_file = junit_run
+    schema = etree.XMLSchema(etree.parse(str(SCHEMA)))
+    doc = etree.parse(str(junit_file))
+    assert schema.validate(doc), schema.error_log
+    # The schema does refuse: a testcase with a second outcome is not what CI servers read.
+    etree.SubElement(doc.find(".//testcase/failure/.."), "error")
+    assert not schema.validate(doc)
+
+
+def test_junit_counts_read_by_junitparser_match_the_json_summary(junit_run):
+    import junitparser
+
+    report, junit_file = junit_run
+    suite, summary = junit_suite(junit_file), report["summary"]
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (
+        summary["total"], summary["fail"] + summary["xpass"], summary["error"], summary["skip"] + summary["xfail"])
+    # Counted again from the testcases junitparser parsed, not from the suite's own attributes.
+    kinds = Counter(type(case.result[0]) if case.result else None for case in suite)
+    assert +kinds == +Counter({None: summary["pass"], junitparser.Failure: summary["fail"] + summary["xpass"],
+                               junitparser.Error: summary["error"],
+                               junitparser.Skipped: summary["skip"] + summary["xfail"]})
+
+
+def test_junit_testcases_are_the_module_and_the_function_with_params(junit_run):
+    report, junit_file = junit_run
+    cases = [(case.classname, case.name) for case in junit_suite(junit_file)]
+    assert cases == [(s["module"], s["function"] + params_suffix(s["params"])) for s in report["scenarios"]]
+    assert [f"{module}.{name}" for module, name in cases] == [s["id"] for s in report["scenarios"]]
+    assert ("expectations", "plain[n=2]") in cases
+
+
+def test_junit_properties_name_the_backends_versions_and_policies(junit_run):
+    report, junit_file = junit_run
+    properties = {p.name: p.value for p in junit_suite(junit_file).properties()}
+    for side in ("gold", "candidate"):
+        assert properties[f"{side}.backend"] == report[side]["backend"]["name"]
+        assert properties[f"{side}.version"] == report[side]["backend"]["version"]
+        for key in ("python", "numpy", "platform"):
+            assert properties[f"{side}.{key}"] == report[side]["environment"][key]
+    assert properties["parity"] == report["parity"]
+    assert {k: v for k, v in properties.items() if k.startswith("policy.")} == {
+        f"policy.{k}": v for k, v in report["policy"].items()}
+
+
+def test_junit_failures_name_the_failing_checks_and_hold_their_messages_and_the_repro(junit_run):
+    import junitparser
+
+    report, junit_file = junit_run
+    cases = junit_cases(junit_file)
+    failed = [s for s in report["scenarios"] if s["status"] == "fail"]
+    assert max(len({c["check"] for c in failed_checks(s)}) for s in failed) >= 2, "no scenario failed several checks"
+    for s in failed:
+        [result] = cases[s["id"]].result
+        assert isinstance(result, junitparser.Failure), s["id"]
+        assert result.message == s["message"]
+        assert all(c["check"] in result.message for c in failed_checks(s)), result.message
+        for check in failed_checks(s):
+            assert check["message"].removesuffix("\nRepro: " + s["repro"]) in result.text, check["message"]
+        assert result.text.count(s["repro"]) == 1 and result.text.endswith(f"Repro: {s['repro']}\n"), result.text
+
+
+def test_junit_errors_carry_the_tracebacks(junit_run):
+    import junitparser
+
+    report, junit_file = junit_run
+    cases = junit_cases(junit_file)
+    errors = [s for s in report["scenarios"] if s["status"] == "error"]
+    assert len(errors) >= 3  # basic.raises, expectations.candidate_error_not_hidden, hostile.control_characters
+    for s in errors:
+        [result] = cases[s["id"]].result
+        assert isinstance(result, junitparser.Error), s["id"]
+        tracebacks = [c["details"]["traceback"] for c in failed_checks(s) if "traceback" in c["details"]]
+        assert tracebacks, s["id"]
+        for traceback in tracebacks:
+            assert "Traceback (most recent call last)" in traceback
+            assert XML_FORBIDDEN.sub("\ufffd", traceback) in result.text
+
+
+def test_junit_control_characters_become_replacement_characters(junit_run):
+    report, junit_file = junit_run
+    [hostile] = [s for s in report["scenarios"] if s["id"] == "hostile.control_characters"]
+    assert "\x07" in hostile["message"] and "\x1b" in hostile["message"]  # the JSON keeps them
+    raw = junit_file.read_bytes()
+    assert not re.search(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]", raw), "control characters in the XML"
+    [result] = junit_cases(junit_file)["hostile.control_characters"].result
+    assert result.message == "the gold run raised RuntimeError: bell \ufffd esc \ufffd[31m ]]> <&> \ufffd end"
+    assert "]]> <&>" in result.text
 
 
 @pytest.mark.parametrize("backend, check, paths", [

@@ -1,4 +1,5 @@
-// Unit tests of the JUnit XML report and of xml_safe, checked by parsing the output with pugixml and expat.
+// Unit tests of the JUnit XML report and of xml_safe, checked by parsing the output with pugixml and expat and by
+// validating it against tests/schemas/junit.xsd with lxml.
 #include "junit.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "compare.h"
+#include "json_report.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -47,6 +49,20 @@ std::string expat_error(const std::string& xml) {
   } catch (const py::error_already_set& e) {
     return e.what();
   }
+}
+
+// lxml's complaints about `xml` against the JUnit schema kept in the repo; "" when it is valid.
+std::string schema_error(const std::string& xml) {
+  py::dict scope;
+  scope["data"] = py::bytes(xml);
+  scope["xsd"] = PARITY_TESTS_DIR "/schemas/junit.xsd";
+  py::exec(R"(
+from lxml import etree
+schema = etree.XMLSchema(etree.parse(xsd))
+error = '' if schema.validate(etree.fromstring(data)) else str(schema.error_log)
+)",
+           scope);
+  return scope["error"].cast<std::string>();
 }
 
 std::size_t count(const std::string& text, const std::string& part) {
@@ -147,51 +163,91 @@ TEST(JunitXmlSafe, RandomBytesBecomeXmlText) {
 // ---------------------------------------------------------------------------------------------------------
 // report_to_junit
 
+const std::string kRepro = "parity run --backend numpy --only ID ; parity compare /tmp/parity-repro/gold ...";
+
+// One failed check as compare writes it: the message ends with the repro.
+json failed_check(const std::string& check, const std::string& path, const std::string& message,
+                  json details = json::object()) {
+  return {{"check", check},
+          {"ok", false},
+          {"path", path},
+          {"message", message + "\nRepro: " + kRepro},
+          {"details", std::move(details)}};
+}
+
+json passed_check(const std::string& check) {
+  return {{"check", check}, {"ok", true}, {"path", "outputs"}, {"message", ""}, {"details", {{"leaves", 3}}}};
+}
+
+const std::string kTraceback =
+    "Traceback (most recent call last):\n  File \"scenarios/other.py\", line 9, in test_error\n"
+    "    table['x']\nKeyError: 'x'\n";
+
+// The compare JSON of docs/report-json.md, built by hand: the writer's input is that document, not parity's structs.
 class JunitReport : public ::testing::Test {
  protected:
   JunitReport() {
-    gold_.backend = {{"name", "numpy"}, {"spec", "numpy"}, {"version", "2.1.0"}};
-    cand_.backend = {{"name", "fsproxy"}, {"spec", "fsproxy"}, {"version", "0.3.1"}};
-    cand_.environment = {{"python", "3.12.4"}, {"numpy", "2.1.0"}, {"platform", "Linux-x86_64"}};
-    report_.gold = &gold_;
-    report_.candidate = &cand_;
-    report_.started = "2024-05-01T12:00:00Z";
-    report_.seconds = 3.5;
+    report_ = {{"format", "parity-compare"},
+               {"version", parity::kReportJsonVersion},
+               {"parity", "0.1.0"},
+               {"started", "2024-05-01T12:00:00Z"},
+               {"seconds", 0.5},
+               {"gold", side("numpy", "2.1.0", "3.12.4", 1.25)},
+               {"candidate", side("fsproxy", "0.3.1", "3.11.2", 1.75)},
+               {"policy", {{"dtype", "exact"}, {"layout", "strides"}, {"type", "exact-or-mapped"}}},
+               {"summary", json::object()},
+               {"scenarios", json::array()}};
   }
 
-  ScenarioOutcome& add(const std::string& module, const std::string& name, const std::string& status,
-                       const std::string& message = "") {
-    ScenarioOutcome s;
-    s.id = module.empty() ? name : module + "." + name;
-    s.status = status;
-    s.message = message;
-    s.meta = module.empty() ? json::object() : json{{"module", module}, {"function", name}};
-    s.gold_seconds = 0.5, s.candidate_seconds = 0.25, s.compare_seconds = 0.125;
-    s.repro = "parity run --only " + s.id;
-    if (status == "fail") s.checks.push_back({"values", false, "outputs['a']", "Mismatched elements: 1 / 4", {}});
-    if (status == "error")
-      s.checks.push_back({"error", false, "candidate", "the candidate run raised KeyError: 'x'", {}});
-    s.checks.push_back({"type", true, "outputs", "", {{"leaves", 3}}});
-    report_.scenarios.push_back(s);
-    return report_.scenarios.back();
+  static json side(const std::string& name, const std::string& version, const std::string& python, double seconds) {
+    return {{"dir", "/results/" + name},
+            {"backend", {{"name", name}, {"spec", name}, {"version", version}}},
+            {"environment", {{"python", python}, {"numpy", "2.1.0"}, {"platform", "Linux-" + name}}},
+            {"run", {{"parity", "0.1.0"}, {"started", "2024-05-01T11:59:00Z"}, {"seconds", seconds}}},
+            {"complete", true}};
+  }
+
+  // A scenario `function` of `module` with `params` (each already formatted, as the manifest holds them) and the
+  // id parity forms from them; `params_in_id` is the id's suffix, in declaration order.
+  json& add(const std::string& module, const std::string& function, const std::string& status,
+            const std::string& message = "", json checks = json::array(), json params = json::object(),
+            const std::string& params_in_id = "") {
+    const std::string id = module + "." + function + params_in_id;
+    checks.push_back(passed_check("type"));
+    report_["scenarios"].push_back({{"id", id},
+                                    {"module", module},
+                                    {"function", function},
+                                    {"params", std::move(params)},
+                                    {"tags", json::array()},
+                                    {"status", status},
+                                    {"message", message},
+                                    {"checks", std::move(checks)},
+                                    {"seconds", {{"gold", 0.5}, {"candidate", 0.25}, {"compare", 0.125}}},
+                                    {"policy", nullptr},
+                                    {"source", "scenarios/" + module + ".py"},
+                                    {"repro", kRepro}});
+    return report_["scenarios"].back();
   }
 
   void add_every_status() {
     add("pkg.mod", "test_pass", "pass");
-    add("pkg.mod", "test_fail[n=3]", "fail", "failed checks: values");
-    add("pkg.other", "test_error", "error", "the candidate run raised KeyError: 'x'");
+    add("pkg.mod", "test_fail", "fail", "failed checks: values",
+        {failed_check("values", "outputs['a']", "Mismatched elements: 1 / 4")}, {{"n", "3"}}, "[n=3]");
+    add("pkg.other", "test_error", "error", "the candidate run raised KeyError: 'x'",
+        {failed_check("error", "candidate", "the candidate run raised KeyError: 'x'\n" + kTraceback,
+                      {{"type", "KeyError"}, {"message", "'x'"}, {"traceback", kTraceback}})});
     add("pkg.other", "test_skip", "skip", "gold: needs scipy");
     add("pkg.mod", "test_xfail", "xfail", "candidate expected failure: not yet");
     add("pkg.mod", "test_xpass", "xpass", "the compare pass was expected to fail (r) but passed");
   }
 
-  // Parses the report, failing the test when either parser refuses it.
+  // Renders and parses the report, failing the test when a parser or the schema refuses it.
   pugi::xml_node parse() {
     xml_ = parity::report_to_junit(report_);
     const pugi::xml_parse_result r = doc_.load_string(xml_.c_str());
     EXPECT_TRUE(r) << r.description() << "\n" << xml_;
-    const std::string expat = expat_error(xml_);
-    EXPECT_EQ(expat, "") << xml_;
+    EXPECT_EQ(expat_error(xml_), "") << xml_;
+    EXPECT_EQ(schema_error(xml_), "") << xml_;
     return doc_.child("testsuites").child("testsuite");
   }
 
@@ -199,8 +255,7 @@ class JunitReport : public ::testing::Test {
     return suite.find_child_by_attribute("testcase", "name", name.c_str());
   }
 
-  Manifest gold_, cand_;
-  CompareReport report_;
+  json report_;
   std::string xml_;
   pugi::xml_document doc_;
 };
@@ -214,9 +269,23 @@ TEST_F(JunitReport, SuiteCountsFollowTheStatuses) {
   EXPECT_EQ(suite.attribute("failures").as_int(), 2);  // fail and xpass
   EXPECT_EQ(suite.attribute("errors").as_int(), 1);
   EXPECT_EQ(suite.attribute("skipped").as_int(), 2);  // skip and xfail
-  EXPECT_DOUBLE_EQ(suite.attribute("time").as_double(), 3.5);
-  EXPECT_STREQ(suite.attribute("timestamp").value(), "2024-05-01T12:00:00Z");
   EXPECT_EQ(std::distance(suite.children("testcase").begin(), suite.children("testcase").end()), 6);
+  const pugi::xml_node suites = suite.parent();
+  EXPECT_EQ(suites.attribute("tests").as_int(), 6);
+  EXPECT_EQ(suites.attribute("failures").as_int(), 2);
+  EXPECT_EQ(suites.attribute("errors").as_int(), 1);
+}
+
+TEST_F(JunitReport, SuiteTimeIsBothRunsAndTheCompareAndTheTimestampAntsForm) {
+  const pugi::xml_node suite = parse();
+  EXPECT_STREQ(suite.attribute("time").value(), "3.500");  // 1.25 gold + 1.75 candidate + 0.5 compare
+  EXPECT_STREQ(suite.parent().attribute("time").value(), "3.500");
+  EXPECT_STREQ(suite.attribute("timestamp").value(), "2024-05-01T12:00:00");
+}
+
+TEST_F(JunitReport, TestcaseTimeIsTheScenariosThreePasses) {
+  add("m", "f", "pass")["seconds"] = {{"gold", 1.5}, {"candidate", 0.25}, {"compare", 0.0625}};
+  EXPECT_STREQ(testcase(parse(), "f").attribute("time").value(), "1.812");  // 1.8125, as %.3f rounds it
 }
 
 TEST_F(JunitReport, EmptyReportIsAValidSuite) {
@@ -224,98 +293,187 @@ TEST_F(JunitReport, EmptyReportIsAValidSuite) {
   ASSERT_TRUE(suite);
   EXPECT_EQ(suite.attribute("tests").as_int(), 0);
   EXPECT_EQ(suite.attribute("failures").as_int(), 0);
+  EXPECT_EQ(suite.attribute("skipped").as_int(), 0);
   EXPECT_FALSE(suite.child("testcase"));
 }
 
-TEST_F(JunitReport, ClassnameIsTheModuleAndNameTheRest) {
-  add_every_status();
-  add("", "lonely", "pass");  // no module in meta: the id is both
+TEST_F(JunitReport, ClassnameIsTheModuleAndNameTheFunctionWithParams) {
+  // The JSON's params object sorts its keys; the name keeps the id's declaration order.
+  add("pkg.mod", "products", "pass", "", json::array(), {{"order", "F"}, {"n", "3"}}, "[order=F,n=3]");
+  add("pkg.mod", "plain", "pass");
+  json& module_error = add("broken_module", "", "error", "the gold run raised SyntaxError: bad");
+  module_error["id"] = "broken_module";  // a module that failed to import: its name is the id
   const pugi::xml_node suite = parse();
-  const pugi::xml_node fail = testcase(suite, "test_fail[n=3]");
-  ASSERT_TRUE(fail) << xml_;
-  EXPECT_STREQ(fail.attribute("classname").value(), "pkg.mod");
-  EXPECT_STREQ(testcase(suite, "test_error").attribute("classname").value(), "pkg.other");
-  EXPECT_NEAR(fail.attribute("time").as_double(), 0.875, 1e-6);
-  const pugi::xml_node lonely = testcase(suite, "lonely");
-  ASSERT_TRUE(lonely) << xml_;
-  EXPECT_STREQ(lonely.attribute("classname").value(), "lonely");
+  const pugi::xml_node products = testcase(suite, "products[order=F,n=3]");
+  ASSERT_TRUE(products) << xml_;
+  EXPECT_STREQ(products.attribute("classname").value(), "pkg.mod");
+  EXPECT_STREQ(testcase(suite, "plain").attribute("classname").value(), "pkg.mod");
+  const pugi::xml_node broken = testcase(suite, "broken_module");
+  ASSERT_TRUE(broken) << xml_;
+  EXPECT_STREQ(broken.attribute("classname").value(), "broken_module");
 }
 
 TEST_F(JunitReport, EachStatusGetsItsElement) {
   add_every_status();
+  add("pkg.mod", "test_future", "someday", "a status from a newer parity");
   const pugi::xml_node suite = parse();
   const pugi::xml_node pass = testcase(suite, "test_pass");
   ASSERT_TRUE(pass);
   EXPECT_FALSE(pass.first_child()) << "a pass has no child elements";
 
-  const pugi::xml_node failure = testcase(suite, "test_fail[n=3]").child("failure");
-  ASSERT_TRUE(failure) << xml_;
-  EXPECT_STREQ(failure.attribute("type").value(), "fail");
-  EXPECT_STREQ(failure.attribute("message").value(), "failed checks: values");
-  const std::string body = failure.text().get();
-  EXPECT_NE(body.find("[values] outputs['a']: Mismatched elements: 1 / 4"), std::string::npos) << body;
-  EXPECT_NE(body.find("Repro: parity run --only pkg.mod.test_fail[n=3]"), std::string::npos) << body;
-  EXPECT_EQ(body.find("[type]"), std::string::npos) << "passed checks are not failures: " << body;
-
-  const pugi::xml_node xpass = testcase(suite, "test_xpass").child("failure");
-  ASSERT_TRUE(xpass) << xml_;
-  EXPECT_STREQ(xpass.attribute("type").value(), "xpass");
-
-  const pugi::xml_node error = testcase(suite, "test_error").child("error");
-  ASSERT_TRUE(error) << xml_;
-  EXPECT_NE(std::string(error.text().get()).find("KeyError"), std::string::npos);
-  EXPECT_FALSE(testcase(suite, "test_error").child("failure"));
-
-  for (const char* name : {"test_skip", "test_xfail"}) {
+  const std::map<std::string, std::pair<std::string, std::string>> expected = {
+      {"test_fail[n=3]", {"failure", "fail"}}, {"test_xpass", {"failure", "xpass"}},
+      {"test_error", {"error", "error"}},      {"test_skip", {"skipped", "skip"}},
+      {"test_xfail", {"skipped", "xfail"}},    {"test_future", {"error", "someday"}}};
+  for (const auto& [name, element_and_type] : expected) {
     SCOPED_TRACE(name);
     const pugi::xml_node tc = testcase(suite, name);
-    ASSERT_TRUE(tc.child("skipped")) << xml_;
-    EXPECT_FALSE(tc.child("failure"));
-    EXPECT_FALSE(tc.child("error"));
+    ASSERT_TRUE(tc) << xml_;
+    EXPECT_EQ(std::distance(tc.children().begin(), tc.children().end()), 1) << "exactly one outcome element";
+    const pugi::xml_node outcome = tc.child(element_and_type.first.c_str());
+    ASSERT_TRUE(outcome) << xml_;
+    EXPECT_EQ(outcome.attribute("type").value(), element_and_type.second);
   }
   EXPECT_STREQ(testcase(suite, "test_skip").child("skipped").attribute("message").value(), "gold: needs scipy");
+  EXPECT_STREQ(testcase(suite, "test_skip").child("skipped").text().get(), "") << "a skip has nothing to repro";
+  const std::string xfail_body = testcase(suite, "test_xfail").child("skipped").text().get();
+  EXPECT_NE(xfail_body.find("candidate expected failure: not yet"), std::string::npos) << xfail_body;
+  EXPECT_NE(xfail_body.find("Repro: " + kRepro), std::string::npos) << xfail_body;
 }
 
-TEST_F(JunitReport, PropertiesNameBackendsAndVersions) {
+TEST_F(JunitReport, FailureNamesTheChecksAndItsBodyHoldsEveryMessageAndTheReproOnce) {
+  add("pkg.mod", "matrix", "fail", "failed checks: layout, values",
+      {failed_check("values", "outputs['m']", "Not equal to tolerance rtol=1e-07\nMismatched elements: 1 / 20 (5%)"),
+       failed_check("layout", "outputs['m']", "gold C-contiguous, candidate F-contiguous\n"),
+       failed_check("values", "outputs['v'][2]", "Mismatched elements: 2 / 3")});
+  const pugi::xml_node failure = testcase(parse(), "matrix").child("failure");
+  ASSERT_TRUE(failure) << xml_;
+  EXPECT_STREQ(failure.attribute("message").value(), "failed checks: layout, values");
+  const std::string body = failure.text().get();
+  for (const std::string part :
+       {"[values] outputs['m']: Not equal to tolerance rtol=1e-07\nMismatched elements: 1 / 20 (5%)\n\n",
+        "[layout] outputs['m']: gold C-contiguous, candidate F-contiguous\n\n",
+        "[values] outputs['v'][2]: Mismatched elements: 2 / 3\n\n"})
+    EXPECT_NE(body.find(part), std::string::npos) << part << "\nnot in\n" << body;
+  EXPECT_EQ(body.find("\n\n\n"), std::string::npos) << "one blank line between checks: " << body;
+  EXPECT_EQ(count(body, "Repro: "), 1u) << body;
+  EXPECT_TRUE(body.ends_with("Repro: " + kRepro + "\n")) << body;
+  EXPECT_EQ(body.find("[type]"), std::string::npos) << "passed checks are not failures: " << body;
+}
+
+TEST_F(JunitReport, ErrorBodyHoldsTheTraceback) {
+  add_every_status();
+  // A report whose error message lacks the traceback still shows the one its details carry.
+  add("pkg.other", "test_terse", "error", "the gold run raised KeyError: 'x'",
+      {failed_check("error", "gold", "the gold run raised KeyError: 'x'",
+                    {{"type", "KeyError"}, {"message", "'x'"}, {"traceback", kTraceback}})});
+  const pugi::xml_node suite = parse();
+  for (const char* name : {"test_error", "test_terse"}) {
+    SCOPED_TRACE(name);
+    const pugi::xml_node error = testcase(suite, name).child("error");
+    ASSERT_TRUE(error) << xml_;
+    EXPECT_TRUE(std::string(error.attribute("message").value()).ends_with("raised KeyError: 'x'"));
+    const std::string body = error.text().get();
+    EXPECT_EQ(count(body, kTraceback), 1u) << body;
+    EXPECT_EQ(count(body, "Repro: " + kRepro), 1u) << body;
+  }
+}
+
+TEST_F(JunitReport, PropertiesNameBackendsVersionsEnvironmentsAndPolicies) {
   add("m", "f", "pass");
   const pugi::xml_node props = parse().child("properties");
   ASSERT_TRUE(props) << xml_;
-  auto property = [&](const char* name) {
-    return std::string(props.find_child_by_attribute("property", "name", name).attribute("value").value());
-  };
-  EXPECT_EQ(property("gold.backend"), "numpy");
-  EXPECT_EQ(property("gold.version"), "2.1.0");
-  EXPECT_EQ(property("candidate.backend"), "fsproxy");
-  EXPECT_EQ(property("candidate.version"), "0.3.1");
-  EXPECT_EQ(property("python"), "3.12.4");
-  EXPECT_EQ(property("platform"), "Linux-x86_64");
+  std::map<std::string, std::string> got;
+  for (const pugi::xml_node p : props.children("property"))
+    got[p.attribute("name").value()] = p.attribute("value").value();
+  const std::map<std::string, std::string> expected = {{"parity", "0.1.0"},
+                                                       {"gold.backend", "numpy"},
+                                                       {"gold.version", "2.1.0"},
+                                                       {"gold.python", "3.12.4"},
+                                                       {"gold.numpy", "2.1.0"},
+                                                       {"gold.platform", "Linux-numpy"},
+                                                       {"candidate.backend", "fsproxy"},
+                                                       {"candidate.version", "0.3.1"},
+                                                       {"candidate.python", "3.11.2"},
+                                                       {"candidate.numpy", "2.1.0"},
+                                                       {"candidate.platform", "Linux-fsproxy"},
+                                                       {"policy.dtype", "exact"},
+                                                       {"policy.layout", "strides"},
+                                                       {"policy.type", "exact-or-mapped"}};
+  EXPECT_EQ(got, expected);
 }
 
 TEST_F(JunitReport, HostileTextStillParses) {
   const std::string hostile = "a <b> & \"c\" 'd' \x01\x1b[0m ]]> \xed\xa0\x80 \xff end";
-  ScenarioOutcome& s = add("m", "test_<&>", "fail", hostile);
-  s.checks.front().message = hostile;
-  s.checks.front().path = "outputs['<&>']";
-  add("m", "test_err", "error", hostile);
+  add("m", "test_<&>", "fail", hostile, {failed_check("values", "outputs['<&>']", hostile)});
+  add("m", "test_err", "error", hostile, {failed_check("error", "gold", hostile, {{"traceback", hostile}})});
+  report_["candidate"]["backend"]["version"] = "0.3.1\x07\x1b";
   const pugi::xml_node suite = parse();
   const pugi::xml_node failure = testcase(suite, "test_<&>").child("failure");
   ASSERT_TRUE(failure) << xml_;
   const std::string message = failure.attribute("message").value();
   EXPECT_NE(message.find("a <b> & \"c\" 'd' "), std::string::npos) << message;
+  EXPECT_NE(message.find("[0m ]]> "), std::string::npos) << message;
   EXPECT_NE(message.find(" end"), std::string::npos) << message;
   EXPECT_EQ(message.find('\x01'), std::string::npos);
   EXPECT_EQ(message.find('\x1b'), std::string::npos);
   EXPECT_GE(count(message, kReplacement), 3u);
-  EXPECT_NE(std::string(failure.text().get()).find("outputs['<&>']: a <b> &"), std::string::npos);
+  const std::string body = failure.text().get();
+  EXPECT_NE(body.find("[values] outputs['<&>']: a <b> &"), std::string::npos) << body;
+  EXPECT_NE(body.find("]]> "), std::string::npos) << body;
+  EXPECT_TRUE(is_xml_text(body));
+  EXPECT_TRUE(is_xml_text(testcase(suite, "test_err").child("error").text().get()));
 }
 
 TEST_F(JunitReport, MalformedUtf8StillParses) {
   // Differing bytes outputs put raw bytes into messages: overlong forms and values past U+10FFFF included.
   const std::string garbage = "gold '\xc0\x80' candidate '\xf5\x80\x80\x80' and '\xe0\x80\xaf'";
-  ScenarioOutcome& s = add("m", "test_bytes", "fail", garbage);
-  s.checks.front().message = garbage;
+  add("m", "test_bytes", "fail", garbage, {failed_check("values", "outputs", garbage)});
   const pugi::xml_node suite = parse();
   EXPECT_TRUE(testcase(suite, "test_bytes").child("failure")) << xml_;
+}
+
+TEST_F(JunitReport, RefusesWhatIsNotVersion1CompareJson) {
+  json newer = report_;
+  newer["version"] = parity::kReportJsonVersion + 1;
+  json other = report_;
+  other["format"] = "parity-manifest";
+  json no_scenarios = report_;
+  no_scenarios.erase("scenarios");
+  for (const json& doc : {newer, other, no_scenarios, json::array(), json("text")}) {
+    SCOPED_TRACE(doc.dump().substr(0, 60));
+    EXPECT_THROW(parity::report_to_junit(doc), std::invalid_argument);
+  }
+  EXPECT_NO_THROW(parity::report_to_junit(report_));
+}
+
+// The writer's input is what report_to_json makes of a real CompareReport: the two agree on every count.
+TEST(JunitFromReportJson, CountsMatchTheJsonSummary) {
+  Manifest gold, cand;
+  gold.backend = {{"name", "numpy"}, {"version", "2.1.0"}};
+  cand.backend = {{"name", "fsproxy"}, {"version", "0.3.1"}};
+  CompareReport report;
+  report.gold = &gold, report.candidate = &cand, report.started = "2024-05-01T12:00:00Z";
+  for (const std::string status : {"pass", "fail", "fail", "error", "xfail", "xpass", "skip", "skip", "skip"}) {
+    ScenarioOutcome s;
+    s.id = "mod.f" + std::to_string(report.scenarios.size());
+    s.status = status;
+    s.meta = {{"module", "mod"}, {"function", s.id.substr(4)}};
+    report.scenarios.push_back(s);
+  }
+  const json doc = parity::report_to_json(report);
+  const std::string xml = parity::report_to_junit(doc);
+  EXPECT_EQ(schema_error(xml), "") << xml;
+  pugi::xml_document parsed;
+  ASSERT_TRUE(parsed.load_string(xml.c_str())) << xml;
+  const pugi::xml_node suite = parsed.child("testsuites").child("testsuite");
+  const json& summary = doc.at("summary");
+  EXPECT_EQ(suite.attribute("tests").as_int(), summary.at("total").get<int>());
+  EXPECT_EQ(suite.attribute("failures").as_int(), summary.at("fail").get<int>() + summary.at("xpass").get<int>());
+  EXPECT_EQ(suite.attribute("errors").as_int(), summary.at("error").get<int>());
+  EXPECT_EQ(suite.attribute("skipped").as_int(), summary.at("skip").get<int>() + summary.at("xfail").get<int>());
+  EXPECT_EQ(suite.attribute("skipped").as_int(), 4);
+  EXPECT_TRUE(suite.find_child_by_attribute("testcase", "name", "f8")) << xml;
 }
 
 }  // namespace

@@ -25,13 +25,26 @@ def compared(tmp_path_factory):
     parity("run", "--backend", "gold", "--out", tmp / "gold", "--scenarios", scenarios, "-q", check=0)
     parity("run", "--backend", DEMO / "mixed.py", "--out", tmp / "mixed", "--scenarios", scenarios, "-q", check=1)
     parity("compare", tmp / "gold", tmp / "mixed", "--json", tmp / "report.json", "--html", tmp / "report.html",
-           check=1)
+           "--junit", tmp / "junit.xml", check=1)
     return tmp
 
 
-def test_report_renders_the_same_html_from_the_json_alone(compared, tmp_path):
-    parity("report", compared / "report.json", "--html", tmp_path / "again.html", check=0)
+def test_report_renders_the_same_html_and_junit_from_the_json_alone(compared, tmp_path):
+    proc = parity("report", compared / "report.json", "--html", tmp_path / "again.html", "--junit",
+                  tmp_path / "again.xml", check=0)
     assert (tmp_path / "again.html").read_bytes() == (compared / "report.html").read_bytes()
+    assert (tmp_path / "again.xml").read_bytes() == (compared / "junit.xml").read_bytes()
+    assert str(tmp_path / "again.html") in proc.stderr and str(tmp_path / "again.xml") in proc.stderr
+
+
+def test_report_of_a_hand_edited_field_of_the_wrong_type_is_an_error_naming_the_file(compared, tmp_path):
+    report = json.loads((compared / "report.json").read_text())
+    failed = next(s for s in report["scenarios"] if s["status"] == "fail")
+    failed["checks"][0]["ok"] = "no"
+    source = tmp_path / "edited.json"
+    source.write_text(json.dumps(report))
+    proc = parity("report", source, "--junit", tmp_path / "out.xml", check=2)
+    assert str(source) in proc.stderr, proc.stderr
 
 
 def test_report_without_an_output_is_a_usage_error(compared):
