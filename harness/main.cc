@@ -14,6 +14,7 @@
 #include "json_report.h"
 #include "junit.h"
 #include "manifest.h"
+#include "progress.h"
 #include "runner.h"
 
 namespace parity {
@@ -32,22 +33,35 @@ void add_selection(CLI::App* cmd, Selection& selection) {
   cmd->add_option("-k,--keyword", selection.keyword, "run only scenarios whose id contains this text");
 }
 
-void print_outcome(const ScenarioOutcome& s) {
-  if (s.status == "pass") return;
-  std::fprintf(stderr, "%-5s %s: %s\n", s.status.c_str(), s.id.c_str(), s.message.c_str());
-  for (const Check& c : s.checks) {
-    if (c.ok) continue;
-    std::string indented = c.message;
-    for (std::size_t at = indented.find('\n'); at != std::string::npos; at = indented.find('\n', at + 1))
-      indented.insert(at + 1, "        ");
-    std::fprintf(stderr, "  [%s] %s: %s\n", c.check.c_str(), c.path.c_str(), indented.c_str());
-  }
+// -q and -v, for run and compare alike; giving both is a usage error.
+void add_verbosity(CLI::App* cmd, Verbosity& verbosity) {
+  auto* quiet = cmd->add_flag_callback(
+      "-q,--quiet", [&verbosity] { verbosity = Verbosity::kQuiet; },
+      "print only failing scenarios, one line each, and a one-line summary");
+  cmd->add_flag_callback(
+         "-v,--verbose", [&verbosity] { verbosity = Verbosity::kVerbose; },
+         "print every scenario with all its details (tracebacks, the checks that passed)")
+      ->excludes(quiet);
 }
 
 struct CompareArgs {
   std::string gold, candidate, json_file, junit_file;
   CompareOptions options;
+  Verbosity verbosity = Verbosity::kNormal;
 };
+
+// Writes the reports asked for, adding each to `written` once it is on disk; throws std::runtime_error.
+void write_reports(const CompareArgs& args, const CompareReport& report, std::vector<WrittenReport>& written) {
+  if (!args.json_file.empty()) {
+    write_file_atomically(args.json_file,
+                          report_to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    written.push_back({"JSON report", args.json_file});
+  }
+  if (!args.junit_file.empty()) {
+    write_file_atomically(args.junit_file, report_to_junit(report));
+    written.push_back({"JUnit report", args.junit_file});
+  }
+}
 
 int compare_command(CompareArgs& args, const std::string& program) {
   Manifest gold, candidate;
@@ -64,22 +78,21 @@ int compare_command(CompareArgs& args, const std::string& program) {
                candidate.backend.value("name", "?").c_str(), candidate.backend.value("version", "?").c_str(),
                args.candidate.c_str());
   args.options.program = program;
+  const std::size_t total = compared_ids(gold, candidate, args.options.only).size();
+  Progress progress(stderr, progress_options(stderr, "compare", total, args.verbosity));
+  args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
+  args.options.on_outcome = [&progress](const ScenarioOutcome& s) { progress.end(to_shown(s)); };
   CompareReport report = compare_runs(gold, candidate, args.options);
   report.started = utc_timestamp();
-  for (const auto& s : report.scenarios) print_outcome(s);
+  std::vector<WrittenReport> written;
   try {
-    if (!args.json_file.empty())
-      write_file_atomically(
-          args.json_file, report_to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    if (!args.junit_file.empty()) write_file_atomically(args.junit_file, report_to_junit(report));
+    write_reports(args, report, written);
   } catch (const std::runtime_error& e) {
+    progress.summary(written);
     std::fprintf(stderr, "parity compare: cannot write the report: %s\n", e.what());
     return kExitUsage;
   }
-  std::fprintf(stderr, "parity compare: %zu scenarios:", report.scenarios.size());
-  for (const auto& [status, n] : report.counts())
-    if (n) std::fprintf(stderr, " %d %s", n, status.c_str());
-  std::fprintf(stderr, "\n");
+  progress.summary(written);
   return report.failed() ? kExitFailed : kExitOk;
 }
 
@@ -101,7 +114,7 @@ int main_impl(int argc, char** argv) {
   run->add_option("--role", run_options.role, "gold or candidate (default: gold for the gold backend)")
       ->check(CLI::IsMember({"gold", "candidate"}));
   run->add_option("--out", run_options.out, "results directory to write")->required();
-  run->add_flag("-q,--quiet", run_options.quiet, "print only failing scenarios");
+  add_verbosity(run, run_options.verbosity);
   run->add_flag("!--no-pickle-probe", run_options.pickle_probe,
                 "do not store the outputs pickled for the pickle check");
   add_selection(run, run_options.selection);
@@ -112,6 +125,7 @@ int main_impl(int argc, char** argv) {
   compare->add_option("candidate", compare_args.candidate, "candidate results directory")->required();
   compare->add_option("--json", compare_args.json_file, "write the JSON report here");
   compare->add_option("--junit", compare_args.junit_file, "write the JUnit XML report here");
+  add_verbosity(compare, compare_args.verbosity);
   compare->add_option("--only", compare_args.options.only, "compare only the scenario with this exact id (repeatable)");
   compare->add_flag("!--no-pickle-probe", compare_args.options.pickle_probe,
                     "do not unpickle stored pickles (unpickling runs code: use it for results from elsewhere)");
