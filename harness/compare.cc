@@ -929,6 +929,17 @@ void load_reducers(const Manifest& m) {
   }
 }
 
+std::vector<std::string> compared_ids(const Manifest& gold, const Manifest& candidate,
+                                      const std::vector<std::string>& only) {
+  const std::set<std::string> wanted(only.begin(), only.end());
+  std::vector<std::string> ids;
+  std::set<std::string> seen;
+  for (const Manifest* m : {&gold, &candidate})
+    for (const auto& s : m->scenarios)
+      if (seen.insert(s.id).second && (wanted.empty() || wanted.count(s.id))) ids.push_back(s.id);
+  return ids;
+}
+
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   for (const Manifest* m : {&gold, &candidate}) load_reducers(*m);
@@ -936,14 +947,12 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
   report.gold = &gold;
   report.candidate = &candidate;
   report.policy = options.policy;
-  std::vector<std::string> ids;
-  std::set<std::string> seen;
-  for (const Manifest* m : {&gold, &candidate})
-    for (const auto& s : m->scenarios)
-      if (seen.insert(s.id).second) ids.push_back(s.id);
-  const std::set<std::string> only(options.only.begin(), options.only.end());
-  for (const auto& id : ids)
-    if (only.empty() || only.count(id)) report.scenarios.push_back(compare_scenario(gold, candidate, id, options));
+  const std::vector<std::string> ids = compared_ids(gold, candidate, options.only);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (options.on_start) options.on_start(ids[i], i, ids.size());
+    report.scenarios.push_back(compare_scenario(gold, candidate, ids[i], options));
+    if (options.on_outcome) options.on_outcome(report.scenarios.back());
+  }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

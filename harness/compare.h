@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -95,9 +96,17 @@ struct CompareOptions {
   std::vector<std::string> only;   ///< restrict to these ids
   bool pickle_probe = true;        ///< unpickle the stored pickles (runs code from them: trusted results only)
   PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them
+  /// Called before each scenario is compared: its id, its 0-based position and how many will be compared.
+  std::function<void(const std::string& id, std::size_t index, std::size_t total)> on_start;
+  /// Called with each scenario's verdict as soon as it is known (a progress display; compare_runs returns them all).
+  std::function<void(const ScenarioOutcome&)> on_outcome;
 };
 
-/// Compares every scenario of the two runs (the union of their ids).
+/// The ids compare_runs compares, in its order: the union of both runs' ids (gold's first), narrowed to `only`.
+std::vector<std::string> compared_ids(const Manifest& gold, const Manifest& candidate,
+                                      const std::vector<std::string>& only);
+
+/// Compares every scenario of compared_ids(), calling the options' hooks around each.
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
 
 /// A shell command that re-runs one scenario on both backends and compares it.

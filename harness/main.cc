@@ -15,6 +15,7 @@
 #include "json_report.h"
 #include "junit.h"
 #include "manifest.h"
+#include "progress.h"
 #include "runner.h"
 
 namespace parity {
@@ -33,16 +34,15 @@ void add_selection(CLI::App* cmd, Selection& selection) {
   cmd->add_option("-k,--keyword", selection.keyword, "run only scenarios whose id contains this text");
 }
 
-void print_outcome(const ScenarioOutcome& s) {
-  if (s.status == "pass") return;
-  std::fprintf(stderr, "%-5s %s: %s\n", s.status.c_str(), s.id.c_str(), s.message.c_str());
-  for (const Check& c : s.checks) {
-    if (c.ok) continue;
-    std::string indented = c.message;
-    for (std::size_t at = indented.find('\n'); at != std::string::npos; at = indented.find('\n', at + 1))
-      indented.insert(at + 1, "        ");
-    std::fprintf(stderr, "  [%s] %s: %s\n", c.check.c_str(), c.path.c_str(), indented.c_str());
-  }
+// -q and -v, for run and compare alike; giving both is a usage error.
+void add_verbosity(CLI::App* cmd, Verbosity& verbosity) {
+  auto* quiet = cmd->add_flag_callback(
+      "-q,--quiet", [&verbosity] { verbosity = Verbosity::kQuiet; },
+      "print only failing scenarios, one line each, and a one-line summary");
+  cmd->add_flag_callback(
+         "-v,--verbose", [&verbosity] { verbosity = Verbosity::kVerbose; },
+         "print every scenario with all its details (tracebacks, the checks that passed)")
+      ->excludes(quiet);
 }
 
 // Where the reports go; an empty path is a report not asked for.
@@ -50,18 +50,25 @@ struct ReportPaths {
   std::string json, junit, html;
 };
 
-// Writes every report asked for from the one JSON document, so each report shows the same facts.
-void write_reports(const nlohmann::json& report, const ReportPaths& paths) {
-  if (!paths.json.empty())
-    write_file_atomically(paths.json, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  if (!paths.junit.empty()) write_file_atomically(paths.junit, report_to_junit(report));
-  if (!paths.html.empty()) write_file_atomically(paths.html, report_to_html(report));
+// Writes every report asked for from the one JSON document, so each report shows the same facts; adds each to
+// `written` once it is on disk (a failure later still lists the ones before it). Throws std::runtime_error.
+void write_reports(const nlohmann::json& report, const ReportPaths& paths, std::vector<WrittenReport>& written) {
+  auto write = [&](const char* label, const std::string& path, auto render) {
+    if (path.empty()) return;
+    write_file_atomically(path, render());
+    written.push_back({label, path});
+  };
+  write("JSON report", paths.json,
+        [&] { return report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; });
+  write("JUnit report", paths.junit, [&] { return report_to_junit(report); });
+  write("HTML report", paths.html, [&] { return report_to_html(report); });
 }
 
 struct CompareArgs {
   std::string gold, candidate;
   ReportPaths reports;
   CompareOptions options;
+  Verbosity verbosity = Verbosity::kNormal;
 };
 
 int compare_command(CompareArgs& args, const std::string& program) {
@@ -79,22 +86,23 @@ int compare_command(CompareArgs& args, const std::string& program) {
                candidate.backend.value("name", "?").c_str(), candidate.backend.value("version", "?").c_str(),
                args.candidate.c_str());
   args.options.program = program;
+  const std::size_t total = compared_ids(gold, candidate, args.options.only).size();
+  Progress progress(stderr, progress_options(stderr, "compare", total, args.verbosity));
+  args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
+  args.options.on_outcome = [&progress](const ScenarioOutcome& s) { progress.end(to_shown(s)); };
   const std::string started = utc_timestamp();
   CompareReport report = compare_runs(gold, candidate, args.options);
   report.started = started;
-  for (const auto& s : report.scenarios) print_outcome(s);
-  // The JUnit writer reads this JSON, so a report re-rendered later from the JSON file says what this one says.
-  const nlohmann::json doc = report_to_json(report);
+  std::vector<WrittenReport> written;
   try {
-    write_reports(doc, args.reports);
+    // Every writer reads this JSON, so a report re-rendered later from the JSON file says what this one says.
+    write_reports(report_to_json(report), args.reports, written);
   } catch (const std::runtime_error& e) {
+    progress.summary(written);
     std::fprintf(stderr, "parity compare: cannot write the report: %s\n", e.what());
     return kExitUsage;
   }
-  std::fprintf(stderr, "parity compare: %zu scenarios:", report.scenarios.size());
-  for (const auto& [status, n] : report.counts())
-    if (n) std::fprintf(stderr, " %d %s", n, status.c_str());
-  std::fprintf(stderr, "\n");
+  progress.summary(written);
   return report.failed() ? kExitFailed : kExitOk;
 }
 
@@ -109,11 +117,11 @@ int report_command(const ReportArgs& args) {
     std::fprintf(stderr, "parity report: nothing to write: give --html FILE and/or --junit FILE\n");
     return kExitUsage;
   }
-  nlohmann::json report;
+  std::vector<WrittenReport> written;
   try {
-    report = read_report_json(args.input);
+    const nlohmann::json report = read_report_json(args.input);
     if (!args.reports.html.empty()) start_interpreter();
-    write_reports(report, args.reports);
+    write_reports(report, args.reports, written);
   } catch (const ReportJsonError& e) {
     std::fprintf(stderr, "parity report: %s\n", e.what());
     return kExitUsage;
@@ -121,8 +129,8 @@ int report_command(const ReportArgs& args) {
     std::fprintf(stderr, "parity report: %s: %s\n", args.input.c_str(), e.what());
     return kExitUsage;
   }
-  for (const std::string* path : {&args.reports.html, &args.reports.junit})
-    if (!path->empty()) std::fprintf(stderr, "parity report: wrote %s\n", path->c_str());
+  for (const WrittenReport& w : written)
+    std::fprintf(stderr, "parity report: wrote %s %s\n", w.label.c_str(), w.path.c_str());
   return kExitOk;
 }
 
@@ -144,7 +152,7 @@ int main_impl(int argc, char** argv) {
   run->add_option("--role", run_options.role, "gold or candidate (default: gold for the gold backend)")
       ->check(CLI::IsMember({"gold", "candidate"}));
   run->add_option("--out", run_options.out, "results directory to write")->required();
-  run->add_flag("-q,--quiet", run_options.quiet, "print only failing scenarios");
+  add_verbosity(run, run_options.verbosity);
   run->add_flag("!--no-pickle-probe", run_options.pickle_probe,
                 "do not store the outputs pickled for the pickle check");
   add_selection(run, run_options.selection);
@@ -156,6 +164,7 @@ int main_impl(int argc, char** argv) {
   compare->add_option("--json", compare_args.reports.json, "write the JSON report here");
   compare->add_option("--junit", compare_args.reports.junit, "write the JUnit XML report here");
   compare->add_option("--html", compare_args.reports.html, "write the HTML report here (one self-contained file)");
+  add_verbosity(compare, compare_args.verbosity);
   compare->add_option("--only", compare_args.options.only, "compare only the scenario with this exact id (repeatable)");
   compare->add_flag("!--no-pickle-probe", compare_args.options.pickle_probe,
                     "do not unpickle stored pickles (unpickling runs code: use it for results from elsewhere)");

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -16,6 +15,7 @@
 #include "config.h"
 #include "interpreter.h"
 #include "manifest.h"
+#include "progress.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -124,13 +124,6 @@ ScenarioRecord module_error(py::handle error) {
   return record;
 }
 
-void print_outcome(const ScenarioRecord& r, bool quiet) {
-  if (quiet && (r.status == "ok" || r.status == "skip" || r.status == "xfail")) return;
-  std::fprintf(stderr, "  %-6s %s (%.0f ms)\n", r.status.c_str(), r.id.c_str(), r.seconds * 1e3);
-  if ((r.status == "error" || r.status == "xpass") && r.error.is_object())
-    std::fprintf(stderr, "         %s: %s\n", r.error.value("type", "").c_str(), r.error.value("message", "").c_str());
-}
-
 std::string backend_name(const RunOptions& options) {
   if (!options.backend.empty()) return options.backend;
   const char* env = std::getenv("PARITY_BACKEND");
@@ -144,22 +137,25 @@ int run_loaded(const RunOptions& options, Manifest& manifest, py::handle backend
   const std::string role = backend.attr("role").cast<std::string>();
   write_manifest(manifest);  // an interrupted run leaves a manifest that says it is incomplete
   const auto start = std::chrono::steady_clock::now();
-  for (py::handle error : found.attr("errors")) manifest.scenarios.push_back(module_error(error));
-  for (const ScenarioRecord& r : manifest.scenarios) print_outcome(r, options.quiet);
+  Progress progress(stderr,
+                    progress_options(stderr, "run", py::len(found.attr("errors")) + py::len(found.attr("scenarios")),
+                                     options.verbosity));
+  for (py::handle error : found.attr("errors")) {
+    manifest.scenarios.push_back(module_error(error));
+    progress.end(to_shown(manifest.scenarios.back()));
+  }
   for (py::handle scenario : found.attr("scenarios")) {
+    progress.begin(scenario.attr("id").cast<std::string>());
     manifest.scenarios.push_back(run_one(scenario, backend, options.out, role, options.pickle_probe));
-    print_outcome(manifest.scenarios.back(), options.quiet);
+    progress.end(to_shown(manifest.scenarios.back()));
   }
   manifest.run["seconds"] = seconds_since(start);
   manifest.complete = true;
   write_manifest(manifest);
-
-  std::map<std::string, int> counts;
-  for (const ScenarioRecord& r : manifest.scenarios) ++counts[r.status];
-  std::fprintf(stderr, "parity run: %zu scenarios:", manifest.scenarios.size());
-  for (const auto& [status, n] : counts) std::fprintf(stderr, " %d %s", n, status.c_str());
-  std::fprintf(stderr, " -> %s\n", options.out.c_str());
-  return counts["error"] + counts["xpass"] > 0 ? kExitFailed : kExitOk;
+  progress.summary({{"results", options.out.string()}});
+  for (const ScenarioRecord& r : manifest.scenarios)
+    if (r.status == "error" || r.status == "xpass") return kExitFailed;
+  return kExitOk;
 }
 
 void print_banner(py::handle backend, py::handle environment) {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "progress.h"
+
 namespace parity {
 
 /// Exit codes every subcommand uses; scripts rely on them.
@@ -21,8 +23,8 @@ struct RunOptions {
   std::string role;     ///< gold or candidate; empty derives it from the backend name
   std::filesystem::path out;
   Selection selection;
-  bool quiet = false;
-  bool pickle_probe = true;  ///< also store the outputs pickled (protocol 5) for compare's pickle check
+  Verbosity verbosity = Verbosity::kNormal;  ///< what the terminal shows (progress.h)
+  bool pickle_probe = true;                  ///< also store the outputs pickled (protocol 5) for compare's pickle check
 };
 
 /// Runs the selected scenarios and writes OUT/manifest.json and OUT/results/*. Returns kExitOk when every

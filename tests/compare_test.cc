@@ -934,6 +934,25 @@ TEST_F(CompareRuns, CountsAndFailed) {
   EXPECT_FALSE(selected.failed());
 }
 
+TEST_F(CompareRuns, HooksSeeEachComparedScenarioInOrderWithItsPositionAndVerdict) {
+  add(gold_, "m.a", "ok", "1");
+  add(cand_, "m.a", "ok", "1");
+  add(gold_, "m.b", "ok", "1");
+  add(cand_, "m.b", "ok", "2");
+  add(cand_, "m.c", "ok", "1");
+  EXPECT_EQ(compared_ids(gold_, cand_, {}), (std::vector<std::string>{"m.a", "m.b", "m.c"}));
+  std::vector<std::string> events;
+  CompareOptions options;
+  options.only = {"m.c", "m.b"};
+  options.on_start = [&events](const std::string& id, std::size_t index, std::size_t total) {
+    events.push_back("start " + id + " " + std::to_string(index) + "/" + std::to_string(total));
+  };
+  options.on_outcome = [&events](const ScenarioOutcome& s) { events.push_back("end " + s.id + " " + s.status); };
+  const CompareReport report = run(options);
+  EXPECT_EQ(events, (std::vector<std::string>{"start m.b 0/2", "end m.b fail", "start m.c 1/2", "end m.c fail"}));
+  EXPECT_EQ(report.scenarios.size(), 2u);
+}
+
 TEST_F(CompareRuns, ErrorAloneMakesTheReportFailed) {
   add(gold_, "m.f", "error", "", {{"type", "E"}, {"message", "m"}});
   add(cand_, "m.f", "error", "", {{"type", "E"}, {"message", "m"}});

@@ -1,7 +1,9 @@
 """End-to-end tests of the parity binary: run -> compare -> JSON/JUnit, on the corpus and on broken backends."""
 import json
 import os
+import pty
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -37,6 +39,42 @@ def compare(gold, cand, tmp, check=None):
     return proc, json.loads(json_file.read_text()), junit_file
 
 
+def parity_on_terminal(*args):
+    """Runs the binary with stdout and stderr on a pseudo-terminal (TERM=xterm); returns (exit code, output).
+    The terminal's own \\r\\n line ends are turned back into \\n, so any \\r left is one parity wrote."""
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen([BIN, *map(str, args)], stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal,
+                            env={**os.environ, "TERM": "xterm"})
+    os.close(terminal)
+    chunks = []
+    while select.select([controller], [], [], 600)[0]:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(controller)
+    return proc.wait(timeout=60), b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+
+
+# At a line's start, or (on a terminal) just after the erased live line.
+SCENARIO_LINE = re.compile(r"(?:^|\x1b\[K)\[\s*(\d+)/(\d+)\] (\S+)\s+(\S+) \(\d+ ms\)", re.M)
+
+
+def scenario_lines(output):
+    """{id: status} of the per-scenario lines; asserts that no scenario has two."""
+    found = [(m[4], m[3]) for m in SCENARIO_LINE.finditer(output)]
+    assert len(found) == len(dict(found)), output
+    return dict(found)
+
+
+def table_row(output, name, count):
+    """Whether the summary has the row `name count`."""
+    return re.search(rf"^  {re.escape(name)}\s+{count}$", output, re.M) is not None
+
+
 def scenario_dir(tmp_path, module, source):
     """A directory holding one scenario module `module`.py with `source`."""
     directory = tmp_path / "scenarios"
@@ -68,6 +106,13 @@ def corpus(tmp_path_factory):
 def e2e_gold(tmp_path_factory):
     out = tmp_path_factory.mktemp("e2e") / "gold"
     run("gold", out, "--scenarios", E2E / "scenarios", check=1)  # basic.raises is an error
+    return out
+
+
+@pytest.fixture(scope="module")
+def e2e_perturbed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("e2e") / "perturbed"
+    run("broken.perturb", out, "--scenarios", E2E / "scenarios", check=1)
     return out
 
 
@@ -451,7 +496,7 @@ def test_compare_policies_from_the_command_line(e2e_gold, tmp_path):
     cand = tmp_path / "broken.flip_order"
     run("broken.flip_order", cand, "--scenarios", E2E / "scenarios", check=1)
     proc = parity("compare", e2e_gold, cand, "--layout-policy", "ignore", "--only", "basic.matrix", check=0)
-    assert "1 pass" in proc.stderr
+    assert table_row(proc.stderr, "pass", 1), proc.stderr
     proc = parity("compare", e2e_gold, cand, "--layout-policy", "loose", check=2)
     assert "--layout-policy" in proc.stderr and "loose" in proc.stderr
 
@@ -498,3 +543,79 @@ def test_a_candidate_output_that_pickle_refuses_fails_pickle_at_its_path(e2e_gol
     [failure] = [c for c in report["scenarios"][0]["checks"] if not c["ok"] and c["check"] != "type"]
     assert (failure["check"], failure["path"]) == ("pickle", "outputs['m']")
     assert "a Handle cannot be pickled" in failure["message"]
+
+
+E2E_RUN = {"basic.matrix": "ok", "basic.big_endian": "ok", "basic.integers": "ok", "basic.raises": "error"}
+E2E_PERTURBED = {"basic.matrix": "fail", "basic.big_endian": "fail", "basic.integers": "pass", "basic.raises": "error"}
+
+
+def test_on_a_terminal_run_draws_a_live_line_then_the_summary(tmp_path):
+    code, out = parity_on_terminal("run", "--backend", "gold", "--out", tmp_path / "gold", "--scenarios", E2E / "scenarios")
+    assert code == 1, out
+    live = re.findall(r"\r\x1b\[K(\[\d/4\] \d failed, \d error \| [^\r\n]*elapsed, ETA [^\r\n]*)", out)
+    assert live and "| basic.matrix |" in live[0] and "| basic.raises |" in live[-1], out
+    assert scenario_lines(out) == {"basic.raises": "error"}, "on a live display only failures get a line"
+    summary = out.rsplit("\x1b[K", 1)[1]  # the live line is erased before the summary
+    assert summary.startswith("parity run: 4 scenarios in "), out
+    assert table_row(summary, "ok", 3) and table_row(summary, "error", 1), summary
+    assert f"  results  {tmp_path / 'gold'}" in summary
+
+
+def test_on_a_terminal_compare_draws_a_live_line_prints_failures_and_the_reports_written(e2e_gold, e2e_perturbed,
+                                                                                       tmp_path):
+    code, out = parity_on_terminal("compare", e2e_gold, e2e_perturbed, "--json", tmp_path / "r.json", "--junit",
+                                   tmp_path / "r.xml")
+    assert code == 1, out
+    assert re.search(r"\r\x1b\[K\[\d/4\] \d failed, \d error \| basic\.\w+ \| \d:\d\d elapsed, ETA ", out), out
+    assert re.search(r"\r\x1b\[K\[4/4\] 2 failed, 1 error \| basic.raises \|", out), out
+    assert scenario_lines(out) == {i: s for i, s in E2E_PERTURBED.items() if s != "pass"}
+    assert "Mismatched elements: 1 / 20" in out, "a failure shows what differs"
+    summary = out.rsplit("\x1b[K", 1)[1]
+    assert summary.startswith("parity compare: 4 scenarios in "), out
+    for name, count in (("pass", 1), ("fail", 2), ("error", 1), ("values", 2)):
+        assert table_row(summary, name, count), (name, summary)
+    assert f"  JSON report   {tmp_path / 'r.json'}" in summary and f"  JUnit report  {tmp_path / 'r.xml'}" in summary
+
+
+def test_without_a_terminal_every_scenario_gets_one_line_and_no_escape_codes(e2e_gold, e2e_perturbed, tmp_path):
+    proc = parity("run", "--backend", "gold", "--out", tmp_path / "gold", "--scenarios", E2E / "scenarios", check=1)
+    assert scenario_lines(proc.stderr) == E2E_RUN
+    proc_compare = parity("compare", e2e_gold, e2e_perturbed, "--json", tmp_path / "r.json", check=1)
+    assert scenario_lines(proc_compare.stderr) == E2E_PERTURBED
+    assert "[1/4] fail   basic.matrix (" in proc_compare.stderr and ") values\n" in proc_compare.stderr
+    for stderr in (proc.stderr, proc_compare.stderr):
+        assert "\x1b" not in stderr and "\r" not in stderr, stderr
+    assert f"  JSON report  {tmp_path / 'r.json'}" in proc_compare.stderr
+
+
+def test_quiet_prints_only_failures_one_line_each_and_a_one_line_summary(e2e_gold, e2e_perturbed, tmp_path):
+    proc = parity("compare", e2e_gold, e2e_perturbed, "--quiet", check=1)
+    assert scenario_lines(proc.stderr) == {i: s for i, s in E2E_PERTURBED.items() if s != "pass"}
+    assert "Mismatched elements" not in proc.stderr and "Traceback" not in proc.stderr
+    assert re.search(r"^parity compare: 4 scenarios in [\d.]+ s: 1 pass, 2 fail, 1 error$", proc.stderr, re.M)
+    proc = parity("run", "--backend", "gold", "--out", tmp_path / "gold", "--scenarios", E2E / "scenarios", "-q", check=1)
+    assert scenario_lines(proc.stderr) == {"basic.raises": "error"}
+    assert re.search(r"basic.raises \(\d+ ms\) RuntimeError: this scenario fails on purpose$", proc.stderr, re.M)
+    code, out = parity_on_terminal("compare", e2e_gold, e2e_perturbed, "-q")
+    assert code == 1 and "\x1b" not in out and "\r" not in out, out
+
+
+def test_verbose_shows_every_scenario_the_checks_that_passed_and_tracebacks(e2e_gold, e2e_perturbed, tmp_path):
+    proc = parity("compare", e2e_gold, e2e_perturbed, "--verbose", check=1)
+    assert scenario_lines(proc.stderr) == E2E_PERTURBED
+    assert re.search(r"basic.integers \(\d+ ms\)\n  passed: .*values \(\d+ lea(?:f|ves)\)", proc.stderr), proc.stderr
+    assert "Mismatched elements: 1 / 20" in proc.stderr
+    code, out = parity_on_terminal("compare", e2e_gold, e2e_perturbed, "-v")
+    assert code == 1 and scenario_lines(out) == E2E_PERTURBED, "verbose gives passes a line on a terminal too"
+    args = ("run", "--backend", "gold", "--scenarios", E2E / "scenarios", "--only", "basic.raises", "--out")
+    verbose = parity(*args, tmp_path / "verbose", "-v", check=1)
+    normal = parity(*args, tmp_path / "normal", check=1)
+    assert 'raise RuntimeError("this scenario fails on purpose")' in verbose.stderr
+    assert "Traceback" in verbose.stderr and "Traceback" not in normal.stderr, normal.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "compare"])
+def test_quiet_and_verbose_together_are_a_usage_error(command, tmp_path):
+    args = ("run", "--backend", "gold", "--out", tmp_path / "x") if command == "run" else ("compare", "a", "b")
+    proc = parity(*args, "-q", "-v", check=2)
+    assert "excludes" in proc.stderr and not (tmp_path / "x").exists()
