@@ -1,32 +1,25 @@
 """End-to-end tests of `parity report`: the reports rendered again from a compare JSON, and the inputs it refuses."""
 import json
 import os
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
-DEMO = REPO / "tests" / "e2e" / "report"
+sys.path.insert(0, str(REPO / "tests" / "e2e" / "report"))
+import demo_run  # noqa: E402
 
 
 def parity(*args, check):
-    proc = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == check, f"parity {args}: exit {proc.returncode}, expected {check}\n{proc.stderr}"
-    return proc
+    return demo_run.parity(BIN, *args, check=check)
 
 
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory):
     """gold against tests/e2e/report/mixed.py, compared with every report written: the directory holding them."""
-    tmp = tmp_path_factory.mktemp("report")
-    scenarios = DEMO / "scenarios"
-    parity("run", "--backend", "gold", "--out", tmp / "gold", "--scenarios", scenarios, "-q", check=0)
-    parity("run", "--backend", DEMO / "mixed.py", "--out", tmp / "mixed", "--scenarios", scenarios, "-q", check=1)
-    parity("compare", tmp / "gold", tmp / "mixed", "--json", tmp / "report.json", "--html", tmp / "report.html",
-           "--junit", tmp / "junit.xml", check=1)
-    return tmp
+    return demo_run.compare_demo(BIN, tmp_path_factory.mktemp("report"))
 
 
 def test_report_renders_the_same_html_and_junit_from_the_json_alone(compared, tmp_path):

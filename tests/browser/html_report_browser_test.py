@@ -3,14 +3,15 @@ failures of several checks, an error, an xfail and a skip, and the tests assert 
 import json
 import os
 import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
-REPORT = REPO / "tests" / "e2e" / "report"
+sys.path.insert(0, str(REPO / "tests" / "e2e" / "report"))
+import demo_run  # noqa: E402
 CHROMIUM = os.environ.get("PARITY_CHROMIUM", "/usr/bin/chromium")
 # Where the screenshot goes for CI to keep (scripts/test.sh sets it; README "Tests").
 ARTIFACTS = Path(os.environ.get("PARITY_ARTIFACTS", REPO / "build" / "artifacts"))
@@ -23,22 +24,11 @@ if not Path(CHROMIUM).is_file():
     pytest.skip(f"no chromium at {CHROMIUM} (scripts/setup.sh installs Debian's chromium)", allow_module_level=True)
 
 
-def parity(*args, check):
-    proc = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == check, f"parity {args}: exit {proc.returncode}, expected {check}\n{proc.stderr}"
-    return proc
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     """A compare of gold against tests/e2e/report/mixed.py: (the JSON, the HTML file)."""
-    tmp = tmp_path_factory.mktemp("html")
-    scenarios = REPORT / "scenarios"
-    parity("run", "--backend", "gold", "--out", tmp / "gold", "--scenarios", scenarios, "-q", check=0)
-    parity("run", "--backend", REPORT / "mixed.py", "--out", tmp / "mixed", "--scenarios", scenarios, "-q", check=1)
-    html = tmp / "report.html"
-    parity("compare", tmp / "gold", tmp / "mixed", "--json", tmp / "report.json", "--html", html, check=1)
-    return json.loads((tmp / "report.json").read_text()), html
+    out = demo_run.compare_demo(BIN, tmp_path_factory.mktemp("html"))
+    return json.loads((out / "report.json").read_text()), out / "report.html"
 
 
 @pytest.fixture(scope="module")
