@@ -302,6 +302,8 @@ json values_details(const ValueReport& r, const Tolerance& t) {
             {"first_nonfinite", mismatch_list(r.first_nonfinite)}};
   if (r.max_abs.found) d["max_abs_diff"] = r.max_abs.value, d["max_abs_index"] = r.max_abs.index;
   if (r.max_rel.found) d["max_rel_diff"] = r.max_rel.value, d["max_rel_index"] = r.max_rel.index;
+  if (!r.map.empty())
+    d["map"] = {{"shape", r.map.shape}, {"grid", r.map.grid}, {"counts", r.map.counts}, {"sizes", r.map.sizes}};
   return d;
 }
 

@@ -2,6 +2,7 @@
 #include "values.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #if defined(__SSE2__)
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "numpy_api.h"
 
@@ -24,9 +26,100 @@ enum class Rule { Real, RealLong, Complex, ComplexLong, Integer, Datetime, Exact
 
 using Index = std::vector<std::int64_t>;
 
+// An axis of `length` elements cut into min(length, limit) cells of consecutive indices: index i lies in cell
+// floor(i * cells / length), which starts at index ceil(cell * length / cells).
+class AxisCells {
+ public:
+  AxisCells() = default;
+  AxisCells(std::int64_t length, std::int64_t limit) : length_(length), cells_(std::min(length, limit)) {
+    for (std::int64_t c = 0; c <= cells_; ++c)  // in 128 bits: a broadcast view may claim 2^62 elements
+      bounds_[static_cast<std::size_t>(c)] =
+          static_cast<std::int64_t>((static_cast<__int128>(c) * length_ + cells_ - 1) / cells_);
+  }
+  std::int64_t length() const { return length_; }
+  std::int64_t cells() const { return cells_; }
+  std::int64_t size(std::int64_t cell) const { return bound(cell + 1) - bound(cell); }
+  // The cell of index i, searched from `cell` by steps: a pass meets violations in the same or nearby cells, and
+  // never more than `cells` away, where a division would cost more than the steps.
+  std::int64_t find(std::int64_t i, std::int64_t cell) const {
+    while (i >= bound(cell + 1)) ++cell;
+    while (i < bound(cell)) --cell;
+    return cell;
+  }
+  std::int64_t bound(std::int64_t cell) const { return bounds_[static_cast<std::size_t>(cell)]; }
+
+ private:
+  std::int64_t length_ = 1, cells_ = 1;
+  std::array<std::int64_t, std::max(kMapRows, kMapColumns) + 1> bounds_{0, 1};
+};
+
+// Counts the violations of a locating pass into MismatchMap cells by their C index, so the map does not depend on
+// the order the pass meets them in. A 1-D array is one row. Nothing is computed until the first violation: a
+// C-contiguous pair is decided and located in one pass, and most pairs pass.
+class MapCounter {
+ public:
+  MapCounter(int ndim, std::int64_t rows, std::int64_t columns) : ndim_(ndim), rows_length_(rows), length_(columns) {}
+  void add(std::int64_t flat) {
+    // Violations tend to come in runs, most of them in the cell of the one before: a test and an increment for those.
+    if (flat < run_start_ || flat >= run_end_) locate(flat);
+    ++counts_[static_cast<std::size_t>(run_cell_)];
+  }
+  // The map of what was counted; empty when nothing was.
+  MismatchMap result() const;
+
+ private:
+  // Out of line, so that the sink's add stays small. A pass moves forward along a row (a C-order pass along the whole
+  // row, a slab-wise one along its slab) and then to the next row, so the new cell is found by steps from the last
+  // one; only a jump over rows costs a division.
+  [[gnu::noinline]] void locate(std::int64_t flat) {
+    if (counts_.empty()) start();
+    const std::int64_t j = flat - row_start_;
+    if (j < 0 || j >= length_) {
+      row_ = j >= length_ && j - length_ < length_ ? row_ + 1 : flat / length_;
+      row_start_ = row_ * length_;
+      row_cell_ = rows_.find(row_, row_cell_);
+    }
+    column_cell_ = columns_.find(flat - row_start_, column_cell_);
+    run_start_ = row_start_ + columns_.bound(column_cell_);
+    run_end_ = row_start_ + columns_.bound(column_cell_ + 1);
+    run_cell_ = row_cell_ * columns_.cells() + column_cell_;
+  }
+  void start() {
+    rows_ = AxisCells(rows_length_, kMapRows), columns_ = AxisCells(length_, kMapColumns);
+    counts_.assign(static_cast<std::size_t>(rows_.cells() * columns_.cells()), 0);
+  }
+
+  int ndim_;
+  std::int64_t rows_length_, length_;  // the array's rows (1 for 1-D) and the length of each
+  AxisCells rows_, columns_;
+  std::vector<std::int64_t> counts_;
+  // Where the last violation was: row row_ (in row cell row_cell_), starting at C index row_start_; column cell
+  // column_cell_ of it, C indices [run_start_, run_end_), which is cell run_cell_ of the map.
+  std::int64_t row_ = 0, row_start_ = 0, row_cell_ = 0, column_cell_ = 0, run_start_ = 0, run_end_ = 0, run_cell_ = 0;
+};
+
+MismatchMap MapCounter::result() const {
+  MismatchMap map;
+  if (counts_.empty()) return map;
+  map.shape = {rows_length_, length_}, map.grid = {rows_.cells(), columns_.cells()};
+  if (ndim_ == 1) map.shape.erase(map.shape.begin()), map.grid.erase(map.grid.begin());
+  map.counts = counts_;
+  for (std::int64_t r = 0; r < rows_.cells(); ++r)
+    for (std::int64_t c = 0; c < columns_.cells(); ++c) map.sizes.push_back(rows_.size(r) * columns_.size(c));
+  return map;
+}
+
+// A counter for the map of `a`, or none: only arrays of one or two axes with elements have a map.
+std::optional<MapCounter> map_counter(PyArrayObject* a) {
+  const int ndim = PyArray_NDIM(a);
+  if (PyArray_SIZE(a) == 0 || ndim < 1 || ndim > 2) return std::nullopt;
+  const std::int64_t rows = ndim == 2 ? PyArray_DIM(a, 0) : 1;
+  return MapCounter(ndim, rows, PyArray_DIM(a, ndim - 1));
+}
+
 // Receives every violation; `stop_at_first` makes a pass a yes/no verdict. Elements may arrive out of C order (slab by
-// slab, see compare_values): `first` keeps the smallest C indices, and a maximum met twice keeps the smaller index, so
-// the result is the one a single C-order pass would give.
+// slab, see compare_values): `first` keeps the smallest C indices, a maximum met twice keeps the smaller index, and the
+// map counts by C index, so the result is the one a single C-order pass would give.
 struct Sink {
   explicit Sink(ValueReport& r, bool verdict_only = false) : report(r), stop_at_first(verdict_only) {}
   using Located = std::vector<std::pair<std::int64_t, MismatchKind>>;
@@ -37,6 +130,7 @@ struct Sink {
   // A pass over the slab [..., start:start+width] of arrays whose last axis has `row` elements counts its elements
   // in the slab's C order; this maps that count to the C index in the whole array. width 0: no slab.
   std::int64_t slab_start = 0, slab_width = 0, row = 0;
+  std::optional<MapCounter> map;  // for a locating pass over an array that has a map
 
   // A NaN difference is one that cannot be measured (a complex value's finite part beside equal NaN parts, an
   // exact comparison); it counts, but takes no part in the maxima.
@@ -50,6 +144,7 @@ struct Sink {
       keep_max(report.max_abs, max_abs_flat, abs_diff, flat);
       keep_max(report.max_rel, max_rel_flat, rel_diff, flat);
     }
+    if (map) map->add(flat);
     keep_first(first, flat, kind);
     if (kind == MismatchKind::NaN || kind == MismatchKind::Inf) keep_first(first_nonfinite, flat, kind);
   }
@@ -537,6 +632,7 @@ ValueReport compare_values(py::handle gold, py::handle candidate, const Toleranc
     report.max_abs = report.max_rel = Extreme{};
   }
   Sink out(report);
+  out.map = map_counter(g);
   // Walking an operand whose last axis is not its fastest in C order reads a cache line and a page per element;
   // slabs keep them cached, and the sink puts the slabs' mismatches back in C order.
   if (across_rows(g) || across_rows(c))
@@ -547,6 +643,7 @@ ValueReport compare_values(py::handle gold, py::handle candidate, const Toleranc
   report.first_nonfinite = located(out.first_nonfinite, gold, candidate);
   if (out.max_abs_flat >= 0) report.max_abs.index = unravel(out.max_abs_flat, g);
   if (out.max_rel_flat >= 0) report.max_rel.index = unravel(out.max_rel_flat, g);
+  if (out.map) report.map = out.map->result();
   return report;
 }
 

@@ -38,6 +38,21 @@ struct Extreme {
   bool found = false;  ///< some violation had a measurable difference (an index may be empty: a 0-d array's)
 };
 
+/// Where the violations of a 1-D or 2-D array lie, for a picture of them: the array cut into a coarse grid of cells,
+/// with each cell's violations and elements counted. Element i of n lies in cell floor(i * B / n) of B = min(n, 64);
+/// element (i, j) of (r, c) in cell (floor(i * R / r), floor(j * C / c)) of R = min(r, 16) by C = min(c, 64).
+/// Cells hold runs of consecutive indices whose lengths differ by at most one.
+struct MismatchMap {
+  std::vector<std::int64_t> shape;   ///< the array's: [n] or [r, c]
+  std::vector<std::int64_t> grid;    ///< cells along each axis: [B] or [R, C]; empty when there is no map
+  std::vector<std::int64_t> counts;  ///< violations of every kind in each cell, row-major
+  std::vector<std::int64_t> sizes;   ///< elements in each cell, row-major
+  bool empty() const { return grid.empty(); }
+};
+
+/// The most cells a MismatchMap has along rows (2-D only) and along columns (a 1-D array's one axis).
+inline constexpr std::int64_t kMapRows = 16, kMapColumns = 64;
+
 struct ValueReport {
   std::string criterion;    ///< "allclose" (floating and complex) or "exact" (everything else)
   std::string compared_as;  ///< the dtype both sides were read as ("float64", "longdouble", "int", "<U5", ...)
@@ -51,6 +66,7 @@ struct ValueReport {
   Extreme max_abs, max_rel;               ///< among value violations (finite differences)
   std::vector<Mismatch> first;            ///< the first violations in C order
   std::vector<Mismatch> first_nonfinite;  ///< the first NaN/inf location differences in C order
+  MismatchMap map;                        ///< for a failing 1-D or 2-D pair with elements; none for 0-d or more axes
   std::string not_comparable;             ///< set when the dtypes have no common type to compare in
   bool ok() const { return mismatched == 0 && not_comparable.empty(); }
 };

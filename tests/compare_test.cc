@@ -272,6 +272,20 @@ TEST_F(CompareOutputs, ValuesMessageFollowsNumpyTesting) {
   EXPECT_EQ(f.details.at("first").at(0).at("index"), json({2}));
 }
 
+TEST_F(CompareOutputs, ValuesDetailsMapWhereTheMismatchesAreAndTheMessageDoesNot) {
+  const CheckList r =
+      check("{'m': np.arange(6.0).reshape(2, 3)}", "{'m': np.array([[0.0, 1.5, 2.0], [3.0, 4.0, 9.0]])}");
+  ASSERT_TRUE(one_failure(r, "values", "outputs['m']"));
+  const Check& f = r.failures[0];
+  EXPECT_EQ(f.details.at("map"),
+            json({{"shape", {2, 3}}, {"grid", {2, 3}}, {"counts", {0, 1, 0, 0, 0, 1}}, {"sizes", {1, 1, 1, 1, 1, 1}}}));
+  EXPECT_FALSE(contains(f.message, "map") || contains(f.message, "counts")) << f.message;
+  // A Python float is compared as a 0-d array: nothing to draw.
+  const CheckList scalar = check("{'x': 1.5}", "{'x': 2.5}");
+  ASSERT_TRUE(one_failure(scalar, "values", "outputs['x']"));
+  EXPECT_FALSE(scalar.failures[0].details.contains("map"));
+}
+
 TEST_F(CompareOutputs, ExactIntegerMessageMeasuresTheDifference) {
   const CheckList r = check("np.array([[1, 2], [3, 4]])", "np.array([[1, 2], [3, 5]])");
   ASSERT_TRUE(one_failure(r, kAny, kAny,
@@ -498,6 +512,7 @@ TEST_F(CompareOutputs, StructuredDtypeIsComparedFieldByField) {
   const CheckList y = check("{'s': np.array([(1.0, 1), (2.0, 2)], dtype=" + dt + ")}",
                             "{'s': np.array([(1.0, 1), (2.0, 3)], dtype=" + dt + ")}");
   ASSERT_TRUE(one_failure(y, "values", "outputs['s'].field('y')", {"exact", "[1]: 2 | 3"}));
+  EXPECT_EQ(y.failures[0].details.at("map").at("counts"), json({0, 1}));  // the field's own
 
   const CheckList x = check("{'s': np.array([(1.0, 1), (2.0, 2)], dtype=" + dt + ")}",
                             "{'s': np.array([(1.5, 1), (2.0, 2)], dtype=" + dt + ")}");

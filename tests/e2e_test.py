@@ -327,9 +327,40 @@ def test_values_failure_reads_like_numpy_testing_and_its_repro_reproduces(e2e_go
     details = check["details"]
     assert details["mismatched"] == 1 and details["total"] == 20 and details["first"][0]["index"] == [0, 1]
     assert details["max_rel_diff"] > 1e-3
+    assert details["map"] == {"shape": [4, 5], "grid": [4, 5], "counts": [0, 1] + [0] * 18, "sizes": [1] * 20}
+    assert "counts" not in check["message"]
     shutil.rmtree("/tmp/parity-repro", ignore_errors=True)
     repro = subprocess.run(scenario["repro"], shell=True, capture_output=True, text=True, timeout=300)
     assert repro.returncode == 1 and "[values] outputs['m']" in repro.stderr, repro.stderr
+
+
+def test_a_failing_values_check_maps_where_its_mismatches_are(tmp_path):
+    scenarios = scenario_dir(tmp_path, "spread",
+                             "@parity.scenario\ndef arrays(xp):\n"
+                             "    return {'long': xp.arange(100.0),\n"
+                             "            'wide': xp.asfortranarray(xp.arange(17 * 130.0).reshape(17, 130))}\n")
+    backend = tmp_path / "spread.py"
+    backend.write_text("def materialize(obj):\n"
+                       "    long, wide = obj['long'].copy(), obj['wide'].copy(order='K')\n"
+                       "    long[[1, 4, 50, 99]] += 1\n"
+                       "    wide[0, :3] += 1\n"
+                       "    wide[16, 129] = -1.0\n"
+                       "    return {'long': long, 'wide': wide}\n")
+    run("gold", tmp_path / "gold", "--scenarios", scenarios)
+    run(str(backend), tmp_path / "cand", "--scenarios", scenarios)
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "cand", tmp_path, check=1)
+    maps = {c["path"]: c["details"]["map"] for c in report["scenarios"][0]["checks"] if not c["ok"]}
+    assert set(maps) == {"outputs['long']", "outputs['wide']"}
+    # 100 elements in 64 bins: element i in bin i * 64 // 100.
+    long = maps["outputs['long']"]
+    assert (long["shape"], long["grid"], len(long["counts"])) == ([100], [64], 64)
+    assert {cell: n for cell, n in enumerate(long["counts"]) if n} == {0: 1, 2: 1, 32: 1, 63: 1}
+    assert sum(long["sizes"]) == 100 and long["sizes"][:3] == [2, 2, 1]
+    # 17 x 130 (F order) in 16 x 64 cells: rows 0-1 and columns 0-2 make the first cell; (16, 129) is in the last.
+    wide = maps["outputs['wide']"]
+    assert (wide["shape"], wide["grid"], len(wide["counts"])) == ([17, 130], [16, 64], 16 * 64)
+    assert {cell: n for cell, n in enumerate(wide["counts"]) if n} == {0: 3, 16 * 64 - 1: 1}
+    assert sum(wide["sizes"]) == 17 * 130 and wide["sizes"][0] == 6
 
 
 def test_a_raising_scenario_is_an_error_on_that_side_and_the_rest_still_run(e2e_gold, tmp_path):

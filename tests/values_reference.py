@@ -7,6 +7,9 @@ import numpy as np
 # The first mismatches the kernel lists (values.h kFirstMismatches).
 FIRST = 5
 
+# The most cells of a mismatch map along rows and along columns (values.h kMapRows, kMapColumns).
+MAP_ROWS, MAP_COLUMNS = 16, 64
+
 TOLERANCES = (0.0, 1e-12, 1e-7, 1e-3, 0.5)
 
 FLOATS = ("f2", "f4", "f8", "g")
@@ -418,6 +421,24 @@ def _extreme(values, mask):
     return float(masked.flat[flat]), tuple(int(i) for i in np.unravel_index(flat, mask.shape))
 
 
+def _map(every):
+    """The mismatch map of the violations `every`: None unless some violate in an array of one or two axes."""
+    if every.ndim not in (1, 2) or not every.any():
+        return None
+    rows, columns = every.shape if every.ndim == 2 else (1, every.size)
+    grid_rows, grid_columns = min(rows, MAP_ROWS), min(columns, MAP_COLUMNS)
+    row_cell = np.arange(rows) * grid_rows // rows
+    column_cell = np.arange(columns) * grid_columns // columns
+    cell = (row_cell[:, None] * grid_columns + column_cell[None, :]).ravel()
+    cells = grid_rows * grid_columns
+    return {
+        "shape": list(every.shape),
+        "grid": [grid_rows, grid_columns] if every.ndim == 2 else [grid_columns],
+        "counts": np.bincount(cell[every.ravel()], minlength=cells).tolist(),
+        "sizes": np.bincount(cell, minlength=cells).tolist(),
+    }
+
+
 def reference(gold, candidate, rtol, atol, signed_zeros):
     """The report values.h describes for these arrays, as a dict of plain Python values."""
     gd, cd = gold.dtype, candidate.dtype
@@ -474,6 +495,7 @@ def reference(gold, candidate, rtol, atol, signed_zeros):
         "first_nonfinite": _first(nan | inf),
         "max_abs": _extreme(abs_diff, value) if measured else None,
         "max_rel": _extreme(rel_diff, value) if measured else None,
+        "map": _map(every),
     }
 
 

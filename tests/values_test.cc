@@ -95,6 +95,10 @@ const char* kind_label(parity::MismatchKind kind) {
   field("max_rel.value", a.max_rel.value, b.max_rel.value);
   field("max_rel.index", a.max_rel.index, b.max_rel.index);
   field("not_comparable", a.not_comparable, b.not_comparable);
+  field("map.shape", a.map.shape, b.map.shape);
+  field("map.grid", a.map.grid, b.map.grid);
+  field("map.counts", a.map.counts, b.map.counts);
+  field("map.sizes", a.map.sizes, b.map.sizes);
   for (const auto& [name, x, y] : {std::tuple{"first", &a.first, &b.first},
                                    std::tuple{"first_nonfinite", &a.first_nonfinite, &b.first_nonfinite}}) {
     field(name, x->size(), y->size());
@@ -709,6 +713,155 @@ TEST(ValuesShape, ManyMismatchesAcrossBufferBoundariesAreAllCounted) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// The mismatch map of failing 1-D and 2-D pairs
+
+// The map of values.h's definition, element by element, for a boolean array `violations` of one or two axes.
+parity::MismatchMap map_by_definition(py::handle violations) {
+  const auto shape = violations.attr("shape").cast<Index>();
+  const std::int64_t rows = shape.size() == 2 ? shape[0] : 1, columns = shape.back();
+  const std::int64_t grid_rows = std::min<std::int64_t>(rows, 16), grid_columns = std::min<std::int64_t>(columns, 64);
+  const auto flags = violations.attr("ravel")().attr("tolist")().cast<std::vector<bool>>();
+  parity::MismatchMap map;
+  map.shape = shape;
+  map.grid = shape.size() == 2 ? Index{grid_rows, grid_columns} : Index{grid_columns};
+  map.counts.assign(static_cast<std::size_t>(grid_rows * grid_columns), 0);
+  map.sizes = map.counts;
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < columns; ++j) {
+      const auto cell = static_cast<std::size_t>(i * grid_rows / rows * grid_columns + j * grid_columns / columns);
+      ++map.sizes[cell];
+      map.counts[cell] += flags[static_cast<std::size_t>(i * columns + j)];
+    }
+  return map;
+}
+
+::testing::AssertionResult same_map(const parity::MismatchMap& got, const parity::MismatchMap& want) {
+  if (got.shape == want.shape && got.grid == want.grid && got.counts == want.counts && got.sizes == want.sizes)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "shape " << ::testing::PrintToString(got.shape) << " grid "
+                                       << ::testing::PrintToString(got.grid) << "\ncounts "
+                                       << ::testing::PrintToString(got.counts) << "\nexpected "
+                                       << ::testing::PrintToString(want.counts) << "\nsizes "
+                                       << ::testing::PrintToString(got.sizes) << "\nexpected "
+                                       << ::testing::PrintToString(want.sizes);
+}
+
+// `base` plus one where the boolean expression `where` holds, of the C index `i` and, for 2-D, the row and column
+// indices `r` and `c`: the violations of a zero-tolerance comparison with `base` are exactly there.
+std::string changed_where(const std::string& base, const std::string& where) {
+  return "(lambda a: a + np.where((lambda i, r=None, c=None: " + where +
+         ")(np.arange(a.size).reshape(a.shape), *(np.indices(a.shape) if a.ndim == 2 else ())), 1, 0))(" + base + ")";
+}
+
+TEST(ValuesMap, ShortArraysHaveACellPerElement) {
+  const ValueReport r = compare("np.arange(5.0)", "np.array([0, 1.5, 2, 3, 9.0])");
+  EXPECT_EQ(r.map.shape, (Index{5}));
+  EXPECT_EQ(r.map.grid, (Index{5}));
+  EXPECT_EQ(r.map.counts, (Index{0, 1, 0, 0, 1}));
+  EXPECT_EQ(r.map.sizes, (Index{1, 1, 1, 1, 1}));
+  const ValueReport m = compare("np.arange(6).reshape(2, 3)", "np.array([[0, 1, 2], [3, 0, 0]])");
+  EXPECT_EQ(m.map.shape, (Index{2, 3}));
+  EXPECT_EQ(m.map.grid, (Index{2, 3}));
+  EXPECT_EQ(m.map.counts, (Index{0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(m.map.sizes, (Index{1, 1, 1, 1, 1, 1}));
+}
+
+TEST(ValuesMap, AHundredElementsFallIntoSixtyFourBins) {
+  // Element i lies in bin floor(i * 64 / 100): bins of one or two elements, 100 in all.
+  const ValueReport all = compare("np.arange(100.0)", "np.arange(100.0) + 1");
+  EXPECT_EQ(all.map.grid, (Index{64}));
+  EXPECT_EQ(all.map.counts, all.map.sizes);
+  EXPECT_TRUE(same_map(all.map, map_by_definition(np_eval("np.ones(100, bool)"))));
+  EXPECT_EQ(all.map.sizes[0], 2);   // elements 0 and 1
+  EXPECT_EQ(all.map.sizes[1], 2);   // 2 and 3
+  EXPECT_EQ(all.map.sizes[2], 1);   // 4
+  EXPECT_EQ(all.map.sizes[63], 1);  // 99
+  const ValueReport some = compare("np.arange(100.0)", changed_where("np.arange(100.0)", "np.isin(i, [1, 4, 50, 99])"));
+  Index counts(64, 0);
+  counts[0] = 1, counts[2] = 1, counts[32] = 1, counts[63] = 1;
+  EXPECT_EQ(some.map.counts, counts);
+}
+
+TEST(ValuesMap, SeventeenRowsBy130ColumnsAreSixteenBySixtyFourCells) {
+  const std::string base = "np.arange(17 * 130.0).reshape(17, 130)";
+  const std::string where = "(r * 7 + c * 3) % 11 == 0";
+  const ValueReport r = compare(base, changed_where(base, where), {0.0, 0.0});
+  EXPECT_EQ(r.map.shape, (Index{17, 130}));
+  EXPECT_EQ(r.map.grid, (Index{16, 64}));
+  const parity::MismatchMap want = map_by_definition(np_eval(changed_where(base, where) + " != " + base));
+  EXPECT_TRUE(same_map(r.map, want));
+  // Rows 0 and 1 share the first row of cells, and columns 0-2 the first column: cell [0, 0] holds 6 elements.
+  EXPECT_EQ(r.map.sizes[0], 6);
+  std::int64_t total = 0, counted = 0;
+  for (std::size_t k = 0; k < r.map.sizes.size(); ++k) total += r.map.sizes[k], counted += r.map.counts[k];
+  EXPECT_EQ(total, 17 * 130);
+  EXPECT_EQ(counted, r.mismatched);
+}
+
+TEST(ValuesMap, NoLayoutOrByteOrderChangesTheMap) {
+  // Wide pairs are located slab by slab, tall ones jump over rows, long 1-D ones go through several buffers.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"np.arange(17 * 130.0).reshape(17, 130)", "(r * 7 + c * 3) % 11 == 0"},
+      {"np.arange(3 * 2500.0).reshape(3, 2500)", "(c % 97 == 5) | (i == 7499)"},
+      {"np.arange(1000 * 3.0).reshape(1000, 3)", "np.isin(r, [0, 1, 2, 500, 998, 999]) & (c != 1)"},
+      {"np.arange(20000.0)", "(i % 7 == 0) | (i > 19990)"},
+  };
+  const std::vector<std::string> layouts = {
+      "{}",
+      "{}.astype('>f8')",
+      "np.asfortranarray({})",
+      "np.asfortranarray({}.astype('>f8'))",
+      "(lambda a, back: np.ascontiguousarray(a[back])[back])({0}, (slice(None, None, -1),) * {0}.ndim)",
+      "(lambda a: (lambda b: (b.__setitem__(Ellipsis, a), b)[1])(np.empty(tuple(2 * n for n in a.shape))"
+      "[(slice(None, None, -2),) * a.ndim]))({})",
+  };
+  auto in_layout = [](const std::string& layout, const std::string& expr) {
+    std::string out = layout;
+    for (const std::string hole : {"{}", "{0}"})
+      for (std::size_t at; (at = out.find(hole)) != std::string::npos;) out.replace(at, hole.size(), "(" + expr + ")");
+    return np_eval(out);
+  };
+  for (const auto& [base, where] : cases) {
+    const std::string changed = changed_where(base, where);
+    const parity::MismatchMap want = map_by_definition(np_eval(changed + " != " + base));
+    for (const std::string& g : layouts)
+      for (const std::string& c : layouts) {
+        py::object ga = in_layout(g, base), ca = in_layout(c, changed);
+        SCOPED_TRACE(::testing::Message() << base << ": gold " << layout_of(ga) << ", candidate " << layout_of(ca));
+        EXPECT_TRUE(same_map(compare_values(ga, ca, {0.0, 0.0}).map, want));
+      }
+  }
+}
+
+TEST(ValuesMap, EveryKindOfViolationIsCounted) {
+  const ValueReport r = compare("np.array([1.0, 2.0, np.inf, -0.0, 5.0, np.nan, 7.0])",
+                                "np.array([1.0, np.nan, -np.inf, 0.0, 5.5, np.nan, 7.0])", {0.0, 0.0, true});
+  EXPECT_EQ(r.nan_mismatched, 1);
+  EXPECT_EQ(r.inf_mismatched, 1);
+  EXPECT_EQ(r.signed_zero_mismatched, 1);
+  EXPECT_EQ(r.map.counts, (Index{0, 1, 1, 1, 1, 0, 0}));
+  const ValueReport t = compare("np.array([['2020-01-01', 'NaT'], ['2020-01-03', '2020-01-04']], dtype='M8[D]')",
+                                "np.array([['NaT', 'NaT'], ['2020-01-03', '2020-01-05']], dtype='M8[D]')");
+  EXPECT_EQ(t.map.counts, (Index{1, 0, 0, 1}));
+  const ValueReport s = compare("np.array(['a', 'b', 'c'])", "np.array(['a', 'x', 'c'])");
+  EXPECT_EQ(s.map.counts, (Index{0, 1, 0}));
+}
+
+TEST(ValuesMap, OnlyFailingPairsOfOneOrTwoAxesWithElementsHaveAMap) {
+  EXPECT_TRUE(compare("np.arange(12.0).reshape(3, 4)", "np.arange(12.0).reshape(3, 4)").map.empty());
+  EXPECT_TRUE(compare("np.asfortranarray(np.arange(12.0).reshape(3, 4))", "np.arange(12.0).reshape(3, 4)").map.empty());
+  EXPECT_TRUE(compare("np.arange(3.0)", "np.arange(3.0) * (1 + 1e-9)").map.empty());  // within tolerance
+  EXPECT_TRUE(compare("np.zeros((0, 3))", "np.zeros((0, 3))").map.empty());
+  const ValueReport scalar = compare("np.array(1.5)", "np.array(2.5)");
+  EXPECT_EQ(scalar.mismatched, 1);
+  EXPECT_TRUE(scalar.map.empty());
+  const ValueReport cube = compare("np.zeros((2, 3, 4))", "np.ones((2, 3, 4))");
+  EXPECT_EQ(cube.mismatched, 24);
+  EXPECT_TRUE(cube.map.empty());
+  EXPECT_TRUE(compare("np.array([1.0])", "np.array(['x'])").map.empty());  // not comparable
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Not comparable
 
 TEST(ValuesNotComparable, DatetimeAgainstInteger) {
@@ -810,6 +963,20 @@ std::string disagreements(const ValueReport& r, const py::dict& expected) {
   };
   extreme("max_abs", r.max_abs);
   extreme("max_rel", r.max_rel);
+
+  const py::object map = expected["map"];
+  if (map.is_none() != r.map.empty()) {
+    wrong << "map: kernel " << (r.map.empty() ? "none" : "one") << ", reference " << (map.is_none() ? "none" : "one")
+          << "\n";
+  } else if (!map.is_none()) {
+    for (const auto& [name, got] : {std::pair{"shape", &r.map.shape}, std::pair{"grid", &r.map.grid},
+                                    std::pair{"counts", &r.map.counts}, std::pair{"sizes", &r.map.sizes}}) {
+      const auto want = map[name].cast<Index>();
+      if (*got != want)
+        wrong << "map " << name << ": kernel " << ::testing::PrintToString(*got) << ", reference "
+              << ::testing::PrintToString(want) << "\n";
+    }
+  }
   return wrong.str();
 }
 
