@@ -144,6 +144,11 @@ def test_an_expanded_layout_failure_shows_both_sides_and_an_error_its_traceback(
     assert error.locator("b").count() == 0
 
 
+def test_expanded_xfail_and_skip_say_why(page):
+    assert "expected: the candidate rounds differently, tracked upstream" in expand(page, "report_demo.known_difference").inner_text()
+    assert "needs a GPU" in expand(page, "report_demo.not_here").inner_text()
+
+
 def test_the_repro_copy_button_copies_the_command(page, report):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     detail = expand(page, "report_demo.byte_order")
