@@ -650,3 +650,36 @@ def test_quiet_and_verbose_together_are_a_usage_error(command, tmp_path):
     args = ("run", "--backend", "gold", "--out", tmp_path / "x") if command == "run" else ("compare", "a", "b")
     proc = parity(*args, "-q", "-v", check=2)
     assert "excludes" in proc.stderr and not (tmp_path / "x").exists()
+
+
+# Written against plain NumPy, as a user's existing code is: no `xp`, numpy imported by name.
+PLAIN_NUMPY_SCENARIO = """\
+import numpy as np
+import numpy.linalg as la
+from numpy.linalg import solve
+
+
+@parity.scenario
+def solved(rng):
+    a = rng.standard_normal((4, 4)) + 4 * np.eye(4)
+    return {"x": solve(a, np.ones(4)), "inv": la.inv(a), "grid": np.arange(6.0).reshape(2, 3)}
+"""
+
+
+def test_fsproxy_proxies_a_module_written_against_plain_numpy_and_gold_leaves_it_alone(tmp_path):
+    scenarios = scenario_dir(tmp_path, "plain", PLAIN_NUMPY_SCENARIO)
+    run("gold", tmp_path / "gold", "--scenarios", scenarios)
+    run("fsproxy", tmp_path / "fs", "--scenarios", scenarios)
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "fs", tmp_path, check=0)
+    assert report["summary"]["pass"] == report["summary"]["total"] == 1
+    # The type check demands TYPE_MAP's ProxyNDArray exactly, but passing checks do not name types; read
+    # the recorded types back by swapping the sides: with no TYPE_MAP on the fsproxy run taken as gold,
+    # every array output's type differs, and the details name what each run recorded.
+    swapped = tmp_path / "swapped"
+    swapped.mkdir()
+    _, report, _ = compare(tmp_path / "fs", tmp_path / "gold", swapped, check=1)
+    outputs = {"outputs['x']", "outputs['inv']", "outputs['grid']"}
+    assert failing(report) == {("plain.solved", "type", path) for path in outputs}
+    recorded = {(c["details"]["gold"], c["details"]["candidate"])
+                for s in report["scenarios"] for c in s["checks"] if not c["ok"]}
+    assert recorded == {("parity_fixtures.fsproxy.ProxyNDArray", "numpy.ndarray")}
