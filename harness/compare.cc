@@ -813,6 +813,9 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   ScenarioOutcome out;
   out.id = id;
   out.meta = g ? g->meta : c->meta;
+  // The compare xfail is the candidate run's: parity.xfail_on scopes an xfail to the backend that earns it,
+  // so only the candidate's manifest holds it (gold's resolved it for gold).
+  if (g && c && c->meta.contains("xfail")) out.meta["xfail"] = c->meta.at("xfail");
   out.gold_seconds = g ? g->seconds : 0;
   out.candidate_seconds = c ? c->seconds : 0;
   out.repro = repro_command(options, gold, candidate, id, out.meta);

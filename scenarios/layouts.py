@@ -1,6 +1,12 @@
 """Memory layout scenarios: C and F order, strided and negative-stride views, copies of views, read-only arrays."""
 import parity
 
+# joblib genuinely changes these in transport: joblib-only strict xfails (see parity.xfail_on).
+_JOBLIB_LAYOUT = ("joblib returns results by pickling them, and NumPy pickles a non-contiguous array (view, "
+                  "broadcast, reversed or field) as a C-contiguous copy")
+_JOBLIB_WRITEABLE = ("joblib returns results by pickling them, and the unpickled copy of a read-only view is "
+                     "writeable")
+
 
 @parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["layout"])
 def orders(xp, rng, order):
@@ -20,7 +26,8 @@ def orders(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["layout", "views"])
+@parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["layout", "views"],
+                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
 def strided_views(xp, rng, order):
     a = xp.asarray(rng.standard_normal((8, 9)), order=order)
     cube = xp.asarray(rng.integers(0, 100, size=(4, 5, 6)), dtype=xp.int32, order=order)
@@ -39,7 +46,8 @@ def strided_views(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["layout", "views", "negative-strides"])
+@parity.scenario(rtol=0.0, tags=["layout", "views", "negative-strides"],
+                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
 def negative_strides(xp, rng):
     a = xp.asarray(rng.standard_normal((7, 6)))
     v = xp.arange(10, dtype=xp.int64)
@@ -69,7 +77,8 @@ def copies_of_views(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["layout", "readonly"])
+@parity.scenario(rtol=0.0, tags=["layout", "readonly"],
+                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
 def readonly(xp, rng):
     a = xp.asarray(rng.integers(-50, 50, size=(5, 4)), dtype=xp.int64)
     a.flags.writeable = False
@@ -87,7 +96,8 @@ def readonly(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["layout", "views", "overlapping"])
+@parity.scenario(rtol=0.0, tags=["layout", "views", "overlapping"],
+                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
 def sliding_windows(xp, rng):
     x = xp.asarray(rng.integers(0, 10, size=12), dtype=xp.int32)
     grid = xp.asarray(rng.standard_normal((5, 6)))

@@ -1,11 +1,17 @@
 """Linear algebra scenarios: products, solves, inverses, determinants, decompositions and norms."""
 import parity
 
+# numpy.ma genuinely cannot do these: recorded as a masked-only xfail (see parity.xfail_on).
+_MASKED_MATMUL = {"masked": {"candidate": (
+    "numpy.ma: `@` of MaskedArrays with different shapes raises ValueError: MaskedArray.__array_wrap__ "
+    "ORs the operands' masks elementwise, and an (m, k) mask does not broadcast with a (k, n) one")}}
+
 # Decompositions are compared through quantities that are unique (eigenvalues, singular values,
 # reconstructions, absolute values of vectors): a GPU library may legitimately flip signs of vectors.
 
 
-@parity.scenario(rtol=1e-10, atol=1e-10, params={"order": ["C", "F"]}, tags=["linalg", "matmul"])
+@parity.scenario(rtol=1e-10, atol=1e-10, params={"order": ["C", "F"]}, tags=["linalg", "matmul"],
+                 xfail=parity.xfail_on(_MASKED_MATMUL))
 def products(xp, rng, order):
     a = xp.asarray(rng.standard_normal((64, 32)), order=order)
     b = xp.asarray(rng.standard_normal((32, 48)), order=order)
@@ -25,7 +31,8 @@ def products(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=1e-4, atol=1e-4, params={"dtype": ["float32", "complex64"]}, tags=["linalg", "matmul", "single"])
+@parity.scenario(rtol=1e-4, atol=1e-4, params={"dtype": ["float32", "complex64"]}, tags=["linalg", "matmul", "single"],
+                 xfail=parity.xfail_on(_MASKED_MATMUL))
 def products_single(xp, rng, dtype):
     a = xp.asarray(rng.standard_normal((48, 40)), dtype=dtype)
     if a.dtype.kind == "c":
@@ -33,13 +40,14 @@ def products_single(xp, rng, dtype):
     return {"a_ah": a @ a.conj().T, "vdot": xp.vdot(a[0], a[1]), "ata_diag": xp.diagonal(a.T @ a).copy()}
 
 
-@parity.scenario(rtol=1e-10, atol=1e-10, tags=["linalg", "complex"])
+@parity.scenario(rtol=1e-10, atol=1e-10, tags=["linalg", "complex"], xfail=parity.xfail_on(_MASKED_MATMUL))
 def products_complex(xp, rng):
     a = xp.asarray(rng.standard_normal((24, 16)) + 1j * rng.standard_normal((24, 16)))
     return {"a_ah": a @ a.conj().T, "vdot": xp.vdot(a[0], a[1]), "outer": xp.outer(a[0], a[1, :4])}
 
 
-@parity.scenario(rtol=1e-10, atol=1e-10, params={"n": [4, 32]}, tags=["linalg", "solve"])
+@parity.scenario(rtol=1e-10, atol=1e-10, params={"n": [4, 32]}, tags=["linalg", "solve"],
+                 xfail=parity.xfail_on(_MASKED_MATMUL))
 def solve_inv_det(xp, rng, n):
     # A dominant diagonal keeps the condition number small, so every library agrees to ~1e-13.
     a = xp.asarray(rng.standard_normal((n, n))) + n * xp.eye(n)
@@ -82,7 +90,8 @@ def eigh(xp, rng, dtype):
     }
 
 
-@parity.scenario(rtol=1e-9, atol=1e-10, params={"order": ["C", "F"]}, tags=["linalg", "svd", "qr"])
+@parity.scenario(rtol=1e-9, atol=1e-10, params={"order": ["C", "F"]}, tags=["linalg", "svd", "qr"],
+                 xfail=parity.xfail_on(_MASKED_MATMUL))
 def svd_qr(xp, rng, order):
     a = xp.asarray(rng.standard_normal((48, 24)), order=order)
     u, s, vh = xp.linalg.svd(a, full_matrices=False)

@@ -1,6 +1,14 @@
 """Shape scenarios: empty and 0-d arrays, reshaping, stacking and splitting, and indexing that picks elements."""
 import parity
 
+# joblib genuinely changes these in transport: joblib-only strict xfails (see parity.xfail_on).
+_JOBLIB_LAYOUT = ("joblib returns results by pickling them, and NumPy pickles a non-contiguous array (view, "
+                  "broadcast, reversed or field) as a C-contiguous copy")
+
+# numpy.ma genuinely cannot do this: recorded as a masked-only xfail (see parity.xfail_on).
+_MASKED_UNIQUE = {"masked": {"candidate": (
+    "numpy.ma.unique has no return_counts: its signature is unique(ar1, return_index, return_inverse)")}}
+
 
 @parity.scenario(rtol=0.0, tags=["shapes", "empty"])
 def empty_arrays(xp, rng):
@@ -46,7 +54,8 @@ def zero_dim(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["shapes", "reshape"])
+@parity.scenario(rtol=0.0, tags=["shapes", "reshape"],
+                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
 def reshape_and_stack(xp, rng):
     a = xp.asarray(rng.integers(0, 100, size=(4, 6)), dtype=xp.int64)
     b = xp.asarray(rng.integers(0, 100, size=(4, 6)), dtype=xp.int64)
@@ -69,7 +78,8 @@ def reshape_and_stack(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["shapes", "indexing"])
+@parity.scenario(rtol=0.0, tags=["shapes", "indexing"],
+                 xfail=parity.xfail_on({**_MASKED_UNIQUE, "joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
 def indexing(xp, rng):
     a = xp.asarray(rng.integers(-20, 20, size=(6, 7)), dtype=xp.int32)
     mask = a > 0

@@ -114,6 +114,18 @@ def _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail) ->
             "policy": _check_policy(policy), "tags": tags, "xfail": _check_xfail(xfail)}
 
 
+def xfail_on(by_backend: dict):
+    """The `xfail=` entry for the backend this run loaded: `{backend name: xfail}`, None for any other.
+
+    An xfail states how one library genuinely differs (numpy.ma's matmul, joblib's pickling), so it must
+    not turn the same scenario into an xpass under every other candidate. Resolved when the module is
+    imported, which `parity run` does after loading the backend; the manifest records the result.
+    """
+    from parity import backend
+
+    return by_backend.get(backend.current_name)
+
+
 def format_param(value) -> str:
     """How a parameter value appears in a scenario id: plain for scalars and strings, repr otherwise."""
     if value is None or isinstance(value, (str, bool, numbers.Number)):
@@ -137,6 +149,8 @@ def scenario(fn=None, *, rtol=None, atol=None, tolerances=None, signed_zeros=Fal
     def register(func):
         if not callable(func):
             raise TypeError(f"@parity.scenario must decorate a function, got {func!r}")
+        # Backends see only the callable (Backend.execute(fn, ...)); its tags let one skip what it cannot run.
+        func.__parity_tags__ = tuple(dict.fromkeys((*getattr(func, "__parity_tags__", ()), *options["tags"])))
         names = list(params)
         for combo in itertools.product(*(params[n] for n in names)):
             _collected.append((func, dict(zip(names, combo)), options))

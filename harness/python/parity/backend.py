@@ -8,6 +8,8 @@ from pathlib import Path
 
 ROLES = ("gold", "candidate")
 FIXTURES_PACKAGE = "parity_fixtures"
+# The name of the backend `parity run` loaded last; scenario modules are imported after it (see xfail_on).
+current_name = None
 
 
 class BackendError(Exception):
@@ -131,4 +133,6 @@ def load(name: str, role: str = "") -> Backend:
         raise BackendError(f"backend {name!r} failed to import: {type(exc).__name__}: {exc}") from exc
     except Exception as exc:
         raise BackendError(f"backend {name!r} failed to import: {type(exc).__name__}: {exc}") from exc
+    global current_name
+    current_name = name
     return Backend(name, module, spec, role)
