@@ -2,7 +2,7 @@
 import parity
 
 
-@parity.scenario(rtol=0.0, tags=["broadcasting", "zero-strides", "readonly"])
+@parity.scenario(rtol=0.0, tags=["numpy", "broadcasting", "zero-strides", "readonly"])
 def broadcast_views(xp, rng):
     row = xp.asarray(rng.integers(0, 9, size=4), dtype=xp.int64)
     col = xp.asarray(rng.standard_normal((3, 1)))
@@ -18,7 +18,7 @@ def broadcast_views(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["broadcasting", "zero-strides"])
+@parity.scenario(rtol=0.0, tags=["numpy", "broadcasting", "zero-strides"])
 def broadcast_grids(xp, rng):
     x = xp.linspace(0.0, 1.0, 5)
     y = xp.asarray(rng.integers(0, 5, size=3), dtype=xp.int16)
@@ -38,7 +38,7 @@ def broadcast_grids(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=1e-12, params={"order": ["C", "F"]}, tags=["broadcasting", "ufunc"])
+@parity.scenario(rtol=1e-12, atol=1e-12, params={"order": ["C", "F"]}, tags=["numpy", "broadcasting", "ufunc"])
 def broadcast_arithmetic(xp, rng, order):
     a = xp.asarray(rng.standard_normal((4, 5)), order=order)
     row = xp.asarray(rng.standard_normal(5))

@@ -3,7 +3,7 @@ import parity
 
 
 # Bare type codes keep '>' out of scenario ids (test names, shell patterns).
-@parity.scenario(rtol=0.0, params={"code": ["f8", "f4", "i4", "i8", "u2", "c16"]}, tags=["byteorder"])
+@parity.scenario(rtol=0.0, params={"code": ["f8", "f4", "i4", "i8", "u2", "c16"]}, tags=["numpy", "byteorder"])
 def big_endian_arrays(xp, rng, code):
     dtype = xp.dtype(">" + code)
     a = xp.asarray(rng.integers(0, 1000, size=(4, 6)), dtype=xp.int64)
@@ -25,7 +25,7 @@ def big_endian_arrays(xp, rng, code):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=1e-12, tags=["byteorder", "mixed"])
+@parity.scenario(rtol=1e-12, atol=1e-12, tags=["numpy", "byteorder", "mixed"])
 def mixed_byte_orders(xp, rng):
     big = xp.asarray(rng.standard_normal((5, 4)), dtype=">f8")
     little = xp.asarray(rng.standard_normal((5, 4)), dtype="<f8")
@@ -52,7 +52,7 @@ def mixed_byte_orders(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-10, atol=1e-12, tags=["byteorder", "linalg"])
+@parity.scenario(rtol=1e-10, atol=1e-12, tags=["numpy", "byteorder", "linalg"])
 def big_endian_linalg(xp, rng):
     a = xp.asarray(rng.standard_normal((12, 12)) + 12 * xp.eye(12), dtype=">f8")
     b = xp.asarray(rng.standard_normal(12), dtype=">f8")

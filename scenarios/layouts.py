@@ -2,7 +2,7 @@
 import parity
 
 
-@parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["layout"])
+@parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["numpy", "layout"])
 def orders(xp, rng, order):
     a = xp.asarray(rng.standard_normal((6, 5)), order=order)
     return {
@@ -20,7 +20,7 @@ def orders(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["layout", "views"])
+@parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["numpy", "layout", "views"])
 def strided_views(xp, rng, order):
     a = xp.asarray(rng.standard_normal((8, 9)), order=order)
     cube = xp.asarray(rng.integers(0, 100, size=(4, 5, 6)), dtype=xp.int32, order=order)
@@ -39,7 +39,7 @@ def strided_views(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["layout", "views", "negative-strides"])
+@parity.scenario(rtol=0.0, tags=["numpy", "layout", "views", "negative-strides"])
 def negative_strides(xp, rng):
     a = xp.asarray(rng.standard_normal((7, 6)))
     v = xp.arange(10, dtype=xp.int64)
@@ -56,7 +56,7 @@ def negative_strides(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, params={"order": ["C", "F", "A", "K"]}, tags=["layout", "copies"])
+@parity.scenario(rtol=0.0, params={"order": ["C", "F", "A", "K"]}, tags=["numpy", "layout", "copies"])
 def copies_of_views(xp, rng, order):
     a = xp.asarray(rng.standard_normal((6, 8)), order="F")
     v = a[::2, ::-1]  # neither C nor F contiguous
@@ -69,7 +69,7 @@ def copies_of_views(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["layout", "readonly"])
+@parity.scenario(rtol=0.0, tags=["numpy", "layout", "readonly"])
 def readonly(xp, rng):
     a = xp.asarray(rng.integers(-50, 50, size=(5, 4)), dtype=xp.int64)
     a.flags.writeable = False
@@ -87,7 +87,7 @@ def readonly(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["layout", "views", "overlapping"])
+@parity.scenario(rtol=0.0, tags=["numpy", "layout", "views", "overlapping"])
 def sliding_windows(xp, rng):
     x = xp.asarray(rng.integers(0, 10, size=12), dtype=xp.int32)
     grid = xp.asarray(rng.standard_normal((5, 6)))

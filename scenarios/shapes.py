@@ -2,7 +2,7 @@
 import parity
 
 
-@parity.scenario(rtol=0.0, tags=["shapes", "empty"])
+@parity.scenario(rtol=0.0, tags=["numpy", "shapes", "empty"])
 def empty_arrays(xp, rng):
     a = xp.asarray(rng.standard_normal((3, 5)))
     none_f = xp.zeros((0, 3), dtype=xp.float32)
@@ -26,7 +26,7 @@ def empty_arrays(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["shapes", "0-d", "scalars"])
+@parity.scenario(rtol=0.0, tags=["numpy", "shapes", "0-d", "scalars"])
 def zero_dim(xp, rng):
     matrix = xp.asarray(rng.standard_normal((2, 2)))
     frozen = xp.asarray(-4, dtype=xp.int16)
@@ -46,7 +46,7 @@ def zero_dim(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["shapes", "reshape"])
+@parity.scenario(rtol=0.0, tags=["numpy", "shapes", "reshape"])
 def reshape_and_stack(xp, rng):
     a = xp.asarray(rng.integers(0, 100, size=(4, 6)), dtype=xp.int64)
     b = xp.asarray(rng.integers(0, 100, size=(4, 6)), dtype=xp.int64)
@@ -69,7 +69,7 @@ def reshape_and_stack(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["shapes", "indexing"])
+@parity.scenario(rtol=0.0, tags=["numpy", "shapes", "indexing"])
 def indexing(xp, rng):
     a = xp.asarray(rng.integers(-20, 20, size=(6, 7)), dtype=xp.int32)
     mask = a > 0
