@@ -1,4 +1,5 @@
 """joblib scenarios: Parallel(n_jobs=2, backend="loky") over arrays and memmaps, and dump/load round trips."""
+import contextlib
 import os
 import sys
 import tempfile
@@ -18,8 +19,10 @@ PLAIN_RESULTS_OK = {"type": "subclass-ok"}
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 # Every Parallel call uses the same settings so the loky workers start once per run and are then reused.
-# parity never finalizes its embedded interpreter, so joblib's exit handlers do not stop the workers:
-# a short idle timeout lets them exit soon after the run instead of holding its stdout/stderr for 300 s.
+# parity never finalizes its embedded interpreter, so joblib's exit handlers do not stop the workers: they
+# outlive the run (a short idle timeout, then up to 30 s waiting for the gone parent). Started with the
+# run's stdout/stderr they would hold those pipes open that long, so whoever reads them (ctest, pytest)
+# would wait; they are started with /dev/null instead (the tracker's leak warnings at its exit go there too).
 N_JOBS = 2
 MAX_NBYTES = "1M"
 IDLE_WORKER_TIMEOUT = 1
@@ -31,10 +34,32 @@ def _transportable(a):
     return a if type(a) in (numpy.ndarray, numpy.memmap) else numpy.asarray(a)
 
 
+@contextlib.contextmanager
+def _stdio_to_devnull():
+    """Points fds 1 and 2 at /dev/null meanwhile, so processes started here do not inherit the run's."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [devnull]:
+            os.close(fd)
+
+
 def parallel(fn, items):
     """joblib.Parallel with this corpus's fixed settings over one array per task; also used by known_bugs."""
-    run = joblib.Parallel(n_jobs=N_JOBS, backend="loky", max_nbytes=MAX_NBYTES, idle_worker_timeout=IDLE_WORKER_TIMEOUT)
-    return run(joblib.delayed(fn)(_transportable(item)) for item in items)
+    run = joblib.Parallel(n_jobs=N_JOBS, backend="loky", max_nbytes=MAX_NBYTES,
+                          idle_worker_timeout=IDLE_WORKER_TIMEOUT)
+    with _stdio_to_devnull():
+        return run(joblib.delayed(fn)(_transportable(item)) for item in items)
 
 
 def describe(a):
