@@ -58,7 +58,8 @@ def small_floats(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-5, atol=1e-6, params={"dtype": ["complex64", "complex128"]}, tags=["numpy", "dtype", "complex"])
+@parity.scenario(rtol=1e-5, atol=1e-6, params={"dtype": ["complex64", "complex128"]},
+                 tags=["numpy", "dtype", "complex"])
 def complex_types(xp, rng, dtype):
     z = xp.asarray(rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5)), dtype=dtype)
     return {

@@ -72,7 +72,8 @@ def _col_means(a):
     return a.mean(axis=0)
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-12, atol=1e-12, params={"size": ["small", "memmapped"]}, tags=["joblib", "parallel"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-12, atol=1e-12, params={"size": ["small", "memmapped"]},
+                 tags=["joblib", "parallel"])
 def map_over_chunks(xp, rng, size):
     # "memmapped" chunks exceed MAX_NBYTES, so joblib hands the workers read-only memmaps instead of pickles.
     rows = 40 if size == "small" else 200000
@@ -85,7 +86,8 @@ def map_over_chunks(xp, rng, size):
     }
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=0.0, params={"layout": ["C", "F", "strided", ">f8"]}, tags=["joblib", "parallel", "layout", "byteorder"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=0.0, params={"layout": ["C", "F", "strided", ">f8"]},
+                 tags=["joblib", "parallel", "layout", "byteorder"])
 def worker_sees_layout(xp, rng, layout):
     # Only the big array is memmapped (> MAX_NBYTES); the small one is pickled. Both must keep their layout.
     base = xp.asarray(rng.standard_normal((50000, 4)), order="F" if layout == "F" else "C")
@@ -106,7 +108,8 @@ def memmap_inputs(xp, rng, order):
     return {"whole": seen[0], "view": seen[1], "transposed": seen[2]}
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=0.0, params={"compress": [0, 3]}, tags=["joblib", "persistence", "byteorder", "layout"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=0.0, params={"compress": [0, 3]},
+                 tags=["joblib", "persistence", "byteorder", "layout"])
 def dump_load_roundtrip(xp, rng, compress):
     # What joblib keeps of each array; it loads ">i4" as "<i4" (bug class 2), which the dtypes record.
     tree = {

@@ -48,7 +48,8 @@ def joblib_reshaped_memmap(xp):
     return {"worker": seen, "expected": xp.arange(15.0).reshape(5, 3)}
 
 
-@parity.scenario(rtol=0.0, params={"kind": ["memmap", "masked"]}, policy={"type": "subclass-ok"}, tags=["known-bug", "subclass", "numpy"])
+@parity.scenario(rtol=0.0, params={"kind": ["memmap", "masked"]}, policy={"type": "subclass-ok"},
+                 tags=["known-bug", "subclass", "numpy"])
 def subclass_with_attributes(xp, rng, kind):
     # Bug 1: unpickling runs __array_finalize__(self, None), so attributes a subclass derives from the array
     # it wraps were lost. np.memmap and np.ma.MaskedArray set theirs the same way, through views too. (A class

@@ -25,7 +25,8 @@ def products(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=1e-4, atol=1e-4, params={"dtype": ["float32", "complex64"]}, tags=["numpy", "linalg", "matmul", "single"])
+@parity.scenario(rtol=1e-4, atol=1e-4, params={"dtype": ["float32", "complex64"]},
+                 tags=["numpy", "linalg", "matmul", "single"])
 def products_single(xp, rng, dtype):
     a = xp.asarray(rng.standard_normal((48, 40)), dtype=dtype)
     if a.dtype.kind == "c":

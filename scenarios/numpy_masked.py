@@ -6,7 +6,8 @@ import parity
 MASKED_RESULTS = {"type": "subclass-ok"}
 
 
-@parity.scenario(policy=MASKED_RESULTS, rtol=1e-12, atol=1e-12, params={"dtype": ["float64", "int32"]}, tags=["numpy", "masked", "subclass"])
+@parity.scenario(policy=MASKED_RESULTS, rtol=1e-12, atol=1e-12, params={"dtype": ["float64", "int32"]},
+                 tags=["numpy", "masked", "subclass"])
 def arithmetic(xp, rng, dtype):
     data = xp.asarray(rng.integers(-5, 10, size=(4, 5)), dtype=dtype)
     # Explicit fill values: an integer array's default one is an int64 999999 that parity's masked-array
@@ -28,7 +29,8 @@ def arithmetic(xp, rng, dtype):
     }
 
 
-@parity.scenario(policy=MASKED_RESULTS, rtol=1e-12, atol=1e-12, params={"axis": [None, 0, 1]}, tags=["numpy", "masked", "reduction", "subclass"])
+@parity.scenario(policy=MASKED_RESULTS, rtol=1e-12, atol=1e-12, params={"axis": [None, 0, 1]},
+                 tags=["numpy", "masked", "reduction", "subclass"])
 def reductions(xp, rng, axis):
     data = xp.asarray(rng.standard_normal((5, 6)))
     a = xp.ma.masked_where(data > 0.8, data)

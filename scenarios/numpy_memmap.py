@@ -17,7 +17,8 @@ def _roundtrip(xp, data, order, offset=0):
         return xp.memmap(f, dtype=data.dtype, mode="r", shape=data.shape, order=order, offset=offset)
 
 
-@parity.scenario(rtol=0.0, params={"order": ["C", "F"], "dtype": ["float64", ">i4"]}, tags=["numpy", "memmap", "subclass", "layout"])
+@parity.scenario(rtol=0.0, params={"order": ["C", "F"], "dtype": ["float64", ">i4"]},
+                 tags=["numpy", "memmap", "subclass", "layout"])
 def read_back(xp, rng, order, dtype):
     data = xp.asarray(rng.integers(-1000, 1000, size=(6, 5)), dtype=dtype)
     mm = _roundtrip(xp, data, order)

@@ -8,7 +8,8 @@ SERIES_RESULTS = {"type": "subclass-ok"}
 # Fits solve a small least-squares problem; different BLAS builds agree to ~1e-12 on these well-conditioned cases.
 
 
-@parity.scenario(policy=SERIES_RESULTS, rtol=1e-9, atol=1e-10, params={"deg": [1, 2, 5]}, tags=["numpy", "polynomial", "fit"])
+@parity.scenario(policy=SERIES_RESULTS, rtol=1e-9, atol=1e-10, params={"deg": [1, 2, 5]},
+                 tags=["numpy", "polynomial", "fit"])
 def polynomial_fit(xp, rng, deg):
     x = xp.linspace(-1.0, 1.0, 40)
     y = 1.5 - 2.0 * x + 0.5 * x**3 + xp.asarray(rng.normal(0.0, 0.05, size=40))
@@ -43,7 +44,8 @@ def roots_and_calculus(xp, rng):
     }
 
 
-@parity.scenario(policy=SERIES_RESULTS, rtol=1e-9, atol=1e-10, params={"kind": ["Chebyshev", "Legendre", "Hermite"]}, tags=["numpy", "polynomial", "fit"])
+@parity.scenario(policy=SERIES_RESULTS, rtol=1e-9, atol=1e-10, params={"kind": ["Chebyshev", "Legendre", "Hermite"]},
+                 tags=["numpy", "polynomial", "fit"])
 def orthogonal_bases(xp, rng, kind):
     x = xp.linspace(-1.0, 1.0, 30)
     y = xp.exp(x) + xp.asarray(rng.normal(0.0, 0.01, size=30))

@@ -4,7 +4,8 @@ import parity
 # Float sums depend on summation order, so they get a small tolerance; integer and arg results are exact.
 
 
-@parity.scenario(rtol=1e-12, atol=1e-12, params={"axis": [(0, 1), (1, 3), (0, 2, 3), (-1, -3)], "keepdims": [False, True]},
+@parity.scenario(rtol=1e-12, atol=1e-12,
+                 params={"axis": [(0, 1), (1, 3), (0, 2, 3), (-1, -3)], "keepdims": [False, True]},
                  tags=["numpy", "reduction", "keepdims"])
 def axis_tuples(xp, rng, axis, keepdims):
     a = xp.asarray(rng.standard_normal((3, 4, 5, 6)))
@@ -21,7 +22,8 @@ def axis_tuples(xp, rng, axis, keepdims):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=1e-12, params={"keepdims": [False, True]}, tags=["numpy", "reduction", "nan", "keepdims"])
+@parity.scenario(rtol=1e-12, atol=1e-12, params={"keepdims": [False, True]},
+                 tags=["numpy", "reduction", "nan", "keepdims"])
 def nan_reductions(xp, rng, keepdims):
     a = xp.asarray(rng.standard_normal((5, 6, 4)))
     a[a > 1.2] = xp.nan

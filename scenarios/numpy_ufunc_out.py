@@ -9,7 +9,8 @@ def _target(xp, shape, dtype, layout):
     return xp.zeros(shape, dtype=dtype, order=layout)
 
 
-@parity.scenario(rtol=1e-12, atol=1e-14, params={"layout": ["C", "F", "strided"]}, tags=["numpy", "ufunc", "out", "layout"])
+@parity.scenario(rtol=1e-12, atol=1e-14, params={"layout": ["C", "F", "strided"]},
+                 tags=["numpy", "ufunc", "out", "layout"])
 def out_buffers(xp, rng, layout):
     a = xp.asarray(rng.uniform(0.5, 4.0, size=(5, 6)))
     b = xp.asarray(rng.uniform(0.5, 4.0, size=(5, 6)))
@@ -22,7 +23,8 @@ def out_buffers(xp, rng, layout):
     return {"add": add_out, "log": log_out, "quotient": q, "remainder": r}
 
 
-@parity.scenario(rtol=1e-6, atol=1e-7, params={"dtype": ["float64", "float32", "int64"]}, tags=["numpy", "ufunc", "where"])
+@parity.scenario(rtol=1e-6, atol=1e-7, params={"dtype": ["float64", "float32", "int64"]},
+                 tags=["numpy", "ufunc", "where"])
 def where_masks(xp, rng, dtype):
     a = xp.asarray(rng.integers(-20, 20, size=(4, 7)), dtype=dtype)
     b = xp.asarray(rng.integers(1, 9, size=(4, 7)), dtype=dtype)

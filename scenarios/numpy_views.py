@@ -28,7 +28,8 @@ def transposes(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, params={"dtype": ["float32", "int16", "complex128"]}, tags=["numpy", "layout", "views", "broadcasting"])
+@parity.scenario(rtol=0.0, params={"dtype": ["float32", "int16", "complex128"]},
+                 tags=["numpy", "layout", "views", "broadcasting"])
 def broadcast_views(xp, rng, dtype):
     row = xp.asarray(rng.integers(0, 50, size=5), dtype=dtype)
     col = xp.asarray(rng.integers(0, 50, size=(3, 1)), dtype=dtype)

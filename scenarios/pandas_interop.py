@@ -19,7 +19,8 @@ def _frame(xp, rng, n=12):
     })
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=0.0, params={"via": ["values", "to_numpy", "to_numpy_copy", "from_2d"]}, tags=["pandas", "layout"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=0.0, params={"via": ["values", "to_numpy", "to_numpy_copy", "from_2d"]},
+                 tags=["pandas", "layout"])
 def frame_layouts(xp, rng, via):
     if via == "from_2d":
         df = pd.DataFrame(xp.asarray(rng.standard_normal((8, 3))), columns=["a", "b", "c"])
@@ -37,7 +38,8 @@ def frame_layouts(xp, rng, via):
     }
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=0.0, params={"dtype": ["float32", "int64", "bool", "datetime64[ns]"]}, tags=["pandas", "dtype"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=0.0, params={"dtype": ["float32", "int64", "bool", "datetime64[ns]"]},
+                 tags=["pandas", "dtype"])
 def series_dtypes(xp, rng, dtype):
     raw = xp.asarray(rng.integers(0, 5, size=10))
     data = raw.astype(dtype) if dtype != "datetime64[ns]" else xp.datetime64("2024-01-01", "ns") + raw.astype("timedelta64[D]")
@@ -52,7 +54,8 @@ def series_dtypes(xp, rng, dtype):
     }
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-12, atol=1e-12, params={"sort": [True, False]}, tags=["pandas", "groupby"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-12, atol=1e-12, params={"sort": [True, False]},
+                 tags=["pandas", "groupby"])
 def groupby(xp, rng, sort):
     df = _frame(xp, rng, n=30)
     df["key"] = xp.asarray(rng.integers(0, 4, size=30))

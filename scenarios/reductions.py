@@ -22,7 +22,8 @@ def along_axes(xp, rng, axis, keepdims):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=1e-12, params={"layout": ["F", "strided", "reversed"]}, tags=["numpy", "reduction", "layout"])
+@parity.scenario(rtol=1e-12, atol=1e-12, params={"layout": ["F", "strided", "reversed"]},
+                 tags=["numpy", "reduction", "layout"])
 def input_layouts(xp, rng, layout):
     base = xp.asarray(rng.standard_normal((10, 8, 6)), order="F" if layout == "F" else "C")
     a = {"F": base, "strided": base[::2, 1:, ::3], "reversed": base[::-1, :, ::-1]}[layout]

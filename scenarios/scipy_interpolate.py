@@ -7,7 +7,9 @@ import scipy.interpolate
 PLAIN_RESULTS_OK = {"type": "subclass-ok"}
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12, params={"kind": ["linear", "nearest", "cubic", "quadratic"]}, tags=["scipy", "interpolate"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12,
+                 params={"kind": ["linear", "nearest", "cubic", "quadratic"]},
+                 tags=["scipy", "interpolate"])
 def interp1d(xp, rng, kind):
     x = xp.sort(xp.asarray(rng.uniform(0.0, 10.0, size=15)))
     y = xp.sin(x) + 0.1 * xp.asarray(rng.standard_normal(15))
@@ -41,7 +43,8 @@ def splines(xp, rng):
     }
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-9, atol=1e-11, params={"method": ["linear", "nearest", "cubic"]}, tags=["scipy", "interpolate", "scattered"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-9, atol=1e-11, params={"method": ["linear", "nearest", "cubic"]},
+                 tags=["scipy", "interpolate", "scattered"])
 def scattered(xp, rng, method):
     pts = xp.asarray(rng.random((40, 2)))
     vals = xp.sin(3 * pts[:, 0]) * xp.cos(2 * pts[:, 1])

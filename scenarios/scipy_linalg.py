@@ -15,7 +15,8 @@ def _spd(xp, rng, n):
     return m @ m.T + n * xp.eye(n)
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12, params={"order": ["C", "F"]}, tags=["scipy", "linalg"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12, params={"order": ["C", "F"]},
+                 tags=["scipy", "linalg"])
 def decompositions(xp, rng, order):
     a = xp.asarray(rng.standard_normal((8, 8)) + 8 * xp.eye(8), order=order)
     p, l, u = scipy.linalg.lu(a)
@@ -42,7 +43,8 @@ def matrix_functions(xp, rng):
     }
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12, params={"lower": [False, True]}, tags=["scipy", "linalg", "solve"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12, params={"lower": [False, True]},
+                 tags=["scipy", "linalg", "solve"])
 def structured_solvers(xp, rng, lower):
     n = 7
     t = xp.tril(xp.asarray(rng.standard_normal((n, n)))) + n * xp.eye(n)

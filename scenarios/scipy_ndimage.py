@@ -7,7 +7,8 @@ import scipy.ndimage
 PLAIN_RESULTS_OK = {"type": "subclass-ok"}
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12, params={"mode": ["reflect", "constant", "wrap"]}, tags=["scipy", "ndimage", "filter"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12, params={"mode": ["reflect", "constant", "wrap"]},
+                 tags=["scipy", "ndimage", "filter"])
 def filters(xp, rng, mode):
     img = xp.asarray(rng.standard_normal((16, 12)))
     return {
@@ -40,7 +41,8 @@ def labels_and_morphology(xp, rng):
     }
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-9, atol=1e-10, params={"order": [0, 1, 3]}, tags=["scipy", "ndimage", "interpolation"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-9, atol=1e-10, params={"order": [0, 1, 3]},
+                 tags=["scipy", "ndimage", "interpolation"])
 def geometric_transforms(xp, rng, order):
     img = xp.asarray(rng.standard_normal((10, 10)))
     return {

@@ -7,7 +7,8 @@ import scipy.signal
 PLAIN_RESULTS_OK = {"type": "subclass-ok"}
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-9, atol=1e-11, params={"mode": ["full", "same", "valid"]}, tags=["scipy", "signal", "convolve"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-9, atol=1e-11, params={"mode": ["full", "same", "valid"]},
+                 tags=["scipy", "signal", "convolve"])
 def convolution(xp, rng, mode):
     x = xp.asarray(rng.standard_normal(64))
     k = xp.asarray(rng.standard_normal(9))
@@ -20,7 +21,8 @@ def convolution(xp, rng, mode):
     }
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-8, atol=1e-10, params={"ftype": ["butter", "cheby1"]}, tags=["scipy", "signal", "filter"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-8, atol=1e-10, params={"ftype": ["butter", "cheby1"]},
+                 tags=["scipy", "signal", "filter"])
 def iir_filtering(xp, rng, ftype):
     t = xp.linspace(0.0, 1.0, 200)
     x = xp.sin(2 * xp.pi * 5 * t) + 0.3 * xp.asarray(rng.standard_normal(200))

@@ -15,7 +15,8 @@ def _random_sparse(xp, rng, shape, density):
     return dense * xp.asarray(rng.random(shape) < density)
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-12, atol=1e-12, params={"fmt": ["csr", "csc", "coo", "lil"]}, tags=["scipy", "sparse"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-12, atol=1e-12, params={"fmt": ["csr", "csc", "coo", "lil"]},
+                 tags=["scipy", "sparse"])
 def formats_to_dense(xp, rng, fmt):
     dense = _random_sparse(xp, rng, (8, 6), 0.3)
     m = scipy.sparse.coo_array(dense).asformat(fmt)

@@ -7,7 +7,8 @@ import scipy.stats
 PLAIN_RESULTS_OK = {"type": "subclass-ok"}
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12, params={"axis": [0, 1]}, tags=["scipy", "stats", "descriptive"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12, params={"axis": [0, 1]},
+                 tags=["scipy", "stats", "descriptive"])
 def descriptive(xp, rng, axis):
     a = xp.asarray(rng.gamma(2.0, 1.0, size=(30, 4)))
     d = scipy.stats.describe(a, axis=axis)
@@ -25,7 +26,8 @@ def descriptive(xp, rng, axis):
     }
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-14, params={"dist": ["norm", "gamma", "t", "poisson"]}, tags=["scipy", "stats", "distributions"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-14, params={"dist": ["norm", "gamma", "t", "poisson"]},
+                 tags=["scipy", "stats", "distributions"])
 def distribution_functions(xp, dist):
     frozen = {"norm": scipy.stats.norm(1.0, 2.0), "gamma": scipy.stats.gamma(2.5), "t": scipy.stats.t(4),
               "poisson": scipy.stats.poisson(3.0)}[dist]

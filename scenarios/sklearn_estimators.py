@@ -20,7 +20,8 @@ def _data(xp, rng, n=60, d=4, order="C"):
     return x, y
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12, params={"scaler": ["standard", "minmax", "poly"], "order": ["C", "F"]},
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-10, atol=1e-12,
+                 params={"scaler": ["standard", "minmax", "poly"], "order": ["C", "F"]},
                  tags=["sklearn", "preprocessing"])
 def transformers(xp, rng, scaler, order):
     x, _ = _data(xp, rng, order=order)
@@ -30,7 +31,8 @@ def transformers(xp, rng, scaler, order):
             "new": est.transform(x[:3] * 2.0)}
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-8, atol=1e-10, params={"n_components": [2, 3]}, tags=["sklearn", "decomposition"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-8, atol=1e-10, params={"n_components": [2, 3]},
+                 tags=["sklearn", "decomposition"])
 def pca(xp, rng, n_components):
     x, _ = _data(xp, rng)
     p = PCA(n_components=n_components, svd_solver="full")
@@ -40,7 +42,8 @@ def pca(xp, rng, n_components):
             "mean": p.mean_, "reconstructed": p.inverse_transform(scores)}
 
 
-@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-8, atol=1e-10, params={"model": ["linear", "ridge"]}, tags=["sklearn", "regression"])
+@parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-8, atol=1e-10, params={"model": ["linear", "ridge"]},
+                 tags=["sklearn", "regression"])
 def regressions(xp, rng, model):
     x, y = _data(xp, rng)
     est = LinearRegression() if model == "linear" else Ridge(alpha=1.0)
