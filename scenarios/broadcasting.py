@@ -8,7 +8,7 @@ _JOBLIB_WRITEABLE = ("joblib returns results by pickling them, and the unpickled
                      "writeable")
 
 
-@parity.scenario(rtol=0.0, tags=["broadcasting", "zero-strides", "readonly"],
+@parity.scenario(rtol=0.0, tags=["numpy", "broadcasting", "zero-strides", "readonly"],
                  xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
 def broadcast_views(xp, rng):
     row = xp.asarray(rng.integers(0, 9, size=4), dtype=xp.int64)
@@ -25,7 +25,7 @@ def broadcast_views(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["broadcasting", "zero-strides"],
+@parity.scenario(rtol=0.0, tags=["numpy", "broadcasting", "zero-strides"],
                  xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
 def broadcast_grids(xp, rng):
     x = xp.linspace(0.0, 1.0, 5)
@@ -46,7 +46,7 @@ def broadcast_grids(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=1e-12, params={"order": ["C", "F"]}, tags=["broadcasting", "ufunc"])
+@parity.scenario(rtol=1e-12, atol=1e-12, params={"order": ["C", "F"]}, tags=["numpy", "broadcasting", "ufunc"])
 def broadcast_arithmetic(xp, rng, order):
     a = xp.asarray(rng.standard_normal((4, 5)), order=order)
     row = xp.asarray(rng.standard_normal(5))

@@ -14,7 +14,7 @@ _MASKED_MATMUL = {"masked": {"candidate": (
 
 
 # Bare type codes keep '>' out of scenario ids (test names, shell patterns).
-@parity.scenario(rtol=0.0, params={"code": ["f8", "f4", "i4", "i8", "u2", "c16"]}, tags=["byteorder"],
+@parity.scenario(rtol=0.0, params={"code": ["f8", "f4", "i4", "i8", "u2", "c16"]}, tags=["numpy", "byteorder"],
                  xfail=parity.xfail_on({"joblib": {"compare": {"dtype": _JOBLIB_BYTE_ORDER, "layout": _JOBLIB_LAYOUT}}}))
 def big_endian_arrays(xp, rng, code):
     dtype = xp.dtype(">" + code)
@@ -37,7 +37,7 @@ def big_endian_arrays(xp, rng, code):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=1e-12, tags=["byteorder", "mixed"],
+@parity.scenario(rtol=1e-12, atol=1e-12, tags=["numpy", "byteorder", "mixed"],
                  xfail=parity.xfail_on({**_MASKED_MATMUL, "joblib": {"compare": {"dtype": _JOBLIB_BYTE_ORDER}}}))
 def mixed_byte_orders(xp, rng):
     big = xp.asarray(rng.standard_normal((5, 4)), dtype=">f8")
@@ -65,7 +65,7 @@ def mixed_byte_orders(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-10, atol=1e-12, tags=["byteorder", "linalg"])
+@parity.scenario(rtol=1e-10, atol=1e-12, tags=["numpy", "byteorder", "linalg"])
 def big_endian_linalg(xp, rng):
     a = xp.asarray(rng.standard_normal((12, 12)) + 12 * xp.eye(12), dtype=">f8")
     b = xp.asarray(rng.standard_normal(12), dtype=">f8")

@@ -2,7 +2,7 @@
 import parity
 
 
-@parity.scenario(rtol=1e-12, atol=0.0, tags=["containers", "nested"])
+@parity.scenario(rtol=1e-12, atol=0.0, tags=["numpy", "containers", "nested"])
 def nested(xp, rng):
     a = xp.asarray(rng.standard_normal((3, 3)))
     w = xp.linalg.eigvalsh(a + a.T)
@@ -17,7 +17,7 @@ def nested(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-6, atol=0.0, tags=["containers", "scalars"])
+@parity.scenario(rtol=1e-6, atol=0.0, tags=["numpy", "containers", "scalars"])
 def numpy_scalars(xp, rng):
     a = xp.asarray(rng.standard_normal((4, 4)), dtype=xp.float32)
     i = xp.asarray(rng.integers(0, 1000, size=8), dtype=xp.uint32)
@@ -42,7 +42,7 @@ def numpy_scalars(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["containers", "scalars", "python"])
+@parity.scenario(rtol=0.0, tags=["numpy", "containers", "scalars", "python"])
 def python_scalars(xp, rng):
     a = xp.asarray(rng.integers(0, 50, size=(3, 4)), dtype=xp.int64)
     return {

@@ -7,7 +7,7 @@ _JOBLIB_LAYOUT = ("joblib returns results by pickling them, and NumPy pickles a 
 
 
 @parity.scenario(rtol=0.0, params={"dtype": ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]},
-                 tags=["dtype", "integer"])
+                 tags=["numpy", "dtype", "integer"])
 def integer_types(xp, rng, dtype):
     info = xp.iinfo(dtype)
     a = xp.asarray(rng.integers(0, 100, size=(3, 4)), dtype=dtype)
@@ -25,7 +25,7 @@ def integer_types(xp, rng, dtype):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["dtype", "bool"])
+@parity.scenario(rtol=0.0, tags=["numpy", "dtype", "bool"])
 def bool_arrays(xp, rng):
     a = xp.asarray(rng.integers(0, 2, size=(5, 6)), dtype=bool)
     return {
@@ -40,7 +40,7 @@ def bool_arrays(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-3, atol=1e-3, tags=["dtype", "float16", "float32"])
+@parity.scenario(rtol=1e-3, atol=1e-3, tags=["numpy", "dtype", "float16", "float32"])
 def small_floats(xp, rng):
     x = xp.asarray(rng.uniform(-8.0, 8.0, size=24))
     with xp.errstate(over="ignore"):
@@ -62,7 +62,7 @@ def small_floats(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-5, atol=1e-6, params={"dtype": ["complex64", "complex128"]}, tags=["dtype", "complex"],
+@parity.scenario(rtol=1e-5, atol=1e-6, params={"dtype": ["complex64", "complex128"]}, tags=["numpy", "dtype", "complex"],
                  xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
 def complex_types(xp, rng, dtype):
     z = xp.asarray(rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5)), dtype=dtype)
@@ -83,7 +83,7 @@ def complex_types(xp, rng, dtype):
     }
 
 
-@parity.scenario(rtol=1e-6, atol=0.0, tags=["dtype", "promotion"])
+@parity.scenario(rtol=1e-6, atol=0.0, tags=["numpy", "dtype", "promotion"])
 def promotion(xp, rng):
     i8 = xp.asarray([-3, 7], dtype=xp.int8)
     u8 = xp.asarray([200, 5], dtype=xp.uint8)

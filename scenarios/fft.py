@@ -4,7 +4,7 @@ import parity
 # FFT error grows like log(n) * eps * max|X|, so near-zero coefficients need an absolute tolerance.
 
 
-@parity.scenario(rtol=1e-10, atol=1e-10, params={"n": [64, 100, 127]}, tags=["fft"])
+@parity.scenario(rtol=1e-10, atol=1e-10, params={"n": [64, 100, 127]}, tags=["numpy", "fft"])
 def complex_roundtrip(xp, rng, n):
     x = xp.asarray(rng.standard_normal(n) + 1j * rng.standard_normal(n))
     spectrum = xp.fft.fft(x)
@@ -20,7 +20,7 @@ def complex_roundtrip(xp, rng, n):
     }
 
 
-@parity.scenario(rtol=1e-10, atol=1e-10, params={"n": [64, 99]}, tags=["fft", "real"])
+@parity.scenario(rtol=1e-10, atol=1e-10, params={"n": [64, 99]}, tags=["numpy", "fft", "real"])
 def real_transforms(xp, rng, n):
     x = xp.asarray(rng.standard_normal(n))
     half = xp.fft.rfft(x)
@@ -35,7 +35,7 @@ def real_transforms(xp, rng, n):
     }
 
 
-@parity.scenario(rtol=1e-10, atol=1e-10, params={"order": ["C", "F"]}, tags=["fft", "2d"])
+@parity.scenario(rtol=1e-10, atol=1e-10, params={"order": ["C", "F"]}, tags=["numpy", "fft", "2d"])
 def multidimensional(xp, rng, order):
     a = xp.asarray(rng.standard_normal((16, 24)), order=order)
     spectrum = xp.fft.fft2(a)
@@ -50,7 +50,7 @@ def multidimensional(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=1e-4, atol=1e-4, tags=["fft", "single"])
+@parity.scenario(rtol=1e-4, atol=1e-4, tags=["numpy", "fft", "single"])
 def single_precision(xp, rng):
     # NumPy 2 keeps float32 and complex64 in single precision instead of upcasting.
     x = xp.asarray(rng.standard_normal(128), dtype=xp.float32)

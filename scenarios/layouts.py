@@ -8,7 +8,7 @@ _JOBLIB_WRITEABLE = ("joblib returns results by pickling them, and the unpickled
                      "writeable")
 
 
-@parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["layout"])
+@parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["numpy", "layout"])
 def orders(xp, rng, order):
     a = xp.asarray(rng.standard_normal((6, 5)), order=order)
     return {
@@ -26,7 +26,7 @@ def orders(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["layout", "views"],
+@parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["numpy", "layout", "views"],
                  xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
 def strided_views(xp, rng, order):
     a = xp.asarray(rng.standard_normal((8, 9)), order=order)
@@ -46,7 +46,7 @@ def strided_views(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["layout", "views", "negative-strides"],
+@parity.scenario(rtol=0.0, tags=["numpy", "layout", "views", "negative-strides"],
                  xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
 def negative_strides(xp, rng):
     a = xp.asarray(rng.standard_normal((7, 6)))
@@ -64,7 +64,7 @@ def negative_strides(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, params={"order": ["C", "F", "A", "K"]}, tags=["layout", "copies"])
+@parity.scenario(rtol=0.0, params={"order": ["C", "F", "A", "K"]}, tags=["numpy", "layout", "copies"])
 def copies_of_views(xp, rng, order):
     a = xp.asarray(rng.standard_normal((6, 8)), order="F")
     v = a[::2, ::-1]  # neither C nor F contiguous
@@ -77,7 +77,7 @@ def copies_of_views(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["layout", "readonly"],
+@parity.scenario(rtol=0.0, tags=["numpy", "layout", "readonly"],
                  xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
 def readonly(xp, rng):
     a = xp.asarray(rng.integers(-50, 50, size=(5, 4)), dtype=xp.int64)
@@ -96,7 +96,7 @@ def readonly(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["layout", "views", "overlapping"],
+@parity.scenario(rtol=0.0, tags=["numpy", "layout", "views", "overlapping"],
                  xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
 def sliding_windows(xp, rng):
     x = xp.asarray(rng.integers(0, 10, size=12), dtype=xp.int32)

@@ -10,7 +10,7 @@ _MASKED_MATMUL = {"masked": {"candidate": (
 # reconstructions, absolute values of vectors): a GPU library may legitimately flip signs of vectors.
 
 
-@parity.scenario(rtol=1e-10, atol=1e-10, params={"order": ["C", "F"]}, tags=["linalg", "matmul"],
+@parity.scenario(rtol=1e-10, atol=1e-10, params={"order": ["C", "F"]}, tags=["numpy", "linalg", "matmul"],
                  xfail=parity.xfail_on(_MASKED_MATMUL))
 def products(xp, rng, order):
     a = xp.asarray(rng.standard_normal((64, 32)), order=order)
@@ -31,7 +31,7 @@ def products(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=1e-4, atol=1e-4, params={"dtype": ["float32", "complex64"]}, tags=["linalg", "matmul", "single"],
+@parity.scenario(rtol=1e-4, atol=1e-4, params={"dtype": ["float32", "complex64"]}, tags=["numpy", "linalg", "matmul", "single"],
                  xfail=parity.xfail_on(_MASKED_MATMUL))
 def products_single(xp, rng, dtype):
     a = xp.asarray(rng.standard_normal((48, 40)), dtype=dtype)
@@ -40,13 +40,13 @@ def products_single(xp, rng, dtype):
     return {"a_ah": a @ a.conj().T, "vdot": xp.vdot(a[0], a[1]), "ata_diag": xp.diagonal(a.T @ a).copy()}
 
 
-@parity.scenario(rtol=1e-10, atol=1e-10, tags=["linalg", "complex"], xfail=parity.xfail_on(_MASKED_MATMUL))
+@parity.scenario(rtol=1e-10, atol=1e-10, tags=["numpy", "linalg", "complex"], xfail=parity.xfail_on(_MASKED_MATMUL))
 def products_complex(xp, rng):
     a = xp.asarray(rng.standard_normal((24, 16)) + 1j * rng.standard_normal((24, 16)))
     return {"a_ah": a @ a.conj().T, "vdot": xp.vdot(a[0], a[1]), "outer": xp.outer(a[0], a[1, :4])}
 
 
-@parity.scenario(rtol=1e-10, atol=1e-10, params={"n": [4, 32]}, tags=["linalg", "solve"],
+@parity.scenario(rtol=1e-10, atol=1e-10, params={"n": [4, 32]}, tags=["numpy", "linalg", "solve"],
                  xfail=parity.xfail_on(_MASKED_MATMUL))
 def solve_inv_det(xp, rng, n):
     # A dominant diagonal keeps the condition number small, so every library agrees to ~1e-13.
@@ -67,14 +67,14 @@ def solve_inv_det(xp, rng, n):
     }
 
 
-@parity.scenario(rtol=1e-4, atol=1e-5, tags=["linalg", "solve", "float32"])
+@parity.scenario(rtol=1e-4, atol=1e-5, tags=["numpy", "linalg", "solve", "float32"])
 def solve_float32(xp, rng):
     a = xp.asarray(rng.standard_normal((16, 16)) + 16 * xp.eye(16), dtype=xp.float32)
     b = xp.asarray(rng.standard_normal(16), dtype=xp.float32)
     return {"solve": xp.linalg.solve(a, b), "inv": xp.linalg.inv(a), "det": xp.linalg.det(a)}
 
 
-@parity.scenario(rtol=1e-9, atol=1e-10, params={"dtype": ["float64", "complex128"]}, tags=["linalg", "eigh"])
+@parity.scenario(rtol=1e-9, atol=1e-10, params={"dtype": ["float64", "complex128"]}, tags=["numpy", "linalg", "eigh"])
 def eigh(xp, rng, dtype):
     m = xp.asarray(rng.standard_normal((16, 16)), dtype=dtype)
     if m.dtype.kind == "c":
@@ -90,7 +90,7 @@ def eigh(xp, rng, dtype):
     }
 
 
-@parity.scenario(rtol=1e-9, atol=1e-10, params={"order": ["C", "F"]}, tags=["linalg", "svd", "qr"],
+@parity.scenario(rtol=1e-9, atol=1e-10, params={"order": ["C", "F"]}, tags=["numpy", "linalg", "svd", "qr"],
                  xfail=parity.xfail_on(_MASKED_MATMUL))
 def svd_qr(xp, rng, order):
     a = xp.asarray(rng.standard_normal((48, 24)), order=order)
@@ -110,7 +110,7 @@ def svd_qr(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=1e-10, atol=1e-12, tags=["linalg", "norm"])
+@parity.scenario(rtol=1e-10, atol=1e-12, tags=["numpy", "linalg", "norm"])
 def norms(xp, rng):
     a = xp.asarray(rng.standard_normal((20, 15)))
     v = a[3]

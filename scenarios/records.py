@@ -8,7 +8,7 @@ _JOBLIB_BYTE_ORDER = ("joblib returns results by pickling them, and a big-endian
                       "datetime) unpickles with native byte order")
 
 
-@parity.scenario(rtol=0.0, params={"unit": ["D", "s", "ns"]}, tags=["datetime"])
+@parity.scenario(rtol=0.0, params={"unit": ["D", "s", "ns"]}, tags=["numpy", "datetime"])
 def datetimes(xp, rng, unit):
     days = xp.arange("2024-02-26", "2024-03-04", dtype="datetime64[D]")
     stamps = days.astype(f"datetime64[{unit}]")
@@ -32,7 +32,7 @@ def datetimes(xp, rng, unit):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=0.0, tags=["datetime", "timedelta"])
+@parity.scenario(rtol=1e-12, atol=0.0, tags=["numpy", "datetime", "timedelta"])
 def timedeltas(xp, rng):
     deltas = xp.asarray(rng.integers(-5000, 5000, size=6), dtype="timedelta64[ms]")
     deltas[4] = xp.timedelta64("NaT")
@@ -51,7 +51,7 @@ def timedeltas(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["strings"])
+@parity.scenario(rtol=0.0, tags=["numpy", "strings"])
 def strings(xp, rng):
     words = xp.asarray(["alpha", "Beta", "gämma", "δέλτα", "", "中文字", "emoji🙂"])
     raw = xp.asarray([b"abc", b"", b"\x00\xff", b"tail  "], dtype="S6")
@@ -75,7 +75,7 @@ def strings(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=0.0, params={"align": [False, True]}, tags=["structured"],
+@parity.scenario(rtol=1e-12, atol=0.0, params={"align": [False, True]}, tags=["numpy", "structured"],
                  xfail=parity.xfail_on({"joblib": {"compare": {"dtype": _JOBLIB_BYTE_ORDER, "layout": _JOBLIB_LAYOUT}}}))
 def structured(xp, rng, align):
     fields = [("id", "<i4"), ("pos", "<f8", (3,)), ("flag", "?"), ("name", "<U5"), ("code", "S3"), ("weight", ">f4")]

@@ -5,7 +5,7 @@ import parity
 
 
 @parity.scenario(rtol=1e-12, atol=1e-12, params={"axis": [None, 0, 1, -1], "keepdims": [False, True]},
-                 tags=["reduction"])
+                 tags=["numpy", "reduction"])
 def along_axes(xp, rng, axis, keepdims):
     a = xp.asarray(rng.standard_normal((16, 12)))
     return {
@@ -22,7 +22,8 @@ def along_axes(xp, rng, axis, keepdims):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=1e-12, params={"layout": ["F", "strided", "reversed"]}, tags=["reduction", "layout"])
+@parity.scenario(rtol=1e-12, atol=1e-12, params={"layout": ["F", "strided", "reversed"]},
+                 tags=["numpy", "reduction", "layout"])
 def input_layouts(xp, rng, layout):
     base = xp.asarray(rng.standard_normal((10, 8, 6)), order="F" if layout == "F" else "C")
     a = {"F": base, "strided": base[::2, 1:, ::3], "reversed": base[::-1, :, ::-1]}[layout]
@@ -38,7 +39,7 @@ def input_layouts(xp, rng, layout):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["reduction", "integer"])
+@parity.scenario(rtol=0.0, tags=["numpy", "reduction", "integer"])
 def integer_reductions(xp, rng):
     i8 = xp.asarray(rng.integers(-128, 128, size=(20, 30)), dtype=xp.int8)
     u8 = xp.asarray(rng.integers(0, 256, size=(20, 30)), dtype=xp.uint8)
@@ -59,7 +60,7 @@ def integer_reductions(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-5, atol=1e-4, tags=["reduction", "float32"])
+@parity.scenario(rtol=1e-5, atol=1e-4, tags=["numpy", "reduction", "float32"])
 def float32_reductions(xp, rng):
     a = xp.asarray(rng.standard_normal((256, 128)), dtype=xp.float32)
     return {
@@ -74,7 +75,7 @@ def float32_reductions(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=1e-12, tags=["reduction", "cumulative"])
+@parity.scenario(rtol=1e-12, atol=1e-12, tags=["numpy", "reduction", "cumulative"])
 def cumulative(xp, rng):
     a = xp.asarray(rng.standard_normal((8, 6)), order="F")
     return {

@@ -10,7 +10,7 @@ _MASKED_UNIQUE = {"masked": {"candidate": (
     "numpy.ma.unique has no return_counts: its signature is unique(ar1, return_index, return_inverse)")}}
 
 
-@parity.scenario(rtol=0.0, tags=["shapes", "empty"])
+@parity.scenario(rtol=0.0, tags=["numpy", "shapes", "empty"])
 def empty_arrays(xp, rng):
     a = xp.asarray(rng.standard_normal((3, 5)))
     none_f = xp.zeros((0, 3), dtype=xp.float32)
@@ -34,7 +34,7 @@ def empty_arrays(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["shapes", "0-d", "scalars"])
+@parity.scenario(rtol=0.0, tags=["numpy", "shapes", "0-d", "scalars"])
 def zero_dim(xp, rng):
     matrix = xp.asarray(rng.standard_normal((2, 2)))
     frozen = xp.asarray(-4, dtype=xp.int16)
@@ -54,7 +54,7 @@ def zero_dim(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["shapes", "reshape"],
+@parity.scenario(rtol=0.0, tags=["numpy", "shapes", "reshape"],
                  xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
 def reshape_and_stack(xp, rng):
     a = xp.asarray(rng.integers(0, 100, size=(4, 6)), dtype=xp.int64)
@@ -78,7 +78,7 @@ def reshape_and_stack(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["shapes", "indexing"],
+@parity.scenario(rtol=0.0, tags=["numpy", "shapes", "indexing"],
                  xfail=parity.xfail_on({**_MASKED_UNIQUE, "joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
 def indexing(xp, rng):
     a = xp.asarray(rng.integers(-20, 20, size=(6, 7)), dtype=xp.int32)

@@ -2,7 +2,7 @@
 import parity
 
 
-@parity.scenario(rtol=1e-12, atol=0.0, tags=["special", "nan", "inf"])
+@parity.scenario(rtol=1e-12, atol=0.0, tags=["numpy", "special", "nan", "inf"])
 def nan_and_inf(xp, rng):
     a = xp.asarray(rng.standard_normal((4, 6)))
     a[1, 2] = xp.nan
@@ -37,7 +37,7 @@ def nan_and_inf(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, signed_zeros=True, tags=["special", "signed-zero"])
+@parity.scenario(rtol=0.0, signed_zeros=True, tags=["numpy", "special", "signed-zero"])
 def signed_zeros(xp, rng):
     z = xp.asarray([-0.0, 0.0, -0.0])
     with xp.errstate(divide="ignore"):
@@ -57,7 +57,7 @@ def signed_zeros(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, params={"dtype": ["float16", "float32", "float64"]}, tags=["special", "limits"])
+@parity.scenario(rtol=0.0, params={"dtype": ["float16", "float32", "float64"]}, tags=["numpy", "special", "limits"])
 def float_limits(xp, rng, dtype):
     info = xp.finfo(dtype)
     limits = xp.asarray([info.max, info.min, info.tiny, info.smallest_subnormal, info.eps], dtype=dtype)

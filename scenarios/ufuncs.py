@@ -4,7 +4,7 @@ import parity
 # A GPU math library is within a few ulps of NumPy for these functions; atol covers results near zero.
 
 
-@parity.scenario(rtol=1e-12, atol=1e-15, tags=["ufunc", "float64"])
+@parity.scenario(rtol=1e-12, atol=1e-15, tags=["numpy", "ufunc", "float64"])
 def transcendental_f64(xp, rng):
     x = xp.asarray(rng.uniform(-4.0, 4.0, size=(32, 32)))
     pos = xp.abs(x) + 0.01
@@ -27,7 +27,7 @@ def transcendental_f64(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-5, atol=1e-6, tags=["ufunc", "float32"])
+@parity.scenario(rtol=1e-5, atol=1e-6, tags=["numpy", "ufunc", "float32"])
 def transcendental_f32(xp, rng):
     x = xp.asarray(rng.uniform(-4.0, 4.0, size=(64, 16)), dtype=xp.float32)
     pos = xp.abs(x) + xp.float32(0.01)
@@ -44,7 +44,7 @@ def transcendental_f32(xp, rng):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=1e-15, params={"order": ["C", "F"]}, tags=["ufunc", "binary"])
+@parity.scenario(rtol=1e-12, atol=1e-15, params={"order": ["C", "F"]}, tags=["numpy", "ufunc", "binary"])
 def binary_float(xp, rng, order):
     y = xp.asarray(rng.standard_normal((16, 12)), order=order)
     x = xp.asarray(rng.standard_normal((16, 12)), order=order)
@@ -63,7 +63,7 @@ def binary_float(xp, rng, order):
     }
 
 
-@parity.scenario(rtol=0.0, tags=["ufunc", "bool"])
+@parity.scenario(rtol=0.0, tags=["numpy", "ufunc", "bool"])
 def comparisons(xp, rng):
     a = xp.asarray(rng.integers(0, 5, size=(6, 8)), dtype=xp.int32)
     b = xp.asarray(rng.integers(0, 5, size=(6, 8)), dtype=xp.int32)
@@ -87,7 +87,7 @@ def comparisons(xp, rng):
 
 
 @parity.scenario(rtol=0.0, params={"dtype": ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]},
-                 tags=["ufunc", "integer"])
+                 tags=["numpy", "ufunc", "integer"])
 def integer_arithmetic(xp, rng, dtype):
     info = xp.iinfo(dtype)
     # The generator draws in the target dtype so that uint64 can reach its top half.
@@ -114,7 +114,7 @@ def integer_arithmetic(xp, rng, dtype):
     }
 
 
-@parity.scenario(rtol=1e-12, atol=0.0, tags=["ufunc", "rounding"])
+@parity.scenario(rtol=1e-12, atol=0.0, tags=["numpy", "ufunc", "rounding"])
 def rounding(xp, rng):
     x = xp.asarray(rng.uniform(-10.0, 10.0, size=40))
     halves = xp.arange(-5, 6, dtype=xp.float64) + 0.5
