@@ -1,14 +1,20 @@
 """joblib scenarios: Parallel(n_jobs=2, backend="loky") over arrays and memmaps, and dump/load round trips."""
-import contextlib
+import importlib
 import os
 import sys
 import tempfile
 
 import cloudpickle  # a joblib dependency; loky pickles callables with it
 import joblib
-import numpy
 
 import parity
+import parity.joblib_tasks
+from parity.joblib_tasks import describe, parallel
+
+# Real NumPy, whatever `import numpy` would give this module: under a transparent proxy (fsproxy's install()) the
+# functions below would carry the proxy module to the loky workers by value, and its package cannot be imported
+# there. What the workers must see, and send back, is plain NumPy.
+numpy = importlib.import_module("numpy")
 
 # The library hands back plain ndarrays whatever xp made its inputs, so a proxy candidate's results are
 # plain too: the type check accepts the gold type's subclasses instead of requiring the TYPE_MAP proxy.
@@ -18,55 +24,6 @@ PLAIN_RESULTS_OK = {"type": "subclass-ok"}
 # functions travel to them by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-# Every Parallel call uses the same settings so the loky workers start once per run and are then reused.
-# parity never finalizes its embedded interpreter, so joblib's exit handlers do not stop the workers: they
-# outlive the run (a short idle timeout, then up to 30 s waiting for the gone parent). Started with the
-# run's stdout/stderr they would hold those pipes open that long, so whoever reads them (ctest, pytest)
-# would wait; they are started with /dev/null instead (the tracker's leak warnings at its exit go there too).
-N_JOBS = 2
-MAX_NBYTES = "1M"
-IDLE_WORKER_TIMEOUT = 1
-
-
-def _transportable(a):
-    # A backend's ndarray subclass (a proxy) may live in a module the workers cannot import, so they get the
-    # plain array behind it: same memory, dtype, strides and flags, which is what the transport must keep.
-    return a if type(a) in (numpy.ndarray, numpy.memmap) else numpy.asarray(a)
-
-
-@contextlib.contextmanager
-def _stdio_to_devnull():
-    """Points fds 1 and 2 at /dev/null meanwhile, so processes started here do not inherit the run's."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved + [devnull]:
-            os.close(fd)
-
-
-def parallel(fn, items):
-    """joblib.Parallel with this corpus's fixed settings over one array per task; also used by known_bugs."""
-    run = joblib.Parallel(n_jobs=N_JOBS, backend="loky", max_nbytes=MAX_NBYTES,
-                          idle_worker_timeout=IDLE_WORKER_TIMEOUT)
-    with _stdio_to_devnull():
-        return run(joblib.delayed(fn)(_transportable(item)) for item in items)
-
-
-def describe(a):
-    """What a worker saw: its type, dtype, layout flags, strides and a copy of the values."""
-    return {"type": type(a).__name__, "dtype": a.dtype.str, "c": bool(a.flags.c_contiguous),
-            "f": bool(a.flags.f_contiguous), "strides": list(a.strides), "values": numpy.array(a)}
-
 
 def _col_means(a):
     return a.mean(axis=0)
@@ -75,7 +32,8 @@ def _col_means(a):
 @parity.scenario(policy=PLAIN_RESULTS_OK, rtol=1e-12, atol=1e-12, params={"size": ["small", "memmapped"]},
                  tags=["joblib", "parallel"])
 def map_over_chunks(xp, rng, size):
-    # "memmapped" chunks exceed MAX_NBYTES, so joblib hands the workers read-only memmaps instead of pickles.
+    # "memmapped" chunks exceed parity.joblib_tasks.MAX_NBYTES, so joblib hands the workers read-only memmaps
+    # instead of pickles.
     rows = 40 if size == "small" else 200000
     a = xp.asarray(rng.standard_normal((rows, 3)))
     chunks = xp.array_split(a, 4)
@@ -89,7 +47,8 @@ def map_over_chunks(xp, rng, size):
 @parity.scenario(policy=PLAIN_RESULTS_OK, rtol=0.0, params={"layout": ["C", "F", "strided", ">f8"]},
                  tags=["joblib", "parallel", "layout", "byteorder"])
 def worker_sees_layout(xp, rng, layout):
-    # Only the big array is memmapped (> MAX_NBYTES); the small one is pickled. Both must keep their layout.
+    # Only the big array is memmapped (> parity.joblib_tasks.MAX_NBYTES); the small one is pickled. Both must keep
+    # their layout.
     base = xp.asarray(rng.standard_normal((50000, 4)), order="F" if layout == "F" else "C")
     a = {"C": base, "F": base, "strided": base[::2, ::-1], ">f8": base.astype(">f8")}[layout]
     big, small = parallel(describe, [a, a[:6]])
@@ -122,7 +81,7 @@ def dump_load_roundtrip(xp, rng, compress):
     }
     with tempfile.TemporaryDirectory(prefix="parity-joblib-") as tmp:
         path = os.path.join(tmp, "tree.joblib")
-        joblib.dump({k: _transportable(v) for k, v in tree.items()}, path, compress=compress)
+        joblib.dump({k: parity.joblib_tasks.transportable(v) for k, v in tree.items()}, path, compress=compress)
         loaded = joblib.load(path)
         mapped = joblib.load(path, mmap_mode="r") if compress == 0 else None
         out = {"loaded": loaded, "dtypes": {k: numpy.asarray(v).dtype.str for k, v in loaded.items()}}

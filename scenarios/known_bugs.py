@@ -6,7 +6,7 @@ import tempfile
 import numpy
 
 import parity
-from parity_scenarios.joblib_parallel import describe, parallel
+from parity.joblib_tasks import describe, parallel
 
 # joblib 1.6 (the pinned version) fixed bugs 2 and 4: gold runs them cleanly, and the outputs record what
 # the workers saw (dtype with byte order, flags, strides, values) so a regression or a lossy transport shows.
@@ -19,7 +19,7 @@ def joblib_big_endian_memmap(xp, rng):
     a = xp.asarray(rng.standard_normal((200000, 3)), dtype=">f8")
     seen = parallel(describe, [a])[0]
     head = seen.pop("values")
-    protocols = {f"protocol_{p}": pickle.loads(pickle.dumps(numpy.asarray(a[:4]), protocol=p)).dtype.str for p in (2, 4, 5)}
+    protocols = {f"protocol_{p}": pickle.loads(pickle.dumps(a[:4].view(numpy.ndarray), protocol=p)).dtype.str for p in (2, 4, 5)}
     return {"worker": seen, "head": head[:8], "column_sums": head.sum(axis=0), "input_sums": a.sum(axis=0),
             "pickled_dtypes": protocols}
 
