@@ -139,12 +139,17 @@ def rebuild(reducer_name: str, type_name: str, values, state):
 # Built-in reducers, registered through the public API.
 
 def _masked_reduce(a):
-    return {"mask": np.ma.getmask(a), "fill_value": a.fill_value, "hardmask": bool(a.hardmask)}
+    # The fill value as numpy.ma stores it: None until one is set (the dtype's default is then made on access, an
+    # int64 for every integer dtype), else a 0-d array that may keep another dtype than the data's (a / b keeps
+    # a's int fill in a float result). Passing either back through `fill_value=` casts it to the data's dtype,
+    # and the rebuilt array would differ from the one written.
+    return {"mask": np.ma.getmask(a), "fill_value": a._fill_value, "hardmask": bool(a.hardmask)}
 
 
 def _masked_rebuild(values, state):
-    return np.ma.MaskedArray(values, mask=state["mask"], fill_value=state["fill_value"],
-                             hard_mask=state["hardmask"], copy=False)
+    rebuilt = np.ma.MaskedArray(values, mask=state["mask"], hard_mask=state["hardmask"], copy=False)
+    rebuilt._fill_value = state["fill_value"]  # as it was stored; see _masked_reduce
+    return rebuilt
 
 
 def _memmap_reduce(a):
