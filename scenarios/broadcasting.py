@@ -1,15 +1,10 @@
 """Broadcasting scenarios: zero-stride read-only views from broadcast_to and friends, and broadcast ufunc results."""
 import parity
-
-# joblib genuinely changes these in transport: joblib-only strict xfails (see parity.xfail_on).
-_JOBLIB_LAYOUT = ("joblib returns results by pickling them, and NumPy pickles a non-contiguous array (view, "
-                  "broadcast, reversed or field) as a C-contiguous copy")
-_JOBLIB_WRITEABLE = ("joblib returns results by pickling them, and the unpickled copy of a read-only view is "
-                     "writeable")
+from parity import xfails
 
 
 @parity.scenario(rtol=0.0, tags=["numpy", "broadcasting", "zero-strides", "readonly"],
-                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("layout", "writeable")}))
 def broadcast_views(xp, rng):
     row = xp.asarray(rng.integers(0, 9, size=4), dtype=xp.int64)
     col = xp.asarray(rng.standard_normal((3, 1)))
@@ -26,7 +21,7 @@ def broadcast_views(xp, rng):
 
 
 @parity.scenario(rtol=0.0, tags=["numpy", "broadcasting", "zero-strides"],
-                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("layout", "writeable")}))
 def broadcast_grids(xp, rng):
     x = xp.linspace(0.0, 1.0, 5)
     y = xp.asarray(rng.integers(0, 5, size=3), dtype=xp.int16)

@@ -1,21 +1,13 @@
 """Byte-order scenarios: big-endian arrays as outputs and as inputs mixed with native ones."""
 import parity
+from parity import xfails
 
-# joblib genuinely changes these in transport: joblib-only strict xfails (see parity.xfail_on).
-_JOBLIB_LAYOUT = ("joblib returns results by pickling them, and NumPy pickles a non-contiguous array (view, "
-                  "broadcast, reversed or field) as a C-contiguous copy")
-_JOBLIB_BYTE_ORDER = ("joblib returns results by pickling them, and a big-endian array (non-contiguous, or a "
-                      "datetime) unpickles with native byte order")
-
-# numpy.ma genuinely cannot do these: recorded as a masked-only xfail (see parity.xfail_on).
-_MASKED_MATMUL = {"masked": {"candidate": (
-    "numpy.ma: `@` of MaskedArrays with different shapes raises ValueError: MaskedArray.__array_wrap__ "
-    "ORs the operands' masks elementwise, and an (m, k) mask does not broadcast with a (k, n) one")}}
+MASKED_MATMUL = {"masked": {"candidate": xfails.MASKED_MATMUL}}  # numpy.ma only (see parity.xfail_on)
 
 
 # Bare type codes keep '>' out of scenario ids (test names, shell patterns).
 @parity.scenario(rtol=0.0, params={"code": ["f8", "f4", "i4", "i8", "u2", "c16"]}, tags=["numpy", "byteorder"],
-                 xfail=parity.xfail_on({"joblib": {"compare": {"dtype": _JOBLIB_BYTE_ORDER, "layout": _JOBLIB_LAYOUT}}}))
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("dtype", "layout")}))
 def big_endian_arrays(xp, rng, code):
     dtype = xp.dtype(">" + code)
     a = xp.asarray(rng.integers(0, 1000, size=(4, 6)), dtype=xp.int64)
@@ -38,7 +30,7 @@ def big_endian_arrays(xp, rng, code):
 
 
 @parity.scenario(rtol=1e-12, atol=1e-12, tags=["numpy", "byteorder", "mixed"],
-                 xfail=parity.xfail_on({**_MASKED_MATMUL, "joblib": {"compare": {"dtype": _JOBLIB_BYTE_ORDER}}}))
+                 xfail=parity.xfail_on({**MASKED_MATMUL, "joblib": xfails.joblib("dtype")}))
 def mixed_byte_orders(xp, rng):
     big = xp.asarray(rng.standard_normal((5, 4)), dtype=">f8")
     little = xp.asarray(rng.standard_normal((5, 4)), dtype="<f8")

@@ -1,9 +1,6 @@
 """Numeric dtype scenarios: every integer width, bool, float16/32/64, complex64/128, casts and type promotion."""
 import parity
-
-# joblib genuinely changes these in transport: joblib-only strict xfails (see parity.xfail_on).
-_JOBLIB_LAYOUT = ("joblib returns results by pickling them, and NumPy pickles a non-contiguous array (view, "
-                  "broadcast, reversed or field) as a C-contiguous copy")
+from parity import xfails
 
 
 @parity.scenario(rtol=0.0, params={"dtype": ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]},
@@ -63,7 +60,7 @@ def small_floats(xp, rng):
 
 
 @parity.scenario(rtol=1e-5, atol=1e-6, params={"dtype": ["complex64", "complex128"]}, tags=["numpy", "dtype", "complex"],
-                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("layout")}))
 def complex_types(xp, rng, dtype):
     z = xp.asarray(rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5)), dtype=dtype)
     return {

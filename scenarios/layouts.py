@@ -1,11 +1,6 @@
 """Memory layout scenarios: C and F order, strided and negative-stride views, copies of views, read-only arrays."""
 import parity
-
-# joblib genuinely changes these in transport: joblib-only strict xfails (see parity.xfail_on).
-_JOBLIB_LAYOUT = ("joblib returns results by pickling them, and NumPy pickles a non-contiguous array (view, "
-                  "broadcast, reversed or field) as a C-contiguous copy")
-_JOBLIB_WRITEABLE = ("joblib returns results by pickling them, and the unpickled copy of a read-only view is "
-                     "writeable")
+from parity import xfails
 
 
 @parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["numpy", "layout"])
@@ -27,7 +22,7 @@ def orders(xp, rng, order):
 
 
 @parity.scenario(rtol=0.0, params={"order": ["C", "F"]}, tags=["numpy", "layout", "views"],
-                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("layout", "writeable")}))
 def strided_views(xp, rng, order):
     a = xp.asarray(rng.standard_normal((8, 9)), order=order)
     cube = xp.asarray(rng.integers(0, 100, size=(4, 5, 6)), dtype=xp.int32, order=order)
@@ -47,7 +42,7 @@ def strided_views(xp, rng, order):
 
 
 @parity.scenario(rtol=0.0, tags=["numpy", "layout", "views", "negative-strides"],
-                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("layout")}))
 def negative_strides(xp, rng):
     a = xp.asarray(rng.standard_normal((7, 6)))
     v = xp.arange(10, dtype=xp.int64)
@@ -78,7 +73,7 @@ def copies_of_views(xp, rng, order):
 
 
 @parity.scenario(rtol=0.0, tags=["numpy", "layout", "readonly"],
-                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("layout", "writeable")}))
 def readonly(xp, rng):
     a = xp.asarray(rng.integers(-50, 50, size=(5, 4)), dtype=xp.int64)
     a.flags.writeable = False
@@ -97,7 +92,7 @@ def readonly(xp, rng):
 
 
 @parity.scenario(rtol=0.0, tags=["numpy", "layout", "views", "overlapping"],
-                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT, "writeable": _JOBLIB_WRITEABLE}}}))
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("layout", "writeable")}))
 def sliding_windows(xp, rng):
     x = xp.asarray(rng.integers(0, 10, size=12), dtype=xp.int32)
     grid = xp.asarray(rng.standard_normal((5, 6)))

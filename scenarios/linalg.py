@@ -1,17 +1,16 @@
 """Linear algebra scenarios: products, solves, inverses, determinants, decompositions and norms."""
 import parity
+from parity import xfails
 
-# numpy.ma genuinely cannot do these: recorded as a masked-only xfail (see parity.xfail_on).
-_MASKED_MATMUL = {"masked": {"candidate": (
-    "numpy.ma: `@` of MaskedArrays with different shapes raises ValueError: MaskedArray.__array_wrap__ "
-    "ORs the operands' masks elementwise, and an (m, k) mask does not broadcast with a (k, n) one")}}
+MASKED_MATMUL = {"masked": {"candidate": xfails.MASKED_MATMUL}}  # numpy.ma only (see parity.xfail_on)
+
 
 # Decompositions are compared through quantities that are unique (eigenvalues, singular values,
 # reconstructions, absolute values of vectors): a GPU library may legitimately flip signs of vectors.
 
 
 @parity.scenario(rtol=1e-10, atol=1e-10, params={"order": ["C", "F"]}, tags=["numpy", "linalg", "matmul"],
-                 xfail=parity.xfail_on(_MASKED_MATMUL))
+                 xfail=parity.xfail_on(MASKED_MATMUL))
 def products(xp, rng, order):
     a = xp.asarray(rng.standard_normal((64, 32)), order=order)
     b = xp.asarray(rng.standard_normal((32, 48)), order=order)
@@ -32,7 +31,7 @@ def products(xp, rng, order):
 
 
 @parity.scenario(rtol=1e-4, atol=1e-4, params={"dtype": ["float32", "complex64"]}, tags=["numpy", "linalg", "matmul", "single"],
-                 xfail=parity.xfail_on(_MASKED_MATMUL))
+                 xfail=parity.xfail_on(MASKED_MATMUL))
 def products_single(xp, rng, dtype):
     a = xp.asarray(rng.standard_normal((48, 40)), dtype=dtype)
     if a.dtype.kind == "c":
@@ -40,14 +39,14 @@ def products_single(xp, rng, dtype):
     return {"a_ah": a @ a.conj().T, "vdot": xp.vdot(a[0], a[1]), "ata_diag": xp.diagonal(a.T @ a).copy()}
 
 
-@parity.scenario(rtol=1e-10, atol=1e-10, tags=["numpy", "linalg", "complex"], xfail=parity.xfail_on(_MASKED_MATMUL))
+@parity.scenario(rtol=1e-10, atol=1e-10, tags=["numpy", "linalg", "complex"], xfail=parity.xfail_on(MASKED_MATMUL))
 def products_complex(xp, rng):
     a = xp.asarray(rng.standard_normal((24, 16)) + 1j * rng.standard_normal((24, 16)))
     return {"a_ah": a @ a.conj().T, "vdot": xp.vdot(a[0], a[1]), "outer": xp.outer(a[0], a[1, :4])}
 
 
 @parity.scenario(rtol=1e-10, atol=1e-10, params={"n": [4, 32]}, tags=["numpy", "linalg", "solve"],
-                 xfail=parity.xfail_on(_MASKED_MATMUL))
+                 xfail=parity.xfail_on(MASKED_MATMUL))
 def solve_inv_det(xp, rng, n):
     # A dominant diagonal keeps the condition number small, so every library agrees to ~1e-13.
     a = xp.asarray(rng.standard_normal((n, n))) + n * xp.eye(n)
@@ -91,7 +90,7 @@ def eigh(xp, rng, dtype):
 
 
 @parity.scenario(rtol=1e-9, atol=1e-10, params={"order": ["C", "F"]}, tags=["numpy", "linalg", "svd", "qr"],
-                 xfail=parity.xfail_on(_MASKED_MATMUL))
+                 xfail=parity.xfail_on(MASKED_MATMUL))
 def svd_qr(xp, rng, order):
     a = xp.asarray(rng.standard_normal((48, 24)), order=order)
     u, s, vh = xp.linalg.svd(a, full_matrices=False)

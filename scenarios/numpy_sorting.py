@@ -1,5 +1,6 @@
 """NumPy sorting and searching scenarios: sort kinds, argsort, lexsort, searchsorted and partition."""
 import parity
+from parity import xfails
 
 # Data with ties: stable kinds must keep the original order of equal keys; unstable kinds only the values.
 
@@ -51,7 +52,8 @@ def argsort_and_lexsort(xp, rng):
     }
 
 
-@parity.scenario(rtol=0.0, params={"kth": [0, 7, -1]}, tags=["numpy", "sorting", "partition"])
+@parity.scenario(rtol=0.0, params={"kth": [0, 7, -1]}, tags=["numpy", "sorting", "partition"],
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("layout")}))
 def partition(xp, rng, kth):
     # Only the kth element and the sets on either side are defined, so the outputs are reduced to those.
     a = xp.asarray(rng.permutation(60).reshape(4, 15), dtype=xp.int64)

@@ -1,11 +1,6 @@
 """Non-numeric dtype scenarios: datetime64 and timedelta64 with units and NaT, strings, structured arrays."""
 import parity
-
-# joblib genuinely changes these in transport: joblib-only strict xfails (see parity.xfail_on).
-_JOBLIB_LAYOUT = ("joblib returns results by pickling them, and NumPy pickles a non-contiguous array (view, "
-                  "broadcast, reversed or field) as a C-contiguous copy")
-_JOBLIB_BYTE_ORDER = ("joblib returns results by pickling them, and a big-endian array (non-contiguous, or a "
-                      "datetime) unpickles with native byte order")
+from parity import xfails
 
 
 @parity.scenario(rtol=0.0, params={"unit": ["D", "s", "ns"]}, tags=["numpy", "datetime"])
@@ -76,7 +71,7 @@ def strings(xp, rng):
 
 
 @parity.scenario(rtol=1e-12, atol=0.0, params={"align": [False, True]}, tags=["numpy", "structured"],
-                 xfail=parity.xfail_on({"joblib": {"compare": {"dtype": _JOBLIB_BYTE_ORDER, "layout": _JOBLIB_LAYOUT}}}))
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("dtype", "layout")}))
 def structured(xp, rng, align):
     fields = [("id", "<i4"), ("pos", "<f8", (3,)), ("flag", "?"), ("name", "<U5"), ("code", "S3"), ("weight", ">f4")]
     record = xp.dtype(fields, align=align)  # align=True inserts padding and changes offsets

@@ -1,9 +1,7 @@
 """Shape scenarios: empty and 0-d arrays, reshaping, stacking and splitting, and indexing that picks elements."""
 import parity
+from parity import xfails
 
-# joblib genuinely changes these in transport: joblib-only strict xfails (see parity.xfail_on).
-_JOBLIB_LAYOUT = ("joblib returns results by pickling them, and NumPy pickles a non-contiguous array (view, "
-                  "broadcast, reversed or field) as a C-contiguous copy")
 
 # numpy.ma genuinely cannot do this: recorded as a masked-only xfail (see parity.xfail_on).
 _MASKED_UNIQUE = {"masked": {"candidate": (
@@ -55,7 +53,7 @@ def zero_dim(xp, rng):
 
 
 @parity.scenario(rtol=0.0, tags=["numpy", "shapes", "reshape"],
-                 xfail=parity.xfail_on({"joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
+                 xfail=parity.xfail_on({"joblib": xfails.joblib("layout")}))
 def reshape_and_stack(xp, rng):
     a = xp.asarray(rng.integers(0, 100, size=(4, 6)), dtype=xp.int64)
     b = xp.asarray(rng.integers(0, 100, size=(4, 6)), dtype=xp.int64)
@@ -79,7 +77,7 @@ def reshape_and_stack(xp, rng):
 
 
 @parity.scenario(rtol=0.0, tags=["numpy", "shapes", "indexing"],
-                 xfail=parity.xfail_on({**_MASKED_UNIQUE, "joblib": {"compare": {"layout": _JOBLIB_LAYOUT}}}))
+                 xfail=parity.xfail_on({**_MASKED_UNIQUE, "joblib": xfails.joblib("layout")}))
 def indexing(xp, rng):
     a = xp.asarray(rng.integers(-20, 20, size=(6, 7)), dtype=xp.int32)
     mask = a > 0

@@ -15,11 +15,8 @@ if not Path(BIN).is_file():
 
 # Every candidate that passes the whole corpus against gold (strict xfails count as passing), with the compare
 # options it needs. memmap: a pickled np.memmap loses its file (filename None after the round trip), so the
-# pickle probe fails every memmap output; test_memmap_pickle_is_its_only_failure pins that. joblib is not here
-# yet: test_joblib_differs_only_where_its_transport_loses_information says why and pins what it does.
-CANDIDATES = {"memmap": ["--no-pickle-probe"], "array_api_strict": [], "cudf": []}
-# Backends whose run may end with exit 1 (a scenario error) without failing the fixture.
-RUN_MAY_ERROR = {"joblib"}
+# pickle probe fails every memmap output; test_memmap_pickle_is_its_only_failure pins that.
+CANDIDATES = {"memmap": ["--no-pickle-probe"], "joblib": [], "array_api_strict": [], "cudf": []}
 ARRAY_API_TAG = "array-api"
 
 
@@ -41,7 +38,7 @@ def runs(tmp_path_factory):
     def get(backend):
         if backend not in done:
             code, err = parity("run", "--backend", backend, "--out", root / backend, "-q")
-            assert code == 0 or (code == 1 and backend in RUN_MAY_ERROR), f"run {backend}: exit {code}\n{err}"
+            assert code == 0, f"run {backend}: exit {code}\n{err}"
             done[backend] = root / backend
         return done[backend]
 
@@ -79,23 +76,20 @@ def test_memmap_pickle_is_its_only_failure(runs, tmp_path):
     assert any(path.endswith(".filename") for _, path in failed)
 
 
-def test_joblib_differs_only_where_its_transport_loses_information(runs, tmp_path):
-    """joblib pickles results back from its workers, which genuinely changes them: non-contiguous arrays come
-    back as C-contiguous writeable copies (layout, writeable; the masks of masked arrays too, attrs), and a
-    memmap without a file cannot be unpickled at all (BrokenProcessPool, an error). The original corpus
-    declares these as strict joblib-only xfails; the scenarios added later (views, partition, pandas, SciPy
-    and scikit-learn layouts, memmap read-backs) do not yet, because several differ in only some of their
-    params and an xfail is per scenario function. Until they do (issue #6), this pins that joblib's
-    differences are those and nothing else."""
+def test_joblib_xfails_are_only_what_its_transport_changes(runs, tmp_path):
+    """joblib pickles results back from its workers: non-contiguous arrays come back as C-contiguous writeable
+    copies (layout, writeable; a masked array's mask too, attrs), big-endian ones native (dtype), and a memmap
+    without a file cannot come back at all (the candidate run's error). The corpus declares exactly these as
+    joblib-only strict xfails (parity.xfails); anything else is a failure of this test."""
     _, report = compare(runs, "joblib", tmp_path)
-    assert any(s["status"] == "xfail" for s in report["scenarios"]), "no joblib xfail applied"
-    for s in report["scenarios"]:
+    xfailed = [s for s in report["scenarios"] if s["status"] == "xfail"]
+    assert xfailed, "no joblib xfail applied: parity.xfail_on or compare's xfail source is broken"
+    for s in xfailed:
         failed = [c for c in s["checks"] if not c["ok"]]
-        if s["status"] == "error":
-            assert all(c["path"] == "candidate" and "BrokenProcessPool" in c["message"] for c in failed), s["id"]
-            assert "memmap" in s["id"], s["id"]
-        else:
-            assert {c["check"] for c in failed} <= {"layout", "writeable", "dtype", "attrs"}, s["id"]
+        assert {c["check"] for c in failed} <= {"layout", "writeable", "dtype", "attrs", "error"}, s["id"]
+        for c in failed:
+            if c["check"] == "error":
+                assert c["path"] == "candidate" and "BrokenProcessPool" in c["message"], s["id"]
 
 
 def test_array_api_strict_runs_only_array_api_scenarios(runs):

@@ -444,6 +444,35 @@ def test_strict_xfail_per_pass(tmp_path):
     }
 
 
+def test_an_xfail_for_some_params_applies_to_those_alone_and_only_under_its_backend(tmp_path):
+    scenarios = scenario_dir(tmp_path, "some_params", """
+@parity.scenario(params={"n": [1, 2, 3]}, xfail=[
+    parity.xfail_on({"gold": {"gold": "n=2 raises under gold"}}, when={"n": [2]}),
+    parity.xfail_on({"fsproxy": {"candidate": "n=3 raises under fsproxy"}}, when={"n": [3]})])
+def f(xp, n):
+    if n == 2 and type(xp.zeros(1)) is xp.ndarray:
+        raise ValueError("gold fails n=2")
+    return xp.zeros(n)
+""")
+    run("gold", tmp_path / "gold", "--scenarios", scenarios, check=0)
+    gold = {i: s["status"] for i, s in manifest_entries(tmp_path / "gold").items()}
+    assert gold == {"some_params.f[n=1]": "ok", "some_params.f[n=2]": "xfail", "some_params.f[n=3]": "ok"}
+    # Under fsproxy the gold entry is not its own, and n=3 does not raise: a strict xfail that passes is an xpass.
+    run("fsproxy", tmp_path / "cand", "--scenarios", scenarios, check=1)
+    cand = {i: s["status"] for i, s in manifest_entries(tmp_path / "cand").items()}
+    assert cand == {"some_params.f[n=1]": "ok", "some_params.f[n=2]": "ok", "some_params.f[n=3]": "xpass"}
+
+
+def test_an_xfail_for_a_param_the_scenario_lacks_is_a_module_error_naming_it(tmp_path):
+    scenarios = scenario_dir(tmp_path, "bad_when", """
+@parity.scenario(params={"n": [1]}, xfail=parity.xfail_on({"gold": {"gold": "x"}}, when={"m": [1]}))
+def f(xp, n):
+    return xp.zeros(n)
+""")
+    listing = run("gold", tmp_path / "gold", "--scenarios", scenarios, check=1)
+    assert "names parameters the scenario does not have: ['m']" in listing.stderr
+
+
 def test_missing_scenario_and_missing_directory(e2e_gold, tmp_path):
     cand = tmp_path / "cand"
     run("gold", cand, "--scenarios", E2E / "scenarios", "--only", "basic.matrix")

@@ -114,8 +114,12 @@ def _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail) ->
             "policy": _check_policy(policy), "tags": tags, "xfail": _check_xfail(xfail)}
 
 
-def xfail_on(by_backend: dict):
+def xfail_on(by_backend: dict, when: dict = None):
     """The `xfail=` entry for the backend this run loaded: `{backend name: xfail}`, None for any other.
+
+    `when` ({param: [values]}) narrows it to the parameter combinations it names, for a difference that only
+    some of a scenario's params meet (joblib copies an F-ordered array, not a C-ordered one); the others must
+    not become xpasses.
 
     An xfail states how one library genuinely differs (numpy.ma's matmul, joblib's pickling), so it must
     not turn the same scenario into an xpass under every other candidate. Resolved when the module is
@@ -123,7 +127,26 @@ def xfail_on(by_backend: dict):
     """
     from parity import backend
 
-    return by_backend.get(backend.current_name)
+    entry = by_backend.get(backend.current_name)
+    if entry is None or when is None:
+        return entry
+    if not isinstance(when, dict) or not all(isinstance(v, (list, tuple)) for v in when.values()):
+        _fail(f"xfail_on(when=...) must map parameter names to lists of values, got {when!r}")
+    return _ParamsXfail(entry, {name: list(values) for name, values in when.items()})
+
+
+@dataclass(frozen=True)
+class _ParamsXfail:
+    """An xfail for the parameter combinations `when` names; scenario() resolves it per combination."""
+
+    entry: dict
+    when: dict
+
+    def for_params(self, params: dict):
+        unknown = set(self.when) - set(params)
+        if unknown:
+            _fail(f"xfail_on(when=...) names parameters the scenario does not have: {sorted(unknown)}")
+        return self.entry if all(params[k] in values for k, values in self.when.items()) else None
 
 
 def format_param(value) -> str:
@@ -143,7 +166,8 @@ def scenario(fn=None, *, rtol=None, atol=None, tolerances=None, signed_zeros=Fal
     `xfail` maps a pass ('gold', 'candidate', 'compare') to the reason it is expected to fail, or the compare
     pass to {check: reason}; it is strict.
     """
-    options = _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail)
+    per_params = _params_xfails(xfail)
+    options = _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, None if per_params is not None else xfail)
     params = _check_params(params)
 
     def register(func):
@@ -153,10 +177,28 @@ def scenario(fn=None, *, rtol=None, atol=None, tolerances=None, signed_zeros=Fal
         func.__parity_tags__ = tuple(dict.fromkeys((*getattr(func, "__parity_tags__", ()), *options["tags"])))
         names = list(params)
         for combo in itertools.product(*(params[n] for n in names)):
-            _collected.append((func, dict(zip(names, combo)), options))
+            values = dict(zip(names, combo))
+            own = dict(options, xfail=_check_xfail(_first(per_params, values))) if per_params else options
+            _collected.append((func, values, own))
         return func
 
     return register(fn) if fn is not None else register
+
+
+def _params_xfails(xfail):
+    """The per-params xfails `xfail` holds (one xfail_on(..., when=...), or a list of them; entries for other
+    backends are None), else None for a plain xfail."""
+    items = list(xfail) if isinstance(xfail, (list, tuple)) else [xfail]
+    if all(isinstance(x, _ParamsXfail) or x is None for x in items):
+        return [x for x in items if x is not None]
+    if isinstance(xfail, (list, tuple)):
+        _fail("a list given as xfail must hold parity.xfail_on(..., when=...) entries")
+    return None
+
+
+def _first(per_params, values):
+    """The first per-params xfail whose `when` these parameter values meet, None when none does."""
+    return next((e for e in (x.for_params(values) for x in per_params) if e is not None), None)
 
 
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")

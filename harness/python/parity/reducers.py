@@ -139,16 +139,16 @@ def rebuild(reducer_name: str, type_name: str, values, state):
 # Built-in reducers, registered through the public API.
 
 def _masked_reduce(a):
-    # The fill value as numpy.ma stores it: None until one is set (the dtype's default is then made on access, an
-    # int64 for every integer dtype), else a 0-d array that may keep another dtype than the data's (a / b keeps
-    # a's int fill in a float result). Passing either back through `fill_value=` casts it to the data's dtype,
-    # and the rebuilt array would differ from the one written.
-    return {"mask": np.ma.getmask(a), "fill_value": a._fill_value, "hardmask": bool(a.hardmask)}
+    # The fill value in effect, with its own dtype: numpy.ma makes an integer array's default an int64 whatever
+    # the data's dtype, and a / b keeps a's int fill in a float result. Rebuilding through `fill_value=` would
+    # cast it to the data's dtype and the reloaded array would differ from the one written, so _masked_rebuild
+    # sets it as it was.
+    return {"mask": np.ma.getmask(a), "fill_value": a.fill_value, "hardmask": bool(a.hardmask)}
 
 
 def _masked_rebuild(values, state):
     rebuilt = np.ma.MaskedArray(values, mask=state["mask"], hard_mask=state["hardmask"], copy=False)
-    rebuilt._fill_value = state["fill_value"]  # as it was stored; see _masked_reduce
+    rebuilt._fill_value = np.asarray(state["fill_value"])  # numpy.ma's own storage: a 0-d array of any dtype
     return rebuilt
 
 
