@@ -20,14 +20,12 @@ REPO = Path(__file__).resolve().parents[1]
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 sys.path.insert(0, str(REPO / "tests" / "e2e" / "report"))
 import demo_run  # noqa: E402
+from demo_run import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 try:
     from playwright.sync_api import sync_playwright
 except ImportError:
     sync_playwright = None
-CHROMIUM = os.environ.get("PARITY_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 NEXT_FRAME = "() => new Promise(done => requestAnimationFrame(() => setTimeout(done, 0)))"
 
 

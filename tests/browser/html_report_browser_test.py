@@ -12,12 +12,9 @@ REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 sys.path.insert(0, str(REPO / "tests" / "e2e" / "report"))
 import demo_run  # noqa: E402
-CHROMIUM = os.environ.get("PARITY_CHROMIUM", "/usr/bin/chromium")
+from demo_run import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 # Where the screenshot goes for CI to keep (scripts/test.sh sets it; README "Tests").
 ARTIFACTS = Path(os.environ.get("PARITY_ARTIFACTS", REPO / "build" / "artifacts"))
-# The flags Chromium needs here: no sandbox as root, and no background connections on a machine without a network.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (scripts/setup.sh installs it)")
 if not Path(CHROMIUM).is_file():

@@ -79,12 +79,11 @@ def _scenario_view(s: dict) -> dict:
     failed = [c for c in s.get("checks", []) if not c.get("ok")]
     seconds = s.get("seconds") or {}
     return {
-        "id": s["id"], "status": s["status"], "message": s.get("message", ""), "module": s.get("module", ""),
+        "id": s["id"], "status": s["status"], "message": s.get("message", ""),
         "tags": s.get("tags", []), "source": s.get("source", ""), "repro": s.get("repro", ""),
         "policy": s.get("policy"), "params": s.get("params") or {},
         "failed_checks": list(dict.fromkeys(c["check"] for c in failed)),
         "checks": [_check_view(c, s.get("repro", "")) for c in failed],
-        "passed_checks": sorted(c["check"] for c in s.get("checks", []) if c.get("ok")),
         "seconds": sum(v for v in seconds.values() if isinstance(v, (int, float))), "seconds_by_pass": seconds,
         "rank": STATUS_ORDER.index(s["status"]) if s["status"] in STATUS_ORDER else len(STATUS_ORDER),
     }

@@ -2,10 +2,15 @@
 
 Shared by tests/report_command_test.py and tests/browser/html_report_browser_test.py (and bench/html_report_bench.py).
 """
+import os
 import subprocess
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+CHROMIUM = os.environ.get("PARITY_CHROMIUM", "/usr/bin/chromium")
+# The flags Chromium needs here: no sandbox as root, and no background connections on a machine without a network.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
 
 
 def parity(binary, *args, check=None):
