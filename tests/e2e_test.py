@@ -464,6 +464,14 @@ def f(xp, n):
     assert cand == {"some_params.f[n=1]": "ok", "some_params.f[n=2]": "ok", "some_params.f[n=3]": "xpass"}
 
 
+def test_a_malformed_when_is_refused_whichever_backend_runs():
+    sys.path.insert(0, str(REPO / "harness" / "python"))
+    import parity as api
+
+    with pytest.raises(ValueError, match="must map parameter names to lists of values"):
+        api.xfail_on({"some-other-backend": {"gold": "x"}}, when=["n"])
+
+
 def test_an_xfail_for_a_param_the_scenario_lacks_is_a_module_error_naming_it(tmp_path):
     scenarios = scenario_dir(tmp_path, "bad_when", """
 @parity.scenario(params={"n": [1]}, xfail=parity.xfail_on({"gold": {"gold": "x"}}, when={"m": [1]}))

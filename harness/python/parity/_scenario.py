@@ -127,11 +127,13 @@ def xfail_on(by_backend: dict, when: dict = None):
     """
     from parity import backend
 
+    # Checked whichever backend runs, so a malformed `when` shows under gold and `list` too, not only under its own.
+    malformed = not isinstance(when, dict) or not all(isinstance(v, (list, tuple)) for v in when.values())
+    if when is not None and malformed:
+        _fail(f"xfail_on(when=...) must map parameter names to lists of values, got {when!r}")
     entry = by_backend.get(backend.current_name)
     if entry is None or when is None:
         return entry
-    if not isinstance(when, dict) or not all(isinstance(v, (list, tuple)) for v in when.values()):
-        _fail(f"xfail_on(when=...) must map parameter names to lists of values, got {when!r}")
     return _ParamsXfail(entry, {name: list(values) for name, values in when.items()})
 
 
