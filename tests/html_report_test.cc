@@ -105,6 +105,16 @@ TEST(HtmlReport, FailuresComeFirstAndEachHasItsDetails) {
   EXPECT_TRUE(contains(html, R"(class="copy")"));
 }
 
+TEST(HtmlReport, AnInfiniteDifferenceWrittenAsNullShowsAsInf) {
+  // JSON has no infinity: a relative difference against a zero gold reaches the report as null.
+  json r = report();
+  json& details = r["scenarios"][0]["checks"][0]["details"];
+  details["max_rel_diff"] = nullptr;
+  const std::string html = report_to_html(r);
+  EXPECT_TRUE(contains(html, "<th>max relative difference</th><td>inf at")) << html.substr(0, 200);
+  EXPECT_TRUE(contains(html, "<th>max absolute difference</th><td>2 at"));
+}
+
 TEST(HtmlReport, EscapesEveryValueItShows) {
   const std::string html = report_to_html(report());
   EXPECT_FALSE(contains(html, "<script>alert")) << "a message became markup";

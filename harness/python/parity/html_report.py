@@ -143,12 +143,18 @@ def _index(index) -> str:
     return "[" + ", ".join(str(i) for i in index) + "]" if isinstance(index, list) else str(index)
 
 
+def _difference(value) -> str:
+    # JSON has no infinity: compare writes an infinite difference (a relative one against a zero gold) as null.
+    return "inf" if value is None else f"{value:.6g}"
+
+
 def environment(templates_dir: str) -> jinja2.Environment:
     """Autoescaping everywhere and undefined names as errors: a template typo fails the render, not the page."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates_dir), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["seconds"] = _seconds
     env.filters["index"] = _index
+    env.filters["difference"] = _difference
     return env
 
 

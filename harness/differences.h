@@ -1,0 +1,55 @@
+// Differences a candidate backend declares (its DIFFERENCES): the failed checks they explain, and how often.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "manifest.h"
+
+namespace parity {
+
+struct Check;            // compare.h, which holds a run's differences in its CompareReport
+struct ScenarioOutcome;  // compare.h
+
+/// A malformed `differences` entry in a manifest's backend record; the message names the entry and the field.
+struct DifferenceError : ManifestError {
+  using ManifestError::ManifestError;
+};
+
+/// One declared difference: a check the candidate library genuinely fails at some places, with the reason.
+/// `match` maps dotted keys of the failed check's JSON ({check, path, message, details}) to patterns: a string
+/// is a glob (fnmatch, whole value), a list any of its patterns, anything else an equal JSON value.
+struct Difference {
+  std::string id, check, reason;
+  nlohmann::json match = nlohmann::json::object();
+  std::vector<std::string> scenarios;  ///< scenario ids or globs on them; empty: every scenario
+};
+
+/// The checks a backend may declare: all but `missing` and `fidelity`, which are parity's own failures.
+bool declarable_check(const std::string& check);
+
+/// Parses a manifest's `backend.differences` (absent: none); throws DifferenceError naming `source` and the entry.
+std::vector<Difference> parse_differences(const nlohmann::json& backend, const std::string& source);
+
+/// Whether `difference` explains failed check `check` of scenario `scenario_id`. A run error is explained only
+/// on the candidate's side: gold raising is never the candidate library's difference.
+bool explains(const Difference& difference, const std::string& scenario_id, const Check& check);
+
+/// Marks every failed check of a failing or erroring scenario that a declaration explains (details.difference
+/// and details.xfail). When all its failed checks are explained the scenario becomes xfail, naming them.
+void apply_differences(const std::vector<Difference>& differences, ScenarioOutcome& outcome);
+
+/// How much of a run each declaration explained: {id: {checks, scenarios}}. A declaration at zero is stale.
+struct DifferenceUse {
+  int checks = 0, scenarios = 0;
+};
+std::map<std::string, DifferenceUse> difference_use(const std::vector<Difference>& differences,
+                                                    const std::vector<ScenarioOutcome>& outcomes);
+
+/// The declarations with their use, as the JSON report records them.
+nlohmann::json differences_json(const std::vector<Difference>& differences,
+                                const std::vector<ScenarioOutcome>& outcomes);
+
+}  // namespace parity
