@@ -83,6 +83,11 @@ def reduce(obj):
     return None
 
 
+def registered(cls: type) -> Reducer | None:
+    """The reducer registered for exactly `cls` (not the generic one), or None."""
+    return _by_type.get(cls)
+
+
 def volatile_keys(reducer_name: str) -> list:
     """The volatile state keys of the reducer named `reducer_name` (none for unknown names)."""
     reducer = _by_name.get(reducer_name)
@@ -142,8 +147,10 @@ def _masked_reduce(a):
     # The fill value in effect, with its own dtype: numpy.ma makes an integer array's default an int64 whatever
     # the data's dtype, and a / b keeps a's int fill in a float result. Rebuilding through `fill_value=` would
     # cast it to the data's dtype and the reloaded array would differ from the one written, so _masked_rebuild
-    # sets it as it was.
-    return {"mask": np.ma.getmask(a), "fill_value": a.fill_value, "hardmask": bool(a.hardmask)}
+    # sets it as it was. Read through a view: the getter caches numpy.ma's default into the array it is read
+    # from, and the output itself must stay as the scenario left it (it is pickled after being written).
+    fill = a.fill_value if a._fill_value is not None else a.view().fill_value
+    return {"mask": np.ma.getmask(a), "fill_value": fill, "hardmask": bool(a.hardmask)}
 
 
 def _masked_rebuild(values, state):
@@ -153,8 +160,9 @@ def _masked_rebuild(values, state):
 
 
 def _memmap_reduce(a):
-    return {"filename": None if a.filename is None else str(a.filename), "offset": int(a.offset),
-            "mode": a.mode}
+    # An unpickled memmap has no file: filename, offset and mode are all None (the pickle probe reduces it too).
+    return {"filename": None if a.filename is None else str(a.filename),
+            "offset": None if a.offset is None else int(a.offset), "mode": a.mode}
 
 
 def _map_recorded_file(values, state):

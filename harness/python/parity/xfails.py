@@ -16,6 +16,9 @@ JOBLIB = {
 }
 JOBLIB_FILL_VALUE = ("joblib returns results by pickling them, and unpickling a masked array casts its fill value "
                      "to the data's dtype: a float result that kept an int fill value comes back with a float one")
+JOBLIB_FILL_VALUE_REPICKLED = ("joblib returns results by pickling them, and an unpickled masked array holds numpy.ma's "
+                               "default fill value explicitly, an int64 whatever the data's dtype: pickling it once "
+                               "more casts that fill value to the data's dtype")
 JOBLIB_FILELESS_MEMMAP = ("joblib cannot bring back a np.memmap without a file from its worker: unpickling it fails "
                           "(BrokenProcessPool, 'A result has failed to un-serialize')")
 
