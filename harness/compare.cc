@@ -806,7 +806,7 @@ std::string summary_message(const ScenarioOutcome& out) {
 }
 
 ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate, const std::string& id,
-                                 const CompareOptions& options) {
+                                 const CompareOptions& options, const std::vector<Difference>& differences) {
   const auto start = std::chrono::steady_clock::now();
   const ScenarioRecord* g = find(gold, id);
   const ScenarioRecord* c = find(candidate, id);
@@ -821,6 +821,7 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   out.repro = repro_command(options, gold, candidate, id, out.meta);
   if (!decide_without_outputs(g, c, gold, candidate, out)) compare_files(gold, candidate, *g, *c, options, out);
   apply_compare_xfail(out);
+  apply_differences(differences, out);
   if (out.message.empty()) out.message = summary_message(out);
   for (Check& check : out.checks)
     if (!check.ok) check.message += "\nRepro: " + out.repro;
@@ -916,9 +917,16 @@ std::map<std::string, int> CompareReport::counts() const {
   return n;
 }
 
+std::vector<std::string> CompareReport::stale_differences() const {
+  std::vector<std::string> stale;
+  for (const auto& [id, use] : difference_use(differences, scenarios))
+    if (use.checks == 0) stale.push_back(id);
+  return stale;
+}
+
 bool CompareReport::failed() const {
   auto n = counts();
-  return n["fail"] + n["error"] + n["xpass"] > 0;
+  return n["fail"] + n["error"] + n["xpass"] > 0 || (strict_differences && !stale_differences().empty());
 }
 
 // The probes rebuild outputs through the backends' reducers, which are registered when their modules load.
@@ -947,15 +955,17 @@ std::vector<std::string> compared_ids(const Manifest& gold, const Manifest& cand
 
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  for (const Manifest* m : {&gold, &candidate}) load_reducers(*m);
   CompareReport report;
+  report.differences = parse_differences(candidate.backend, (candidate.dir / kManifestName).string());
+  report.strict_differences = options.strict_differences;
+  for (const Manifest* m : {&gold, &candidate}) load_reducers(*m);
   report.gold = &gold;
   report.candidate = &candidate;
   report.policy = options.policy;
   const std::vector<std::string> ids = compared_ids(gold, candidate, options.only);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (options.on_start) options.on_start(ids[i], i, ids.size());
-    report.scenarios.push_back(compare_scenario(gold, candidate, ids[i], options));
+    report.scenarios.push_back(compare_scenario(gold, candidate, ids[i], options, report.differences));
     if (options.on_outcome) options.on_outcome(report.scenarios.back());
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codec.h"
+#include "differences.h"
 #include "manifest.h"
 #include "values.h"
 
@@ -86,9 +87,13 @@ struct CompareReport {
   std::vector<ScenarioOutcome> scenarios;
   double seconds = 0;
   std::string started;
-  PolicyChoice policy;  ///< the run's policies (--dtype-policy, ...)
+  PolicyChoice policy;                  ///< the run's policies (--dtype-policy, ...)
+  std::vector<Difference> differences;  ///< what the candidate backend declared (its manifest's DIFFERENCES)
+  bool strict_differences = false;      ///< a declaration that explained nothing fails the run
   std::map<std::string, int> counts() const;
-  bool failed() const;  ///< any fail, error or xpass
+  /// The ids of declarations that explained no failed check in this run.
+  std::vector<std::string> stale_differences() const;
+  bool failed() const;  ///< any fail, error or xpass, or under strict_differences a stale declaration
 };
 
 struct CompareOptions {
@@ -96,6 +101,8 @@ struct CompareOptions {
   std::vector<std::string> only;   ///< restrict to these ids
   bool pickle_probe = true;        ///< unpickle the stored pickles (runs code from them: trusted results only)
   PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them
+  /// The candidate's declared differences must each explain something (a whole-corpus run: stale ones fail it).
+  bool strict_differences = false;
   /// Called before each scenario is compared: its id, its 0-based position and how many will be compared.
   std::function<void(const std::string& id, std::size_t index, std::size_t total)> on_start;
   /// Called with each scenario's verdict as soon as it is known (a progress display; compare_runs returns them all).
@@ -106,7 +113,8 @@ struct CompareOptions {
 std::vector<std::string> compared_ids(const Manifest& gold, const Manifest& candidate,
                                       const std::vector<std::string>& only);
 
-/// Compares every scenario of compared_ids(), calling the options' hooks around each.
+/// Compares every scenario of compared_ids(), calling the options' hooks around each. Throws DifferenceError
+/// (before comparing anything) when the candidate manifest's declared differences are malformed.
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
 
 /// A shell command that re-runs one scenario on both backends and compares it.

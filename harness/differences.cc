@@ -13,8 +13,8 @@ using json = nlohmann::json;
 namespace parity {
 namespace {
 
-const std::set<std::string> kDeclarable = {"structure", "type",   "shape",  "dtype",     "layout", "strides",
-                                           "writeable", "values", "attrs",  "pickle",    "serialize", "error"};
+const std::set<std::string> kDeclarable = {"structure", "type",   "shape", "dtype",  "layout",    "strides",
+                                           "writeable", "values", "attrs", "pickle", "serialize", "error"};
 
 // Python's fnmatch.fnmatchcase, which backend.py validates against: no escapes, '*' crosses every character.
 bool glob_matches(const std::string& pattern, const std::string& text) {
@@ -27,7 +27,8 @@ bool value_matches(const json& pattern, const json& value) {
       if (value_matches(p, value)) return true;
     return false;
   }
-  if (pattern.is_string()) return value.is_string() && glob_matches(pattern.get<std::string>(), value.get<std::string>());
+  if (pattern.is_string())
+    return value.is_string() && glob_matches(pattern.get<std::string>(), value.get<std::string>());
   return pattern == value && pattern.type() == value.type();
 }
 
@@ -66,7 +67,8 @@ Difference parse_one(const json& entry, const std::string& source, std::size_t i
   static const std::set<std::string> keys = {"id", "check", "reason", "match", "scenarios"};
   if (!entry.is_object()) refuse(source, index, "is not an object");
   for (const auto& [key, _] : entry.items())
-    if (!keys.count(key)) refuse(source, index, "has an unknown field '" + key + "' (id, check, reason, match, scenarios)");
+    if (!keys.count(key))
+      refuse(source, index, "has an unknown field '" + key + "' (id, check, reason, match, scenarios)");
   Difference d;
   d.id = required_text(entry, "id", source, index);
   d.check = required_text(entry, "check", source, index);
@@ -74,11 +76,13 @@ Difference parse_one(const json& entry, const std::string& source, std::size_t i
   static const std::regex id_form("[a-z0-9]+(-[a-z0-9]+)*");
   if (!std::regex_match(d.id, id_form)) refuse(source, index, "id '" + d.id + "' is not lowercase words joined by '-'");
   if (!declarable_check(d.check))
-    refuse(source, index, "('" + d.id + "') cannot declare check '" + d.check + "' (missing and fidelity are parity's own)");
+    refuse(source, index,
+           "('" + d.id + "') cannot declare check '" + d.check + "' (missing and fidelity are parity's own)");
   d.match = entry.value("match", json::object());
   if (!d.match.is_object()) refuse(source, index, "('" + d.id + "') match is not an object");
   for (const auto& [key, pattern] : d.match.items())
-    if (!valid_pattern(pattern)) refuse(source, index, "('" + d.id + "') match '" + key + "' is not a value or a list of values");
+    if (!valid_pattern(pattern))
+      refuse(source, index, "('" + d.id + "') match '" + key + "' is not a value or a list of values");
   const json scenarios = entry.value("scenarios", json::array());
   for (const json& s : scenarios.is_array() ? scenarios : json::array({scenarios})) {
     if (!s.is_string()) refuse(source, index, "('" + d.id + "') scenarios is not a glob or a list of globs");
@@ -114,7 +118,8 @@ std::vector<Difference> parse_differences(const json& backend, const std::string
 bool explains(const Difference& difference, const std::string& scenario_id, const Check& check) {
   if (check.ok || check.check != difference.check || !any_scenario_glob(difference, scenario_id)) return false;
   if (check.check == "error" && check.path != "candidate") return false;
-  const json facts = {{"check", check.check}, {"path", check.path}, {"message", check.message}, {"details", check.details}};
+  const json facts = {
+      {"check", check.check}, {"path", check.path}, {"message", check.message}, {"details", check.details}};
   for (const auto& [key, pattern] : difference.match.items()) {
     const json* value = lookup(facts, key);
     if (!value || !value_matches(pattern, *value)) return false;

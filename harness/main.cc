@@ -71,6 +71,18 @@ struct CompareArgs {
   Verbosity verbosity = Verbosity::kNormal;
 };
 
+// A declaration that explained nothing: the library changed (remove it), or this run did not include what it is for.
+void print_stale_differences(const CompareReport& report) {
+  const std::vector<std::string> stale = report.stale_differences();
+  if (stale.empty()) return;
+  std::string ids;
+  for (const std::string& id : stale) ids += (ids.empty() ? "" : ", ") + id;
+  std::fprintf(
+      stderr, "parity compare: %s: %zu declared difference%s explained no failure in this run: %s%s\n",
+      report.strict_differences ? "failed" : "note", stale.size(), stale.size() == 1 ? "" : "s", ids.c_str(),
+      report.strict_differences ? " (the library no longer differs there: remove them from its DIFFERENCES)" : "");
+}
+
 int compare_command(CompareArgs& args, const std::string& program) {
   Manifest gold, candidate;
   try {
@@ -91,7 +103,13 @@ int compare_command(CompareArgs& args, const std::string& program) {
   args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
   args.options.on_outcome = [&progress](const ScenarioOutcome& s) { progress.end(to_shown(s)); };
   const std::string started = utc_timestamp();
-  CompareReport report = compare_runs(gold, candidate, args.options);
+  CompareReport report;
+  try {
+    report = compare_runs(gold, candidate, args.options);
+  } catch (const DifferenceError& e) {
+    std::fprintf(stderr, "parity compare: %s\n", e.what());
+    return kExitUsage;
+  }
   report.started = started;
   std::vector<WrittenReport> written;
   try {
@@ -103,6 +121,7 @@ int compare_command(CompareArgs& args, const std::string& program) {
     return kExitUsage;
   }
   progress.summary(written);
+  print_stale_differences(report);
   return report.failed() ? kExitFailed : kExitOk;
 }
 
@@ -168,6 +187,8 @@ int main_impl(int argc, char** argv) {
   compare->add_option("--only", compare_args.options.only, "compare only the scenario with this exact id (repeatable)");
   compare->add_flag("!--no-pickle-probe", compare_args.options.pickle_probe,
                     "do not unpickle stored pickles (unpickling runs code: use it for results from elsewhere)");
+  compare->add_flag("--strict-differences", compare_args.options.strict_differences,
+                    "fail when a difference the candidate declares explains nothing (for whole-corpus runs)");
   // The run's policies; a scenario's own policy= overrides them (README, "Policies").
   PolicyChoice& policy = compare_args.options.policy;
   compare->add_option("--dtype-policy", policy.dtype, "dtype check: exact (default), native-order-ok or kind")

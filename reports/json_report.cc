@@ -56,6 +56,8 @@ json report_to_json(const CompareReport& report) {
           {"candidate", side_json(*report.candidate)},
           {"policy", {{"dtype", report.policy.dtype}, {"layout", report.policy.layout}, {"type", report.policy.type}}},
           {"summary", counts},
+          {"differences", differences_json(report.differences, report.scenarios)},
+          {"strict_differences", report.strict_differences},
           {"scenarios", scenarios}};
 }
 

@@ -72,9 +72,11 @@ TEST(ParseDifferences, RefusesMalformedEntriesNamingThem) {
   expect_refused(json::array({"layout"}), "differences[0] is not an object");
   expect_refused(json::array({{{"id", "a"}, {"check", "layout"}}}), "needs a non-empty string 'reason'");
   expect_refused(json::array({{{"id", "Fresh C"}, {"check", "layout"}, {"reason", "r"}}}), "not lowercase words");
-  expect_refused(json::array({{{"id", "a"}, {"check", "fidelity"}, {"reason", "r"}}}), "cannot declare check 'fidelity'");
+  expect_refused(json::array({{{"id", "a"}, {"check", "fidelity"}, {"reason", "r"}}}),
+                 "cannot declare check 'fidelity'");
   expect_refused(json::array({{{"id", "a"}, {"check", "missing"}, {"reason", "r"}}}), "cannot declare check 'missing'");
-  expect_refused(json::array({{{"id", "a"}, {"check", "layout"}, {"reason", "r"}, {"when", 1}}}), "unknown field 'when'");
+  expect_refused(json::array({{{"id", "a"}, {"check", "layout"}, {"reason", "r"}, {"when", 1}}}),
+                 "unknown field 'when'");
   expect_refused(json::array({{{"id", "a"}, {"check", "layout"}, {"reason", "r"}, {"match", {{"k", {{"x", 1}}}}}}}),
                  "match 'k' is not a value or a list of values");
   expect_refused(json::array({{{"id", "a"}, {"check", "layout"}, {"reason", "r"}, {"scenarios", 3}}}),
@@ -115,13 +117,19 @@ TEST(Explains, StringsAreWholeValueGlobsWithClassesAndNoEscapes) {
                             {"match",
                              {{"details.type", "AttributeError"},
                               {"details.message", "module 'dask.array.linalg' has no attribute '[de]*'"}}}});
-  EXPECT_TRUE(parity::explains(d, "s", candidate_error("AttributeError", "module 'dask.array.linalg' has no attribute 'det'")));
-  EXPECT_TRUE(parity::explains(d, "s", candidate_error("AttributeError", "module 'dask.array.linalg' has no attribute 'eigh'")));
-  EXPECT_FALSE(parity::explains(d, "s", candidate_error("AttributeError", "module 'dask.array.linalg' has no attribute 'svd'")));
-  EXPECT_FALSE(parity::explains(d, "s", candidate_error("TypeError", "module 'dask.array.linalg' has no attribute 'det'")));
+  EXPECT_TRUE(
+      parity::explains(d, "s", candidate_error("AttributeError", "module 'dask.array.linalg' has no attribute 'det'")));
+  EXPECT_TRUE(parity::explains(
+      d, "s", candidate_error("AttributeError", "module 'dask.array.linalg' has no attribute 'eigh'")));
+  EXPECT_FALSE(
+      parity::explains(d, "s", candidate_error("AttributeError", "module 'dask.array.linalg' has no attribute 'svd'")));
+  EXPECT_FALSE(
+      parity::explains(d, "s", candidate_error("TypeError", "module 'dask.array.linalg' has no attribute 'det'")));
   // Whole value: a prefix does not match.
-  EXPECT_FALSE(parity::explains(d, "s", candidate_error("AttributeError", "module 'dask.array.linalg' has no attribute 'det'!")));
-  const Difference backslash = one({{"id", "b"}, {"check", "error"}, {"reason", "r"}, {"match", {{"details.message", "a\\*"}}}});
+  EXPECT_FALSE(parity::explains(
+      d, "s", candidate_error("AttributeError", "module 'dask.array.linalg' has no attribute 'det'!")));
+  const Difference backslash =
+      one({{"id", "b"}, {"check", "error"}, {"reason", "r"}, {"match", {{"details.message", "a\\*"}}}});
   EXPECT_TRUE(parity::explains(backslash, "s", candidate_error("E", "a\\xyz")));  // '\' is literal, as in fnmatch
 }
 
@@ -130,7 +138,8 @@ TEST(Explains, AListMatchesAnyOfItsPatterns) {
                             {"check", "error"},
                             {"reason", "r"},
                             {"match", {{"details.message", {"ptp() got *", "count_nonzero() got *"}}}}});
-  EXPECT_TRUE(parity::explains(d, "s", candidate_error("TypeError", "ptp() got an unexpected keyword argument 'keepdims'")));
+  EXPECT_TRUE(
+      parity::explains(d, "s", candidate_error("TypeError", "ptp() got an unexpected keyword argument 'keepdims'")));
   EXPECT_TRUE(parity::explains(d, "s", candidate_error("TypeError", "count_nonzero() got an unexpected keyword")));
   EXPECT_FALSE(parity::explains(d, "s", candidate_error("TypeError", "sum() got an unexpected keyword")));
 }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -14,6 +15,55 @@ current_name = None
 
 class BackendError(Exception):
     """The backend cannot be loaded or is malformed; the CLI exits 2 with this message."""
+
+
+# The checks a backend may declare in DIFFERENCES: all but `missing` and `fidelity`, parity's own failures
+# (harness/differences.cc, declarable_check, reads the same list out of the manifest).
+DECLARABLE_CHECKS = ("structure", "type", "shape", "dtype", "layout", "strides", "writeable", "values", "attrs",
+                     "pickle", "serialize", "error")
+_DIFFERENCE_FIELDS = ("id", "check", "reason", "match", "scenarios")
+_PATTERN_SCALARS = (str, bool, int, float, type(None))
+
+
+def _difference_problem(entry) -> str | None:
+    """What is wrong with one DIFFERENCES entry (README, "Declared differences"), or None."""
+    if not isinstance(entry, dict):
+        return "is not a dict"
+    unknown = sorted(set(entry) - set(_DIFFERENCE_FIELDS))
+    if unknown:
+        return f"has unknown keys {unknown} (allowed: {', '.join(_DIFFERENCE_FIELDS)})"
+    for key in ("id", "check", "reason"):
+        if not isinstance(entry.get(key), str) or not entry[key]:
+            return f"needs a non-empty string {key!r}"
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", entry["id"]):
+        return f"id {entry['id']!r} is not lowercase words joined by '-'"
+    if entry["check"] not in DECLARABLE_CHECKS:
+        return f"check {entry['check']!r} cannot be declared (one of {', '.join(DECLARABLE_CHECKS)})"
+    match = entry.get("match", {})
+    if not isinstance(match, dict) or not all(
+            isinstance(k, str) and (isinstance(v, _PATTERN_SCALARS) or
+                                    (isinstance(v, list) and all(isinstance(p, _PATTERN_SCALARS) for p in v)))
+            for k, v in match.items()):
+        return "match must be a dict of dotted keys to a value or a list of values"
+    scenarios = entry.get("scenarios", [])
+    if not (isinstance(scenarios, str) or (isinstance(scenarios, list) and all(isinstance(p, str) for p in scenarios))):
+        return "scenarios must be a scenario id or glob, or a list of them"
+    return None
+
+
+def _differences(name: str, module) -> list:
+    declared = getattr(module, "DIFFERENCES", []) or []
+    if not isinstance(declared, (list, tuple)):
+        raise BackendError(f"backend {name!r}: DIFFERENCES must be a list of dicts")
+    ids = set()
+    for index, entry in enumerate(declared):
+        problem = _difference_problem(entry)
+        if problem is None and entry["id"] in ids:
+            problem = f"repeats the id {entry['id']!r}"
+        if problem:
+            raise BackendError(f"backend {name!r}: DIFFERENCES[{index}] {problem}")
+        ids.add(entry["id"])
+    return [dict(entry) for entry in declared]
 
 
 def register_fixtures(fixtures_dir: str):
@@ -71,6 +121,8 @@ class Backend:
             raise BackendError(f"backend {name!r}: REQUIRED_ATTRS must be a dict of type names to lists of "
                                "attribute names")
         self.required_attrs = {k: list(v) for k, v in required.items()}
+        # What the library genuinely does differently from NumPy; compare explains failed checks with them.
+        self.differences = _differences(name, module)
         # The generic reducer may rebuild subclasses defined by this backend, and by the types it maps to.
         from parity import reducers
 
@@ -110,7 +162,8 @@ class Backend:
 
     def info(self) -> dict:
         return {"name": self.name, "spec": self.spec, "version": self.version, "role": self.role,
-                "module": self.module.__name__, "type_map": self.type_map, "required_attrs": self.required_attrs}
+                "module": self.module.__name__, "type_map": self.type_map, "required_attrs": self.required_attrs,
+                "differences": self.differences}
 
 
 def load(name: str, role: str = "") -> Backend:

@@ -126,6 +126,7 @@ def view_model(report: dict) -> dict:
         "all_checks": sorted({c for v in scenarios for c in v["failed_checks"]}),
         "all_tags": sorted({t for v in scenarios for t in v["tags"]}),
         "gold": report.get("gold", {}), "candidate": report.get("candidate", {}),
+        "differences": report.get("differences", []), "strict_differences": report.get("strict_differences", False),
     }
 
 
