@@ -524,7 +524,10 @@ const ScenarioRecord* find(const Manifest& m, const std::string& id) {
 std::string error_summary(const json& error) { return error.value("type", "?") + ": " + error.value("message", ""); }
 
 std::string error_text(const std::string& side, const ScenarioRecord& r) {
-  std::string m = "the " + side + " run raised " + error_summary(r.error);
+  const char* what = r.status == "crash"     ? " run crashed: "
+                     : r.status == "timeout" ? " run timed out: "
+                                             : " run raised ";
+  std::string m = "the " + side + what + error_summary(r.error);
   const std::string tb = r.error.value("traceback", "");
   return tb.empty() ? m : m + "\n" + tb;
 }
@@ -740,7 +743,7 @@ bool decide_without_outputs(const ScenarioRecord* g, const ScenarioRecord* c, co
   }
   bool errored = false;
   for (const auto& [side, r] : {std::pair{"gold", g}, std::pair{"candidate", c}}) {
-    if (r->status != "error") continue;
+    if (r->status != "error" && r->status != "crash" && r->status != "timeout") continue;
     errored = true;
     // An output the codec could not carry is a `serialize` failure; anything else the scenario raised is `error`.
     const char* check = r->error.value("type", "") == "SerializeError" ? "serialize" : "error";

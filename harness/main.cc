@@ -17,6 +17,7 @@
 #include "manifest.h"
 #include "progress.h"
 #include "runner.h"
+#include "worker.h"
 
 namespace parity {
 namespace {
@@ -175,6 +176,23 @@ int main_impl(int argc, char** argv) {
   run->add_flag("!--no-pickle-probe", run_options.pickle_probe,
                 "do not store the outputs pickled for the pickle check");
   add_selection(run, run_options.selection);
+  run->add_option("-j,--jobs", run_options.jobs, "worker processes running scenarios at once (default 1)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--timeout", run_options.timeout,
+                  "seconds a scenario may run before its worker is stopped (a scenario's timeout= wins; 0: none)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--max-memory", run_options.max_memory_mb,
+                  "megabytes of resident memory a worker may use before it is stopped (default: no limit)");
+
+  // The worker processes `run` starts (worker.h); not for people, hence no group in --help.
+  WorkerOptions worker_options;
+  auto* worker = app.add_subcommand("_worker", "")->group("");
+  worker->add_option("--backend", worker_options.backend)->required();
+  worker->add_option("--role", worker_options.role);
+  worker->add_option("--out", worker_options.out)->required();
+  worker->add_flag("!--no-pickle-probe", worker_options.pickle_probe);
+  add_selection(worker, worker_options.selection);
 
   CompareArgs compare_args;
   auto* compare = app.add_subcommand("compare", "compare a gold and a candidate results directory");
@@ -217,7 +235,9 @@ int main_impl(int argc, char** argv) {
   for (Selection* s : {&list_selection, &run_options.selection})
     if (s->paths.empty()) s->paths.push_back(PARITY_SCENARIOS);
   if (*list) return list_scenarios(list_selection, list_json);
+  run_options.program = self_path(argv[0]);
   if (*run) return run_scenarios(run_options);
+  if (*worker) return worker_main(worker_options);
   if (*report) return report_command(report_args);
   return compare_command(compare_args, self_path(argv[0]));
 }

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "atomic_file.h"
 
@@ -11,16 +12,35 @@ using json = nlohmann::json;
 
 namespace parity {
 
+json to_json(const ScenarioRecord& s) {
+  json entry = {{"id", s.id}, {"status", s.status}, {"file", s.file}, {"seconds", s.seconds}, {"meta", s.meta}};
+  if (!s.error.is_null()) entry["error"] = s.error;
+  if (!s.fidelity.is_null()) entry["fidelity"] = s.fidelity;
+  if (!s.pickle_file.empty()) entry["pickle_file"] = s.pickle_file;
+  if (!s.pickle_error.is_null()) entry["pickle_error"] = s.pickle_error;
+  return entry;
+}
+
+ScenarioRecord record_from_json(const json& s) {
+  ScenarioRecord r;
+  r.id = s.at("id").get<std::string>();
+  r.status = s.at("status").get<std::string>();
+  r.file = s.value("file", "");
+  r.seconds = s.value("seconds", 0.0);
+  r.error = s.value("error", json());
+  r.meta = s.value("meta", json::object());
+  r.fidelity = s.value("fidelity", json());
+  r.pickle_file = s.value("pickle_file", "");
+  r.pickle_error = s.value("pickle_error", json());
+  for (const std::string& f : {r.file, r.pickle_file})
+    if (f.find("..") != std::string::npos || (!f.empty() && f.front() == '/'))
+      throw std::invalid_argument("scenario " + r.id + ": result file '" + f + "' is outside the results directory");
+  return r;
+}
+
 json to_json(const Manifest& m) {
   json scenarios = json::array();
-  for (const ScenarioRecord& s : m.scenarios) {
-    json entry = {{"id", s.id}, {"status", s.status}, {"file", s.file}, {"seconds", s.seconds}, {"meta", s.meta}};
-    if (!s.error.is_null()) entry["error"] = s.error;
-    if (!s.fidelity.is_null()) entry["fidelity"] = s.fidelity;
-    if (!s.pickle_file.empty()) entry["pickle_file"] = s.pickle_file;
-    if (!s.pickle_error.is_null()) entry["pickle_error"] = s.pickle_error;
-    scenarios.push_back(std::move(entry));
-  }
+  for (const ScenarioRecord& s : m.scenarios) scenarios.push_back(to_json(s));
   return {{"format", "parity-manifest"},
           {"version", kManifestVersion},
           {"backend", m.backend},
@@ -63,24 +83,11 @@ Manifest read_manifest(const std::filesystem::path& dir) {
     m.environment = doc.value("environment", json::object());
     m.run = doc.value("run", json::object());
     m.complete = doc.value("complete", false);
-    for (const json& s : doc.at("scenarios")) {
-      ScenarioRecord r;
-      r.id = s.at("id").get<std::string>();
-      r.status = s.at("status").get<std::string>();
-      r.file = s.value("file", "");
-      r.seconds = s.value("seconds", 0.0);
-      r.error = s.value("error", json());
-      r.meta = s.value("meta", json::object());
-      r.fidelity = s.value("fidelity", json());
-      r.pickle_file = s.value("pickle_file", "");
-      r.pickle_error = s.value("pickle_error", json());
-      for (const std::string& f : {r.file, r.pickle_file})
-        if (f.find("..") != std::string::npos || (!f.empty() && f.front() == '/'))
-          throw fail("scenario " + r.id + ": result file '" + f + "' is outside the results directory");
-      m.scenarios.push_back(std::move(r));
-    }
+    for (const json& s : doc.at("scenarios")) m.scenarios.push_back(record_from_json(s));
   } catch (const json::exception& e) {
     throw fail(std::string("malformed: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw fail(e.what());
   }
   return m;
 }

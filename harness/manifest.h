@@ -21,7 +21,7 @@ struct ManifestError : std::runtime_error {
 /// One scenario (or one scenario module that failed to import) as a run recorded it.
 struct ScenarioRecord {
   std::string id;
-  std::string status;  ///< ok, error, xfail, xpass, skip
+  std::string status;  ///< ok, error, xfail, xpass, skip; crash and timeout (the worker died or was stopped)
   std::string file;    ///< result file relative to the results directory; empty when none was written
   double seconds = 0;
   nlohmann::json error;     ///< {type, message, traceback} for error, xfail and skip; null otherwise
@@ -41,6 +41,11 @@ struct Manifest {
 };
 
 nlohmann::json to_json(const Manifest& manifest);
+/// One scenario's entry, as the manifest and the run's worker processes (runner.cc) write it.
+nlohmann::json to_json(const ScenarioRecord& record);
+/// The entry back; throws nlohmann::json::exception for a missing or mistyped field and std::invalid_argument for
+/// a result file outside the results directory.
+ScenarioRecord record_from_json(const nlohmann::json& entry);
 /// The current time as manifests and reports record it: ISO 8601 UTC, e.g. 2026-11-22T05:39:14Z.
 std::string utc_timestamp();
 /// Writes DIR/manifest.json atomically.

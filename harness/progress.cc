@@ -19,9 +19,15 @@ constexpr double kRedrawInterval = 0.1;  // ten redraws a second keep the line c
 constexpr const char* kEraseLine = "\r\x1b[K";
 
 // The summary's row order; run says ok where compare says pass.
-const std::vector<std::string> kStatusOrder = {"pass", "ok", "fail", "error", "xfail", "xpass", "skip"};
+const std::vector<std::string> kStatusOrder = {"pass",    "ok",    "fail",  "error", "crash",
+                                               "timeout", "xfail", "xpass", "skip"};
 
-bool is_failure(const std::string& status) { return status == "fail" || status == "error" || status == "xpass"; }
+bool is_failure(const std::string& status) {
+  return status == "fail" || status == "error" || status == "xpass" || status == "crash" || status == "timeout";
+}
+
+// A run's scenario that ended without a result of its own making: its worker died or was stopped (runner.cc).
+bool is_lost(const std::string& status) { return status == "crash" || status == "timeout"; }
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -149,11 +155,12 @@ ShownScenario to_shown(const ScenarioRecord& record) {
     shown.note = "expected failure: " + record.error.value("reason", "");
     shown.verbose_details.push_back(error);
   } else {
-    shown.note = first_line(record.status == "error" ? error : message);
+    shown.note = first_line(record.status == "error" || is_lost(record.status) ? error : message);
   }
   if (record.status == "error" && message.find('\n') != std::string::npos) shown.details.push_back(error);
   const std::string traceback = record.error.value("traceback", "");
-  if (!traceback.empty()) shown.verbose_details.push_back(traceback);
+  // What a dead worker printed last is all there is to go on: always shown.
+  if (!traceback.empty()) (is_lost(record.status) ? shown.details : shown.verbose_details).push_back(traceback);
   return shown;
 }
 
@@ -251,8 +258,9 @@ std::string Progress::live_text(double t) const {
   const double elapsed = t - started_;
   const std::size_t remaining = options_.total > done_ ? options_.total - done_ : 0;
   const std::string eta = done_ ? clock_text(elapsed / static_cast<double>(done_) * remaining) : "-:--";
-  const std::string head = counter(done_, options_.total) +
-                           formatted(" %d failed, %d error | ", count("fail") + count("xpass"), count("error"));
+  const std::string head =
+      counter(done_, options_.total) + formatted(" %d failed, %d error | ", count("fail") + count("xpass"),
+                                                 count("error") + count("crash") + count("timeout"));
   const std::string tail = " | " + clock_text(elapsed) + " elapsed, ETA " + eta;
   if (options_.columns <= 0) return head + current_ + tail;
   const std::size_t width = static_cast<std::size_t>(options_.columns) - 1;  // the last column would wrap

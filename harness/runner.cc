@@ -1,127 +1,52 @@
-// Runs scenarios in the embedded interpreter and writes each outcome as soon as it is known (see runner.h).
+// `parity run`: supervises worker processes (worker.h) that run the scenarios, and writes each outcome as soon
+// as it is known. A scenario that kills its worker (a segfault, abort, os._exit, the memory limit) or outlives
+// its timeout is recorded as crash or timeout, the worker is replaced, and the run goes on.
 #include "runner.h"
 
-#include <pybind11/embed.h>
-#include <pybind11/stl.h>
+#include <poll.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
+#include <optional>
 
-#include "atomic_file.h"
-#include "codec.h"
 #include "config.h"
-#include "interpreter.h"
 #include "manifest.h"
+#include "process.h"
 #include "progress.h"
 
-namespace py = pybind11;
 using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
 
 namespace parity {
 namespace {
 
-// Python's own json module converts the metadata dicts; they hold only JSON-able values by construction.
-json to_json(py::handle obj) {
-  static py::object text = py::module_::import("parity._scenario").attr("json_text");
-  return json::parse(text(obj).cast<std::string>());
-}
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
-bool is_python_error(const py::error_already_set& e, const char* module, const char* name) {
-  return e.matches(py::module_::import(module).attr(name));
-}
-
-py::object discover(const Selection& selection) {
-  py::module_ discovery = py::module_::import("parity.discovery");
-  py::object found = discovery.attr("discover")(selection.paths);
-  return discovery.attr("select")(found, selection.only, selection.keyword);
-}
-
-// An --only id that matches nothing is a typo, not an empty run.
-void check_selection(const Selection& selection, py::handle found) {
-  std::set<std::string> known;
-  for (py::handle s : found.attr("scenarios")) known.insert(s.attr("id").cast<std::string>());
-  for (py::handle e : found.attr("errors")) known.insert(e.attr("id").cast<std::string>());
-  for (const std::string& id : selection.only)
-    if (!known.count(id)) throw std::invalid_argument("no scenario has the id '" + id + "' (see 'parity list')");
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-json error_record(const std::string& type, const std::string& message) {
-  return {{"type", type}, {"message", message}, {"traceback", ""}};
-}
-
-// Applies the strict per-pass xfail: an expected failure that happens is xfail, one that does not is xpass.
-void apply_xfail(ScenarioRecord& record, const std::string& role) {
-  const json& xfail = record.meta.value("xfail", json::object());
-  if (!xfail.contains(role) || record.status == "skip") return;
-  const std::string reason = xfail.at(role).get<std::string>();
-  if (record.status == "error") {
-    record.status = "xfail";
-    record.error["reason"] = reason;
-  } else {
-    record.status = "xpass";
-    record.error = error_record("XPASS", "the " + role + " pass was expected to fail (" + reason + ") but passed");
+// SIGINT and SIGTERM end the run cleanly (workers are in their own process groups and never see a terminal's ^C).
+struct StopSignals {
+  struct sigaction old_int {
+  }, old_term{};
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    ::sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &old_int);
+    ::sigaction(SIGTERM, &action, &old_term);
   }
-}
-
-// What compare needs to check parity's codec (leaf digests) and the ecosystem's pickle (a protocol 5 blob).
-void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out,
-                   const std::string& stem, bool pickle_probe) {
-  py::module_ probe = py::module_::import("parity.probe");
-  record.fidelity = to_json(probe.attr("digests")(outputs));
-  if (!pickle_probe) return;
-  const std::string file = std::string(kResultsSubdir) + "/" + stem + ".pickle";
-  py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string());
-  if (!error.is_none()) {
-    record.pickle_error = to_json(error);
-    return;
+  ~StopSignals() {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
   }
-  record.pickle_file = file;
-}
+};
 
-ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::filesystem::path& out,
-                       const std::string& role, bool pickle_probe) {
-  ScenarioRecord record;
-  record.id = scenario.attr("id").cast<std::string>();
-  record.meta = to_json(scenario.attr("metadata")());
-  const auto start = std::chrono::steady_clock::now();
-  py::dict outcome = scenario.attr("call")(backend);
-  record.status = outcome["status"].cast<std::string>();
-  if (record.status != "ok") record.error = to_json(outcome["error"]);
-  if (record.status == "ok") {
-    const std::string file = std::string(kResultsSubdir) + "/" + scenario.attr("file_name").cast<std::string>();
-    try {
-      write_result(out / file, outcome["outputs"]);
-      record.file = file;
-      try {
-        record_probes(record, outcome["outputs"], out, scenario.attr("file_name").cast<std::string>(), pickle_probe);
-      } catch (py::error_already_set& e) {  // parity's own failure: this scenario reports it, the run goes on
-        record.status = "error", record.error = error_record("ProbeError", e.what());
-      }
-    } catch (const UnsupportedOutput& e) {
-      record.status = "error", record.error = error_record("SerializeError", e.what());
-    } catch (const std::runtime_error& e) {
-      record.status = "error", record.error = error_record("ResultWriteError", e.what());
-    }
-  }
-  record.seconds = seconds_since(start);
-  apply_xfail(record, role);
-  return record;
-}
-
-ScenarioRecord module_error(py::handle error) {
-  ScenarioRecord record;
-  record.id = error.attr("id").cast<std::string>();
-  record.status = "error";
-  record.meta = to_json(error.attr("metadata")());
-  record.error = to_json(error.attr("error"));
-  return record;
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
 }
 
 std::string backend_name(const RunOptions& options) {
@@ -130,113 +55,285 @@ std::string backend_name(const RunOptions& options) {
   return env ? env : "";
 }
 
-int run_loaded(const RunOptions& options, Manifest& manifest, py::handle backend) {
-  py::object found = discover(options.selection);
-  check_selection(options.selection, found);
-  std::filesystem::create_directories(options.out / kResultsSubdir);
-  const std::string role = backend.attr("role").cast<std::string>();
-  write_manifest(manifest);  // an interrupted run leaves a manifest that says it is incomplete
-  const auto start = std::chrono::steady_clock::now();
-  Progress progress(stderr,
-                    progress_options(stderr, "run", py::len(found.attr("errors")) + py::len(found.attr("scenarios")),
-                                     options.verbosity));
-  for (py::handle error : found.attr("errors")) {
-    manifest.scenarios.push_back(module_error(error));
-    progress.end(to_shown(manifest.scenarios.back()));
-  }
-  for (py::handle scenario : found.attr("scenarios")) {
-    progress.begin(scenario.attr("id").cast<std::string>());
-    manifest.scenarios.push_back(run_one(scenario, backend, options.out, role, options.pickle_probe));
-    progress.end(to_shown(manifest.scenarios.back()));
-  }
-  manifest.run["seconds"] = seconds_since(start);
-  manifest.complete = true;
-  write_manifest(manifest);
-  progress.summary({{"results", options.out.string()}});
-  for (const ScenarioRecord& r : manifest.scenarios)
-    if (r.status == "error" || r.status == "xpass") return kExitFailed;
-  return kExitOk;
+std::vector<std::string> worker_argv(const RunOptions& options, const std::string& backend) {
+  std::vector<std::string> argv = {options.program, "_worker", "--backend", backend, "--out", options.out.string()};
+  if (!options.role.empty()) argv.insert(argv.end(), {"--role", options.role});
+  for (const std::string& p : options.selection.paths) argv.insert(argv.end(), {"--scenarios", p});
+  for (const std::string& id : options.selection.only) argv.insert(argv.end(), {"--only", id});
+  if (!options.selection.keyword.empty()) argv.insert(argv.end(), {"--keyword", options.selection.keyword});
+  if (!options.pickle_probe) argv.push_back("--no-pickle-probe");
+  return argv;
 }
 
-void print_banner(py::handle backend, py::handle environment) {
+// A run-level failure: the backend or the selection is unusable, or a worker cannot start. Exit 2.
+struct RunAbort {
+  std::string message;
+};
+
+struct Worker {
+  std::unique_ptr<ChildProcess> process;
+  bool ready = false;
+  bool retiring = false;            ///< it said it exits after its last reply; a new worker replaces it
+  std::optional<std::size_t> task;  ///< index into Supervisor::ids_ of the scenario it runs
+  Clock::time_point started;
+};
+
+// The scenarios the first ready worker discovered, in order, and the run's results so far.
+class Supervisor {
+ public:
+  Supervisor(const RunOptions& options, Manifest& manifest) : options_(options), manifest_(manifest) {}
+
+  /// Starts the workers and waits for the first to report what it found; throws RunAbort.
+  void start(const std::string& backend);
+  /// Runs every scenario; returns false when a stop signal ended it early.
+  bool run(Progress& progress);
+  std::size_t total() const { return module_errors_.size() + ids_.size(); }
+  /// The finished records in discovery order (module errors first), as the manifest lists them.
+  std::vector<ScenarioRecord> finished() const;
+
+ private:
+  void spawn(Worker& w);
+  void handle_line(Worker& w, const std::string& line, Progress* progress);
+  void lose(Worker& w, const std::string& status, const std::string& type, const std::string& message,
+            Progress& progress);
+  void check_limits(Worker& w, Progress& progress);
+  void dispatch(Progress& progress);
+  void poll_workers(Progress* progress);
+  void save(bool force);
+
+  const RunOptions& options_;
+  Manifest& manifest_;
+  std::vector<std::string> argv_;
+  std::vector<Worker> workers_;
+  bool have_plan_ = false;
+  std::vector<ScenarioRecord> module_errors_;
+  std::vector<std::string> ids_;
+  std::vector<json> metas_;
+  std::vector<std::optional<ScenarioRecord>> results_;
+  std::size_t next_ = 0, done_ = 0;
+  bool unsaved_ = false;
+  Clock::time_point last_save_ = Clock::now();
+};
+
+void Supervisor::spawn(Worker& w) {
+  w.process = std::make_unique<ChildProcess>(argv_);
+  w.ready = w.retiring = false;
+  w.task.reset();
+}
+
+void Supervisor::start(const std::string& backend) {
+  argv_ = worker_argv(options_, backend);
+  workers_.resize(std::max(1, options_.jobs));
+  for (Worker& w : workers_) spawn(w);
+  while (!have_plan_) poll_workers(nullptr);
+}
+
+void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progress) {
+  const json message = json::parse(line);
+  const std::string event = message.at("event").get<std::string>();
+  if (event == "fatal") throw RunAbort{message.at("message").get<std::string>()};
+  if (event == "ready") {
+    w.ready = true;
+    if (have_plan_) return;
+    have_plan_ = true;
+    manifest_.backend = message.at("backend");
+    manifest_.environment = message.at("environment");
+    for (const json& e : message.at("errors")) module_errors_.push_back(record_from_json(e));
+    for (const json& s : message.at("scenarios")) {
+      ids_.push_back(s.at("id").get<std::string>());
+      metas_.push_back(s.at("meta"));
+    }
+    results_.resize(ids_.size());
+    return;
+  }
+  // "done": the record of the scenario this worker was given.
+  ScenarioRecord record = record_from_json(message.at("record"));
+  const std::size_t index = *w.task;
+  w.task.reset();
+  w.process->clear_output();
+  if (message.value("retiring", false)) w.ready = false, w.retiring = true;
+  results_[index] = std::move(record);
+  ++done_;
+  unsaved_ = true;
+  if (progress) progress->end(to_shown(*results_[index]));
+}
+
+// The scenario the worker ran ended without a record of its own: the worker died or was stopped. It is recorded
+// with what the worker printed last, and a new worker takes the dead one's place.
+void Supervisor::lose(Worker& w, const std::string& status, const std::string& type, const std::string& message,
+                      Progress& progress) {
+  const std::size_t index = *w.task;
+  ScenarioRecord record;
+  record.id = ids_[index];
+  record.meta = metas_[index];
+  record.status = status;
+  record.seconds = seconds_between(w.started, Clock::now());
+  const std::string tail = w.process->output().text();
+  record.error = {
+      {"type", type}, {"message", message}, {"traceback", tail.empty() ? "" : "last output of the worker:\n" + tail}};
+  results_[index] = std::move(record);
+  ++done_;
+  unsaved_ = true;
+  progress.end(to_shown(*results_[index]));
+  spawn(w);
+}
+
+void Supervisor::check_limits(Worker& w, Progress& progress) {
+  if (!w.task) return;
+  const double limit = metas_[*w.task].value("timeout", json()).is_number()
+                           ? metas_[*w.task].at("timeout").get<double>()
+                           : options_.timeout;
+  if (limit > 0 && seconds_between(w.started, Clock::now()) > limit) {
+    w.process->kill_group();
+    w.process->wait_end();
+    const std::string source = metas_[*w.task].value("timeout", json()).is_number() ? "its timeout=" : "--timeout";
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", limit);
+    lose(w, "timeout", "Timeout",
+         "ran past its timeout of " + std::string(seconds) + " s (" + source + "); its worker was stopped", progress);
+    return;
+  }
+  const std::size_t bytes = options_.max_memory_mb > 0 ? w.process->resident_bytes() : 0;
+  if (bytes > options_.max_memory_mb * 1024 * 1024) {
+    w.process->kill_group();
+    w.process->wait_end();
+    lose(w, "crash", "MemoryLimit",
+         "its worker used " + std::to_string(bytes >> 20) + " MB, past the memory limit of " +
+             std::to_string(options_.max_memory_mb) + " MB (--max-memory); it was stopped",
+         progress);
+  }
+}
+
+void Supervisor::dispatch(Progress& progress) {
+  for (Worker& w : workers_) {
+    if (!w.ready || w.task || next_ >= ids_.size()) continue;
+    w.task = next_++;
+    w.started = Clock::now();
+    progress.begin(ids_[*w.task]);
+    if (!w.process->send_line(json{{"run", ids_[*w.task]}}.dump())) {
+      w.process->wait_end();
+      lose(w, "crash", "Crash", "its worker was gone before it could start", progress);
+    }
+  }
+}
+
+// Waits up to 100 ms for any worker to reply or print, then reads everything available.
+void Supervisor::poll_workers(Progress* progress) {
+  std::vector<pollfd> fds;
+  for (Worker& w : workers_) {
+    fds.push_back({w.process->reply_fd(), POLLIN, 0});
+    fds.push_back({w.process->output_fd(), POLLIN, 0});
+  }
+  ::poll(fds.data(), fds.size(), 100);
+  for (Worker& w : workers_) {
+    w.process->read_output();
+    std::vector<std::string> lines;
+    const bool open = w.process->read_replies(lines);
+    for (const std::string& line : lines) handle_line(w, line, progress);
+    // A worker's end shows as the end of its reply pipe, or, when something it started still holds that, as its exit.
+    if (open && !w.process->exited()) continue;
+    const std::string end = w.process->wait_end();
+    if (w.retiring) {
+      spawn(w);
+      continue;
+    }
+    if (!w.ready || !progress) {
+      const std::string tail = w.process->output().text();
+      throw RunAbort{"the worker process ended (" + end + ") before it was ready" +
+                     (tail.empty() ? std::string() : ", after printing:\n" + tail)};
+    }
+    if (w.task)
+      lose(w, "crash", "Crash", "its worker process died running it (" + end + ")", *progress);
+    else
+      spawn(w);
+  }
+}
+
+bool Supervisor::run(Progress& progress) {
+  while (done_ < ids_.size()) {
+    if (g_stop_signal) return false;
+    dispatch(progress);
+    poll_workers(&progress);
+    for (Worker& w : workers_) check_limits(w, progress);
+    save(false);
+  }
+  for (Worker& w : workers_) w.process->finish(10.0);
+  return true;
+}
+
+std::vector<ScenarioRecord> Supervisor::finished() const {
+  std::vector<ScenarioRecord> records = module_errors_;
+  for (const auto& r : results_)
+    if (r) records.push_back(*r);
+  return records;
+}
+
+// What finished reaches the manifest within a second: a run killed outright (SIGKILL) loses at most that much.
+void Supervisor::save(bool force) {
+  if (!force && (!unsaved_ || seconds_between(last_save_, Clock::now()) < 1.0)) return;
+  manifest_.scenarios = finished();
+  write_manifest(manifest_);
+  last_save_ = Clock::now();
+  unsaved_ = false;
+}
+
+void print_banner(const Manifest& manifest) {
+  const json& b = manifest.backend;
   std::fprintf(stderr, "parity %s | Python %s | NumPy %s | backend %s %s (%s)\n", PARITY_VERSION,
-               environment["python"].cast<std::string>().c_str(), environment["numpy"].cast<std::string>().c_str(),
-               backend.attr("name").cast<std::string>().c_str(), backend.attr("version").cast<std::string>().c_str(),
-               backend.attr("role").cast<std::string>().c_str());
+               manifest.environment.value("python", "?").c_str(), manifest.environment.value("numpy", "?").c_str(),
+               b.value("name", "?").c_str(), b.value("version", "?").c_str(), b.value("role", "?").c_str());
+}
+
+int finish_run(Supervisor& supervisor, Manifest& manifest, Progress& progress, bool completed, double seconds) {
+  manifest.scenarios = supervisor.finished();
+  manifest.run["seconds"] = seconds;
+  manifest.complete = completed;
+  write_manifest(manifest);
+  progress.summary({{"results", manifest.dir.string()}});
+  if (!completed) {
+    std::fprintf(stderr, "parity run: stopped by signal %d; the manifest lists the %zu scenarios that finished\n",
+                 static_cast<int>(g_stop_signal), manifest.scenarios.size());
+    return kExitInterrupted;
+  }
+  for (const ScenarioRecord& r : manifest.scenarios)
+    if (r.status == "error" || r.status == "xpass" || r.status == "crash" || r.status == "timeout") return kExitFailed;
+  return kExitOk;
 }
 
 }  // namespace
 
 int run_scenarios(const RunOptions& options) {
-  start_interpreter();
+  const std::string backend = backend_name(options);
   Manifest manifest;
   manifest.dir = options.out;
-  py::object backend;
-  try {
-    backend = py::module_::import("parity.backend").attr("load")(backend_name(options), options.role);
-  } catch (py::error_already_set& e) {
-    if (!is_python_error(e, "parity.backend", "BackendError")) throw;
-    std::fprintf(stderr, "parity run: %s\n", py::str(e.value()).cast<std::string>().c_str());
-    return kExitUsage;
-  }
-  py::object environment = py::module_::import("parity.discovery").attr("environment_info")();
-  print_banner(backend, environment);
-  manifest.backend = to_json(backend.attr("info")());
-  manifest.environment = to_json(environment);
   manifest.run = {{"parity", PARITY_VERSION},
                   {"paths", options.selection.paths},
                   {"only", options.selection.only},
                   {"keyword", options.selection.keyword},
                   {"started", utc_timestamp()}};
+  StopSignals signals;
+  Supervisor supervisor(options, manifest);
   try {
-    backend.attr("install")();
-  } catch (py::error_already_set& e) {
-    std::fprintf(stderr, "parity run: backend %s: install() failed: %s\n", backend_name(options).c_str(), e.what());
+    supervisor.start(backend);  // the workers create the results directory once backend and selection are good
+  } catch (const RunAbort& e) {
+    std::fprintf(stderr, "parity run: %s\n", e.message.c_str());
     return kExitUsage;
   }
+  print_banner(manifest);
+  const auto start = Clock::now();
+  Progress progress(stderr, progress_options(stderr, "run", supervisor.total(), options.verbosity));
+  for (const ScenarioRecord& r : supervisor.finished()) progress.end(to_shown(r));
+  write_manifest(manifest);  // an interrupted run leaves a manifest that says it is incomplete
+  bool completed = false;
   try {
-    return run_loaded(options, manifest, backend);
-  } catch (py::error_already_set& e) {
-    if (!is_python_error(e, "builtins", "KeyboardInterrupt") && !is_python_error(e, "builtins", "FileNotFoundError"))
-      throw;
-    const bool interrupted = is_python_error(e, "builtins", "KeyboardInterrupt");
-    std::fprintf(stderr, "parity run: %s\n", interrupted ? "interrupted; the manifest lists what finished" : e.what());
-    if (interrupted) write_manifest(manifest);
-    return interrupted ? kExitInterrupted : kExitUsage;
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "parity run: %s\n", e.what());
-    return kExitUsage;
-  } catch (const std::filesystem::filesystem_error& e) {
-    std::fprintf(stderr, "parity run: cannot create the results directory: %s\n", e.what());
+    completed = supervisor.run(progress);
+  } catch (const RunAbort& e) {
+    std::fprintf(stderr, "parity run: %s\n", e.message.c_str());
+    manifest.scenarios = supervisor.finished();
+    write_manifest(manifest);  // incomplete: what finished stays valid
     return kExitUsage;
   }
-}
-
-int list_scenarios(const Selection& selection, bool as_json) {
-  start_interpreter();
-  py::object found;
-  try {
-    found = discover(selection);
-  } catch (py::error_already_set& e) {
-    if (!is_python_error(e, "builtins", "FileNotFoundError")) throw;
-    std::fprintf(stderr, "parity list: %s\n", py::str(e.value()).cast<std::string>().c_str());
-    return kExitUsage;
-  }
-  json listing = json::array();
-  for (py::handle s : found.attr("scenarios"))
-    listing.push_back({{"id", s.attr("id").cast<std::string>()}, {"meta", to_json(s.attr("metadata")())}});
-  for (py::handle e : found.attr("errors"))
-    listing.push_back({{"id", e.attr("id").cast<std::string>()}, {"error", to_json(e.attr("error"))}});
-  for (const json& entry : listing) {
-    if (as_json) continue;
-    if (entry.contains("error"))
-      std::printf("%s  [module error: %s: %s]\n", entry["id"].get<std::string>().c_str(),
-                  entry["error"].value("type", "").c_str(), entry["error"].value("message", "").c_str());
-    else
-      std::printf("%s\n", entry["id"].get<std::string>().c_str());
-  }
-  if (as_json) std::printf("%s\n", listing.dump(1, ' ', false, json::error_handler_t::replace).c_str());
-  return found.attr("errors").cast<py::list>().size() > 0 ? kExitFailed : kExitOk;
+  return finish_run(supervisor, manifest, progress, completed, seconds_between(start, Clock::now()));
 }
 
 }  // namespace parity

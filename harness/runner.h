@@ -25,14 +25,16 @@ struct RunOptions {
   Selection selection;
   Verbosity verbosity = Verbosity::kNormal;  ///< what the terminal shows (progress.h)
   bool pickle_probe = true;                  ///< also store the outputs pickled (protocol 5) for compare's pickle check
+  int jobs = 1;                              ///< worker processes running scenarios at once
+  double timeout = 300;                      ///< seconds a scenario may run (its own timeout= wins); 0: no limit
+  std::size_t max_memory_mb = 0;             ///< a worker's resident memory limit; 0: none
+  std::string program;                       ///< this executable, which the workers run as `parity _worker`
 };
 
-/// Runs the selected scenarios and writes OUT/manifest.json and OUT/results/*. Returns kExitOk when every
-/// scenario ended ok/xfail/skip, kExitFailed when one ended error/xpass, kExitUsage for a bad backend,
-/// path or selection (nothing written).
+/// Runs the selected scenarios in worker processes and writes OUT/manifest.json and OUT/results/*. Returns
+/// kExitOk when every scenario ended ok/xfail/skip, kExitFailed when one ended error/xpass/crash/timeout,
+/// kExitUsage for a bad backend, path or selection (nothing written), kExitInterrupted on SIGINT/SIGTERM (the
+/// manifest lists what finished).
 int run_scenarios(const RunOptions& options);
-
-/// Prints the selected scenario ids (and modules that fail to import) without loading any backend.
-int list_scenarios(const Selection& selection, bool as_json);
 
 }  // namespace parity

@@ -103,7 +103,16 @@ def _check_params(params):
     return {k: list(v) for k, v in params.items()}
 
 
-def _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail) -> dict:
+def _check_timeout(timeout):
+    """Seconds the scenario may run before the runner stops it (None: the run's --timeout)."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
+        _fail(f"timeout must be a positive number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
+def _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail, timeout=None) -> dict:
     tags = list(tags or [])
     if not all(isinstance(t, str) and t for t in tags):
         _fail(f"tags must be non-empty strings, got {tags!r}")
@@ -111,7 +120,8 @@ def _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail) ->
         _fail(f"signed_zeros must be True or False, got {signed_zeros!r}")
     return {"rtol": _check_tolerance("rtol", rtol), "atol": _check_tolerance("atol", atol),
             "tolerances": _check_tolerances(tolerances), "signed_zeros": signed_zeros,
-            "policy": _check_policy(policy), "tags": tags, "xfail": _check_xfail(xfail)}
+            "policy": _check_policy(policy), "tags": tags, "xfail": _check_xfail(xfail),
+            "timeout": _check_timeout(timeout)}
 
 
 def xfail_on(by_backend: dict, when: dict = None):
@@ -159,17 +169,18 @@ def format_param(value) -> str:
 
 
 def scenario(fn=None, *, rtol=None, atol=None, tolerances=None, signed_zeros=False, policy=None, params=None,
-             tags=None, xfail=None):
+             tags=None, xfail=None, timeout=None):
     """Declares a scenario: `fn(xp, rng, **params)` returns the outputs to compare.
 
     One scenario is made per combination of `params` (declaration order). `rtol`/`atol` override the
     per-dtype default tolerances for every output, `tolerances` for one output path and what is under it.
     `signed_zeros=True` makes -0.0 differ from 0.0. `policy` sets the dtype, layout and type policies.
     `xfail` maps a pass ('gold', 'candidate', 'compare') to the reason it is expected to fail, or the compare
-    pass to {check: reason}; it is strict.
+    pass to {check: reason}; it is strict. `timeout` (seconds) replaces the run's --timeout for this scenario.
     """
     per_params = _params_xfails(xfail)
-    options = _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, None if per_params is not None else xfail)
+    options = _check_options(rtol, atol, tolerances, signed_zeros, policy, tags,
+                             None if per_params is not None else xfail, timeout)
     params = _check_params(params)
 
     def register(func):
@@ -214,7 +225,7 @@ class Scenario:
     function: str
     fn: object
     params: dict
-    options: dict  # rtol, atol, tolerances, signed_zeros, policy, tags, xfail (see _check_options)
+    options: dict  # rtol, atol, tolerances, signed_zeros, policy, tags, xfail, timeout (see _check_options)
     source: str
     line: int = 0
     id: str = field(init=False)

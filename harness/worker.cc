@@ -1,0 +1,251 @@
+// The worker side of `parity run` (see worker.h): one interpreter, the backend, scenarios run one at a time.
+#include "worker.h"
+
+#include <fcntl.h>
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "atomic_file.h"
+#include "codec.h"
+#include "config.h"
+#include "interpreter.h"
+#include "manifest.h"
+
+namespace py = pybind11;
+using json = nlohmann::json;
+
+namespace parity {
+namespace {
+
+// Python's own json module converts the metadata dicts; they hold only JSON-able values by construction.
+json to_json(py::handle obj) {
+  static py::object text = py::module_::import("parity._scenario").attr("json_text");
+  return json::parse(text(obj).cast<std::string>());
+}
+
+bool is_python_error(const py::error_already_set& e, const char* module, const char* name) {
+  return e.matches(py::module_::import(module).attr(name));
+}
+
+py::object discover(const Selection& selection) {
+  py::module_ discovery = py::module_::import("parity.discovery");
+  py::object found = discovery.attr("discover")(selection.paths);
+  return discovery.attr("select")(found, selection.only, selection.keyword);
+}
+
+// An --only id that matches nothing is a typo, not an empty run.
+void check_selection(const Selection& selection, py::handle found) {
+  std::set<std::string> known;
+  for (py::handle s : found.attr("scenarios")) known.insert(s.attr("id").cast<std::string>());
+  for (py::handle e : found.attr("errors")) known.insert(e.attr("id").cast<std::string>());
+  for (const std::string& id : selection.only)
+    if (!known.count(id)) throw std::invalid_argument("no scenario has the id '" + id + "' (see 'parity list')");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+json error_record(const std::string& type, const std::string& message) {
+  return {{"type", type}, {"message", message}, {"traceback", ""}};
+}
+
+// Applies the strict per-pass xfail: an expected failure that happens is xfail, one that does not is xpass.
+void apply_xfail(ScenarioRecord& record, const std::string& role) {
+  const json& xfail = record.meta.value("xfail", json::object());
+  if (!xfail.contains(role) || record.status == "skip") return;
+  const std::string reason = xfail.at(role).get<std::string>();
+  if (record.status == "error") {
+    record.status = "xfail";
+    record.error["reason"] = reason;
+  } else {
+    record.status = "xpass";
+    record.error = error_record("XPASS", "the " + role + " pass was expected to fail (" + reason + ") but passed");
+  }
+}
+
+// What compare needs to check parity's codec (leaf digests) and the ecosystem's pickle (a protocol 5 blob).
+void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out,
+                   const std::string& stem, bool pickle_probe) {
+  py::module_ probe = py::module_::import("parity.probe");
+  record.fidelity = to_json(probe.attr("digests")(outputs));
+  if (!pickle_probe) return;
+  const std::string file = std::string(kResultsSubdir) + "/" + stem + ".pickle";
+  py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string());
+  if (!error.is_none()) {
+    record.pickle_error = to_json(error);
+    return;
+  }
+  record.pickle_file = file;
+}
+
+ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::filesystem::path& out,
+                       const std::string& role, bool pickle_probe) {
+  ScenarioRecord record;
+  record.id = scenario.attr("id").cast<std::string>();
+  record.meta = to_json(scenario.attr("metadata")());
+  const auto start = std::chrono::steady_clock::now();
+  py::dict outcome = scenario.attr("call")(backend);
+  record.status = outcome["status"].cast<std::string>();
+  if (record.status != "ok") record.error = to_json(outcome["error"]);
+  if (record.status == "ok") {
+    const std::string file = std::string(kResultsSubdir) + "/" + scenario.attr("file_name").cast<std::string>();
+    try {
+      write_result(out / file, outcome["outputs"]);
+      record.file = file;
+      try {
+        record_probes(record, outcome["outputs"], out, scenario.attr("file_name").cast<std::string>(), pickle_probe);
+      } catch (py::error_already_set& e) {  // parity's own failure: this scenario reports it, the run goes on
+        record.status = "error", record.error = error_record("ProbeError", e.what());
+      }
+    } catch (const UnsupportedOutput& e) {
+      record.status = "error", record.error = error_record("SerializeError", e.what());
+    } catch (const std::runtime_error& e) {
+      record.status = "error", record.error = error_record("ResultWriteError", e.what());
+    }
+  }
+  record.seconds = seconds_since(start);
+  apply_xfail(record, role);
+  return record;
+}
+
+ScenarioRecord module_error(py::handle error) {
+  ScenarioRecord record;
+  record.id = error.attr("id").cast<std::string>();
+  record.status = "error";
+  record.meta = to_json(error.attr("metadata")());
+  record.error = to_json(error.attr("error"));
+  return record;
+}
+
+// Replies go to their own descriptor so that whatever a scenario prints cannot corrupt them.
+void reply(std::FILE* channel, const json& message) {
+  const std::string line = message.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  std::fwrite(line.data(), 1, line.size(), channel);
+  std::fflush(channel);
+}
+
+int fatal(std::FILE* channel, const std::string& message) {
+  reply(channel, {{"event", "fatal"}, {"message", message}});
+  return kExitUsage;
+}
+
+// Everything before the first scenario: backend, install(), discovery, the results directory (created only once
+// all of them worked). A fatal problem is replied.
+int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backend, py::object& found) {
+  try {
+    backend = py::module_::import("parity.backend").attr("load")(options.backend, options.role);
+  } catch (py::error_already_set& e) {
+    if (!is_python_error(e, "parity.backend", "BackendError")) throw;
+    return fatal(channel, py::str(e.value()).cast<std::string>());
+  }
+  try {
+    backend.attr("install")();
+  } catch (py::error_already_set& e) {
+    return fatal(channel, "backend " + options.backend + ": install() failed: " + e.what());
+  }
+  try {
+    found = discover(options.selection);
+    check_selection(options.selection, found);
+  } catch (py::error_already_set& e) {
+    if (!is_python_error(e, "builtins", "FileNotFoundError")) throw;
+    return fatal(channel, py::str(e.value()).cast<std::string>());
+  } catch (const std::invalid_argument& e) {
+    return fatal(channel, e.what());
+  }
+  try {
+    std::filesystem::create_directories(options.out / kResultsSubdir);
+  } catch (const std::filesystem::filesystem_error& e) {
+    return fatal(channel, std::string("cannot create the results directory: ") + e.what());
+  }
+  return kExitOk;
+}
+
+json ready_message(py::handle backend, py::handle found) {
+  json scenarios = json::array(), errors = json::array();
+  for (py::handle s : found.attr("scenarios"))
+    scenarios.push_back({{"id", s.attr("id").cast<std::string>()}, {"meta", to_json(s.attr("metadata")())}});
+  for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
+  return {{"event", "ready"},
+          {"backend", to_json(backend.attr("info")())},
+          {"environment", to_json(py::module_::import("parity.discovery").attr("environment_info")())},
+          {"scenarios", scenarios},
+          {"errors", errors}};
+}
+
+}  // namespace
+
+int worker_main(const WorkerOptions& options) {
+  std::FILE* channel = ::fdopen(kWorkerReplyFd, "w");
+  std::FILE* commands = ::fdopen(kWorkerCommandFd, "r");
+  // Not inherited by what a backend starts (loky's workers): the supervisor sees this process's end as theirs.
+  for (int fd : {kWorkerReplyFd, kWorkerCommandFd}) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  if (!channel || !commands) {
+    std::fprintf(stderr,
+                 "parity _worker: no command and reply descriptors (%d, %d): only 'parity run' starts workers\n",
+                 kWorkerCommandFd, kWorkerReplyFd);
+    return kExitUsage;
+  }
+  // What a scenario prints reaches the supervisor line by line, so a crash report shows its last words.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  start_interpreter();
+  py::exec("import sys\nfor s in (sys.stdout, sys.stderr): s.reconfigure(line_buffering=True)");
+  py::object backend, found;
+  if (const int code = prepare(options, channel, backend, found); code != kExitOk) return code;
+  reply(channel, ready_message(backend, found));
+  std::map<std::string, py::object> by_id;
+  for (py::handle s : found.attr("scenarios"))
+    by_id[s.attr("id").cast<std::string>()] = py::reinterpret_borrow<py::object>(s);
+  const std::string role = backend.attr("role").cast<std::string>();
+  char* line = nullptr;
+  std::size_t capacity = 0;
+  while (::getline(&line, &capacity, commands) > 0) {
+    const json command = json::parse(line);
+    const std::string id = command.at("run").get<std::string>();
+    ScenarioRecord record = run_one(by_id.at(id), backend, options.out, role, options.pickle_probe);
+    // After a MemoryError nothing in this process can be trusted: it is a crash, and a fresh worker goes on.
+    const bool exhausted = record.status == "error" && record.error.value("type", "") == "MemoryError";
+    if (exhausted) record.status = "crash";
+    reply(channel, {{"event", "done"}, {"record", to_json(record)}, {"retiring", exhausted}});
+    if (exhausted) break;
+  }
+  std::free(line);
+  return kExitOk;
+}
+
+int list_scenarios(const Selection& selection, bool as_json) {
+  start_interpreter();
+  py::object found;
+  try {
+    found = discover(selection);
+  } catch (py::error_already_set& e) {
+    if (!is_python_error(e, "builtins", "FileNotFoundError")) throw;
+    std::fprintf(stderr, "parity list: %s\n", py::str(e.value()).cast<std::string>().c_str());
+    return kExitUsage;
+  }
+  json listing = json::array();
+  for (py::handle s : found.attr("scenarios"))
+    listing.push_back({{"id", s.attr("id").cast<std::string>()}, {"meta", to_json(s.attr("metadata")())}});
+  for (py::handle e : found.attr("errors"))
+    listing.push_back({{"id", e.attr("id").cast<std::string>()}, {"error", to_json(e.attr("error"))}});
+  for (const json& entry : listing) {
+    if (as_json) continue;
+    if (entry.contains("error"))
+      std::printf("%s  [module error: %s: %s]\n", entry["id"].get<std::string>().c_str(),
+                  entry["error"].value("type", "").c_str(), entry["error"].value("message", "").c_str());
+    else
+      std::printf("%s\n", entry["id"].get<std::string>().c_str());
+  }
+  if (as_json) std::printf("%s\n", listing.dump(1, ' ', false, json::error_handler_t::replace).c_str());
+  return found.attr("errors").cast<py::list>().size() > 0 ? kExitFailed : kExitOk;
+}
+
+}  // namespace parity

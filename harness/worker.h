@@ -1,0 +1,35 @@
+// The process that hosts Python for `parity run`: loads the backend, imports scenarios, runs those it is sent.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "runner.h"
+
+namespace parity {
+
+/// What `parity _worker` is started with; the run's supervisor (runner.cc, spawn_worker) passes its own options.
+struct WorkerOptions {
+  std::string backend;  ///< as given to `parity run` (already resolved from PARITY_BACKEND by the supervisor)
+  std::string role;
+  std::filesystem::path out;
+  Selection selection;
+  bool pickle_probe = true;
+};
+
+/// The file descriptors a worker writes its replies to and reads its commands from (process.h sets them up); its
+/// stdout and stderr carry what scenarios print.
+inline constexpr int kWorkerReplyFd = 3;
+inline constexpr int kWorkerCommandFd = 4;
+
+/// `parity _worker`: loads the backend, installs it, discovers the scenarios and replies one JSON line, either
+/// {"event": "ready", backend, environment, scenarios: [{id, meta}], errors: [records of module errors]} or
+/// {"event": "fatal", message} (then exits 2). Then, for each command line {"run": ID}, runs that scenario, writes
+/// its result files under `out` and replies {"event": "done", record, retiring}. Exits 0 at the end of the
+/// commands, or right after a reply with retiring true (a MemoryError left it untrustworthy: a crash record).
+int worker_main(const WorkerOptions& options);
+
+/// Prints the selected scenario ids (and modules that fail to import) without loading any backend.
+int list_scenarios(const Selection& selection, bool as_json);
+
+}  // namespace parity

@@ -1,0 +1,114 @@
+"""Fault injection: scenarios that kill or hang their worker are recorded, and the run goes on around them."""
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
+BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+MEMORY_LIMIT_MB = 300
+
+if not Path(BIN).is_file():
+    pytest.exit(f"parity binary not found at {BIN}: build it first (cmake --build build)", returncode=2)
+
+# What each fault becomes: (status, error type, a phrase of its message).
+EXPECTED = {
+    "faults.segfaults": ("crash", "Crash", "signal 11 (SIGSEGV)"),
+    "faults.aborts": ("crash", "Crash", "signal 6 (SIGABRT)"),
+    "faults.exits": ("crash", "Crash", "exit code 3"),
+    "faults.hangs": ("timeout", "Timeout", "ran past its timeout of 1 s (its timeout=)"),
+    "faults.hangs_past_the_runs_timeout": ("timeout", "Timeout", "ran past its timeout of 2 s (--timeout)"),
+    "faults.leaks": ("crash", "MemoryLimit", f"past the memory limit of {MEMORY_LIMIT_MB} MB"),
+    "faults.runs_out_of_memory": ("crash", "MemoryError", "the allocator gave up"),
+    "faults.raises": ("error", "ValueError", "an ordinary failure"),
+}
+ORDINARY = ("faults.ordinary_first", "faults.ordinary_last")
+
+
+def run(out, *extra):
+    proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", SCENARIOS, "--out", out,
+                           "--max-memory", str(MEMORY_LIMIT_MB), "--timeout", "2", *extra],
+                          capture_output=True, text=True, timeout=300)
+    return proc, json.loads((Path(out) / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="module", params=[1, 3], ids=["jobs=1", "jobs=3"])
+def faulty_run(request, tmp_path_factory):
+    out = tmp_path_factory.mktemp(f"faults-j{request.param}") / "gold"
+    proc, manifest = run(out, "--jobs", str(request.param))
+    return out, proc, manifest, {s["id"]: s for s in manifest["scenarios"]}
+
+
+def test_every_fault_is_recorded_with_its_status_and_cause(faulty_run):
+    _, proc, manifest, by_id = faulty_run
+    assert proc.returncode == 1, proc.stderr
+    assert manifest["complete"] is True
+    for scenario, (status, error_type, phrase) in EXPECTED.items():
+        record = by_id[scenario]
+        assert record["status"] == status, (scenario, record)
+        assert record["error"]["type"] == error_type, (scenario, record["error"])
+        assert phrase in record["error"]["message"], (scenario, record["error"])
+
+
+def test_the_ordinary_scenarios_around_the_faults_pass_and_keep_their_results(faulty_run):
+    out, _, _, by_id = faulty_run
+    for scenario in ORDINARY:
+        assert by_id[scenario]["status"] == "ok", by_id[scenario]
+        assert (out / by_id[scenario]["file"]).is_file()
+    proc = subprocess.run([BIN, "compare", out, out, "--only", ORDINARY[0], "--only", ORDINARY[1]],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_crash_report_carries_the_last_output_of_its_worker(faulty_run):
+    _, proc, _, by_id = faulty_run
+    assert "about to read address 0" in by_id["faults.segfaults"]["error"]["traceback"]
+    assert "signal 11 (SIGSEGV)" in proc.stderr and "about to read address 0" in proc.stderr
+
+
+def test_results_do_not_depend_on_the_number_of_workers(tmp_path):
+    results = {}
+    for jobs in (1, 3):
+        out = tmp_path / f"j{jobs}"
+        run(out, "--jobs", str(jobs), "--only", ORDINARY[0], "--only", ORDINARY[1], "--only", "faults.segfaults")
+        results[jobs] = {p.name: p.read_bytes() for p in (out / "results").iterdir()}
+    assert results[1] == results[3] and len(results[1]) >= 2
+
+
+def test_compare_reports_a_crashed_side_as_an_error_naming_how_it_ended(faulty_run, tmp_path):
+    out, _, _, _ = faulty_run
+    report = tmp_path / "report.json"
+    subprocess.run([BIN, "compare", out, out, "--json", report], capture_output=True, timeout=120)
+    by_id = {s["id"]: s for s in json.loads(report.read_text())["scenarios"]}
+    check = next(c for c in by_id["faults.segfaults"]["checks"] if not c["ok"])
+    assert by_id["faults.segfaults"]["status"] == "error" and check["check"] == "error"
+    assert check["message"].startswith("the gold run crashed: Crash: its worker process died running it (signal 11")
+    assert "timed out: Timeout" in next(c for c in by_id["faults.hangs"]["checks"] if not c["ok"])["message"]
+
+
+def test_sigint_stops_the_run_cleanly_keeping_what_finished(tmp_path):
+    out = tmp_path / "gold"
+    proc = subprocess.Popen([BIN, "run", "--backend", "gold", "--scenarios", SCENARIOS, "--out", out, "--timeout",
+                             "120", "--only", ORDINARY[0], "--only", "faults.hangs_past_the_runs_timeout",
+                             "--only", ORDINARY[1]],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    manifest_file = out / "manifest.json"
+    deadline = time.monotonic() + 60
+    # Interrupted while the hang runs: ordinary_first is done and in the manifest (within a second), the rest not.
+    while time.monotonic() < deadline:
+        if manifest_file.is_file() and any(s["id"] == ORDINARY[0] for s in json.loads(manifest_file.read_text())["scenarios"]):
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    manifest = json.loads(manifest_file.read_text())
+    assert manifest["complete"] is False
+    finished = {s["id"]: s for s in manifest["scenarios"]}
+    assert finished[ORDINARY[0]]["status"] == "ok" and (out / finished[ORDINARY[0]]["file"]).is_file()
+    assert "stopped by signal 2" in err
