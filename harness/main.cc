@@ -182,6 +182,8 @@ int main_impl(int argc, char** argv) {
                   "seconds a scenario may run before its worker is stopped (a scenario's timeout= wins; 0: none)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  run->add_flag("--resume", run_options.resume,
+                "finish an interrupted run into --out: keep the scenarios its manifest lists, run the rest");
   run->add_option("--max-memory", run_options.max_memory_mb,
                   "megabytes of resident memory a worker may use before it is stopped (default: no limit)");
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,8 +33,11 @@ void close_fd(int& fd) {
 
 // In the child, between fork and exec: only async-signal-safe calls. Commands on fd 4, replies on fd 3, output on
 // 1 and 2, stdin /dev/null (a scenario that reads stdin must not swallow the commands).
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const Pipe& in, const Pipe& reply, const Pipe& out) {
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const Pipe& in, const Pipe& reply, const Pipe& out,
+                             pid_t parent) {
   ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);       // a supervisor killed outright (SIGKILL) takes its workers with it
+  if (::getppid() != parent) ::_exit(127);  // ... even when it died before the line above
   // Moved above the targets first: a pipe may already sit on 3 or 4, which a direct dup2 would clobber (or, on
   // itself, leave close-on-exec). dup2 onto a different descriptor clears O_CLOEXEC.
   const int null = ::fcntl(::open("/dev/null", O_RDONLY | O_CLOEXEC), F_DUPFD_CLOEXEC, 10);
@@ -98,12 +102,13 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
   static const bool sigpipe_ignored = std::signal(SIGPIPE, SIG_IGN) != SIG_ERR;
   (void)sigpipe_ignored;
   Pipe in = make_pipe(), reply = make_pipe(), out = make_pipe();
+  const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) {
     for (int* fd : {&in.read, &in.write, &reply.read, &reply.write, &out.read, &out.write}) close_fd(*fd);
     throw std::runtime_error(std::string("cannot fork a worker process: ") + strerror(errno));
   }
-  if (pid_ == 0) exec_child(argv, in, reply, out);
+  if (pid_ == 0) exec_child(argv, in, reply, out, parent);
   ::setpgid(pid_, pid_);  // also here: whichever of parent and child runs first, the group exists before a kill
   close_fd(in.read);
   close_fd(reply.write);

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -85,6 +86,9 @@ class Supervisor {
 
   /// Starts the workers and waits for the first to report what it found; throws RunAbort.
   void start(const std::string& backend);
+  /// Takes the finished records of an earlier, interrupted run into the results (--resume): those of scenarios
+  /// still selected whose result files are there. Returns how many; throws RunAbort for another backend's run.
+  std::size_t adopt(const Manifest& previous);
   /// Runs every scenario; returns false when a stop signal ended it early.
   bool run(Progress& progress);
   std::size_t total() const { return module_errors_.size() + ids_.size(); }
@@ -204,8 +208,38 @@ void Supervisor::check_limits(Worker& w, Progress& progress) {
   }
 }
 
+// What a killed run's writers left half-written (atomic_file.h, probe.py): "<file>.tmp-<pid>...", never a result.
+void remove_partial_files(const std::filesystem::path& results) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(results, ec))
+    if (entry.path().filename().string().find(".tmp-") != std::string::npos) std::filesystem::remove(entry.path(), ec);
+}
+
+std::size_t Supervisor::adopt(const Manifest& previous) {
+  const std::string before = previous.backend.value("spec", "?"), now = manifest_.backend.value("spec", "?");
+  if (before != now)
+    throw RunAbort{previous.dir.string() + " holds a run of backend '" + before + "', not '" + now +
+                   "': resume it with --backend " + before + ", or write this run elsewhere"};
+  remove_partial_files(previous.dir / kResultsSubdir);
+  std::map<std::string, const ScenarioRecord*> by_id;
+  for (const ScenarioRecord& r : previous.scenarios) by_id[r.id] = &r;
+  std::size_t adopted = 0;
+  for (std::size_t i = 0; i < ids_.size(); ++i) {
+    const auto found = by_id.find(ids_[i]);
+    if (found == by_id.end()) continue;
+    const ScenarioRecord& r = *found->second;
+    const bool files_there = (r.file.empty() || std::filesystem::is_regular_file(previous.dir / r.file)) &&
+                             (r.pickle_file.empty() || std::filesystem::is_regular_file(previous.dir / r.pickle_file));
+    if (!files_there) continue;
+    results_[i] = r;
+    ++done_, ++adopted;
+  }
+  return adopted;
+}
+
 void Supervisor::dispatch(Progress& progress) {
   for (Worker& w : workers_) {
+    while (next_ < ids_.size() && results_[next_]) ++next_;  // finished by the run this one resumes
     if (!w.ready || w.task || next_ >= ids_.size()) continue;
     w.task = next_++;
     w.started = Clock::now();
@@ -311,6 +345,15 @@ int run_scenarios(const RunOptions& options) {
                   {"only", options.selection.only},
                   {"keyword", options.selection.keyword},
                   {"started", utc_timestamp()}};
+  std::optional<Manifest> previous;
+  if (options.resume) {
+    try {
+      previous = read_manifest(options.out);
+    } catch (const ManifestError& e) {
+      std::fprintf(stderr, "parity run: --resume: nothing to resume: %s\n", e.what());
+      return kExitUsage;
+    }
+  }
   StopSignals signals;
   Supervisor supervisor(options, manifest);
   try {
@@ -320,8 +363,20 @@ int run_scenarios(const RunOptions& options) {
     return kExitUsage;
   }
   print_banner(manifest);
+  std::size_t adopted = 0;
+  if (previous) {
+    try {
+      adopted = supervisor.adopt(*previous);
+    } catch (const RunAbort& e) {
+      std::fprintf(stderr, "parity run: %s\n", e.message.c_str());
+      return kExitUsage;
+    }
+    manifest.run["resumed"] = true;
+    std::fprintf(stderr, "parity run: resuming %s: %zu of %zu scenarios already finished\n", options.out.c_str(),
+                 adopted, supervisor.total());
+  }
   const auto start = Clock::now();
-  Progress progress(stderr, progress_options(stderr, "run", supervisor.total(), options.verbosity));
+  Progress progress(stderr, progress_options(stderr, "run", supervisor.total() - adopted, options.verbosity));
   for (const ScenarioRecord& r : supervisor.finished()) progress.end(to_shown(r));
   write_manifest(manifest);  // an interrupted run leaves a manifest that says it is incomplete
   bool completed = false;
