@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "atomic_file.h"
 #include "compare.h"
@@ -84,6 +85,24 @@ void print_stale_differences(const CompareReport& report) {
       report.strict_differences ? " (the library no longer differs there: remove them from its DIFFERENCES)" : "");
 }
 
+// Two results directories that cannot be meant as this pair: given the wrong way round, or runs of different
+// scenario sets (nothing in common to compare). Empty when the pair is usable.
+std::string pairing_mistake(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
+  const std::string g = gold.dir.string(), c = candidate.dir.string();
+  if (gold.backend.value("role", "") == "candidate" && candidate.backend.value("role", "") == "gold")
+    return g + " is a candidate run and " + c +
+           " a gold run: they are swapped; give the gold run first: parity compare " + c + " " + g;
+  if (gold.scenarios.empty() || candidate.scenarios.empty() || !compared_ids(gold, candidate, only).size()) return "";
+  std::set<std::string> in_gold;
+  for (const ScenarioRecord& r : gold.scenarios) in_gold.insert(r.id);
+  for (const ScenarioRecord& r : candidate.scenarios)
+    if (in_gold.count(r.id)) return "";
+  return g + " and " + c + " have no scenario in common: they ran different scenario sets (gold: " +
+         gold.run.value("paths", nlohmann::json::array()).dump() +
+         ", candidate: " + candidate.run.value("paths", nlohmann::json::array()).dump() +
+         "); run both over the same --scenarios";
+}
+
 int compare_command(CompareArgs& args, const std::string& program) {
   Manifest gold, candidate;
   try {
@@ -91,6 +110,10 @@ int compare_command(CompareArgs& args, const std::string& program) {
     candidate = read_manifest(args.candidate);
   } catch (const ManifestError& e) {
     std::fprintf(stderr, "parity compare: %s\n", e.what());
+    return kExitUsage;
+  }
+  if (const std::string mistake = pairing_mistake(gold, candidate, args.options.only); !mistake.empty()) {
+    std::fprintf(stderr, "parity compare: %s\n", mistake.c_str());
     return kExitUsage;
   }
   start_interpreter();

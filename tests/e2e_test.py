@@ -711,11 +711,12 @@ def test_fsproxy_proxies_a_module_written_against_plain_numpy_and_gold_leaves_it
     _, report, _ = compare(tmp_path / "gold", tmp_path / "fs", tmp_path, check=0)
     assert report["summary"]["pass"] == report["summary"]["total"] == 1
     # The type check demands TYPE_MAP's ProxyNDArray exactly, but passing checks do not name types; read
-    # the recorded types back by swapping the sides: with no TYPE_MAP on the fsproxy run taken as gold,
-    # every array output's type differs, and the details name what each run recorded.
+    # the recorded types back by taking an fsproxy run as gold (compare refuses a plainly swapped pair): with no
+    # TYPE_MAP on the gold side, every array output's type differs, and the details name what each run recorded.
+    run("fsproxy", tmp_path / "fs_as_gold", "--scenarios", scenarios, "--role", "gold")
     swapped = tmp_path / "swapped"
     swapped.mkdir()
-    _, report, _ = compare(tmp_path / "fs", tmp_path / "gold", swapped, check=1)
+    _, report, _ = compare(tmp_path / "fs_as_gold", tmp_path / "gold", swapped, check=1)
     outputs = {"outputs['x']", "outputs['inv']", "outputs['grid']"}
     assert failing(report) == {("plain.solved", "type", path) for path in outputs}
     recorded = {(c["details"]["gold"], c["details"]["candidate"])

@@ -1,0 +1,140 @@
+"""Bad input never costs the run: damaged results, wrong pairs of directories, unwritable and full disks."""
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
+BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
+E2E_SCENARIOS = REPO / "tests" / "e2e" / "scenarios"
+sys.path.insert(0, str(REPO / "tests" / "e2e" / "report"))
+import demo_run  # noqa: E402
+
+
+def parity(*args, check):
+    return demo_run.parity(BIN, *args, check=check)
+
+
+def run(backend, out, *extra, check):
+    return parity("run", "--backend", backend, "--scenarios", E2E_SCENARIOS, "--out", out, "-q", *extra, check=check)
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    """A gold and a candidate (fsproxy) run of tests/e2e/scenarios, for tests to copy and damage."""
+    tmp = tmp_path_factory.mktemp("pair")
+    run("gold", tmp / "gold", check=1)  # basic.raises raises
+    run("fsproxy", tmp / "cand", check=1)
+    return tmp / "gold", tmp / "cand"
+
+
+def statuses(report_file):
+    return {s["id"]: s for s in json.loads(report_file.read_text())["scenarios"]}
+
+
+def damaged_copy(cand, tmp_path, damage):
+    """A copy of `cand` with the result file of basic.matrix damaged by `damage(path)`; returns (copy, file)."""
+    copy = tmp_path / "damaged"
+    shutil.copytree(cand, copy)
+    entry = next(s for s in json.loads((copy / "manifest.json").read_text())["scenarios"] if s["id"] == "basic.matrix")
+    damage(copy / entry["file"])
+    return copy, entry["file"]
+
+
+@pytest.mark.parametrize("damage, status, check", [
+    (lambda f: f.write_bytes(f.read_bytes()[: len(f.read_bytes()) // 2]), "error", "error"),
+    (lambda f: f.write_bytes(b"\x00garbage" * 64), "error", "error"),
+    (lambda f: f.unlink(), "fail", "missing"),
+], ids=["truncated", "garbage", "deleted"])
+def test_a_damaged_result_file_is_that_scenarios_failure_naming_it_and_the_rest_is_compared(pair, tmp_path, damage,
+                                                                                           status, check):
+    gold, cand = pair
+    copy, file = damaged_copy(cand, tmp_path, damage)
+    report = tmp_path / "report.json"
+    parity("compare", gold, copy, "--json", report, check=1)
+    by_id = statuses(report)
+    assert by_id["basic.matrix"]["status"] == status
+    assert {c["check"] for c in by_id["basic.matrix"]["checks"] if not c["ok"]} == {check}
+    message = next(c["message"] for c in by_id["basic.matrix"]["checks"] if not c["ok"])
+    assert file.split("/")[-1] in message, message
+    assert by_id["basic.integers"]["status"] == "pass"
+
+
+def test_a_swapped_pair_is_refused_saying_which_way_round(pair):
+    gold, cand = pair
+    proc = parity("compare", cand, gold, check=2)
+    assert f"{cand} is a candidate run and {gold} a gold run: they are swapped" in proc.stderr
+    assert f"parity compare {gold} {cand}" in proc.stderr
+
+
+def test_runs_of_different_scenario_sets_are_refused(pair, tmp_path):
+    gold, _ = pair
+    other = tmp_path / "other"
+    parity("run", "--backend", "fsproxy", "--scenarios", REPO / "tests" / "faults" / "scenarios", "--only",
+           "faults.ordinary_first", "--out", other, "-q", check=0)
+    proc = parity("compare", gold, other, check=2)
+    assert "have no scenario in common: they ran different scenario sets" in proc.stderr
+    assert "run both over the same --scenarios" in proc.stderr
+
+
+def test_a_manifest_from_a_newer_parity_is_refused_saying_what_to_do(pair, tmp_path):
+    gold, cand = pair
+    newer = tmp_path / "newer"
+    shutil.copytree(cand, newer)
+    manifest = json.loads((newer / "manifest.json").read_text())
+    manifest["version"] += 1
+    (newer / "manifest.json").write_text(json.dumps(manifest))
+    proc = parity("compare", gold, newer, check=2)
+    assert str(newer / "manifest.json") in proc.stderr and "upgrade parity" in proc.stderr
+
+
+def test_an_output_directory_that_cannot_be_created_is_named_and_nothing_is_written(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    proc = run("gold", blocker / "out", check=2)
+    assert "cannot create the results directory" in proc.stderr and str(blocker / "out") in proc.stderr
+
+
+BIG_AND_SMALL = '''
+import parity
+
+
+@parity.scenario
+def big(xp):
+    return {"big": xp.ones((1024, 1024), dtype=xp.float64)}
+
+
+@parity.scenario
+def small(xp):
+    return {"small": xp.arange(4)}
+'''
+
+
+def test_a_full_disk_fails_the_write_naming_the_file_and_leaves_nothing_half_written(tmp_path):
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / "sizes.py").write_text(BIG_AND_SMALL)
+    out = tmp_path / "out"
+
+    def small_disk():  # a file may not grow past 1 MB: writes past it fail with EFBIG, as on a full disk
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", scenarios, "--out", out, "-q"],
+                          capture_output=True, text=True, timeout=300, preexec_fn=small_disk)
+    assert proc.returncode == 1, proc.stderr
+    entries = {s["id"]: s for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
+    assert entries["sizes.small"]["status"] == "ok"
+    big = entries["sizes.big"]
+    assert big["status"] == "error" and big["error"]["type"] == "ResultWriteError"
+    assert "cannot write" in big["error"]["message"] and str(out / "results") in big["error"]["message"]
+    assert [p.name for p in (out / "results").iterdir() if p.name.startswith("sizes.big")] == []
+    report = tmp_path / "report.json"
+    parity("compare", out, out, "--json", report, check=1)
+    assert statuses(report)["sizes.small"]["status"] == "pass"
