@@ -2,11 +2,14 @@
 # README command 2: set up, build, then the whole test suite (unit, end-to-end, and the scenario
 # gold/candidate/compare tests) through CTest, then a 60-second fuzz of the result decoder under ASan and
 # UBSan (scripts/fuzz.sh; about 2 more minutes with its build). PARITY_SKIP_FUZZ=1 skips the fuzzing.
+# PARITY_NIGHTLY=1 is the nightly mode: it adds the soak run (CTest label soak, 20 rounds of the corpus, ~5 min).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PARITY_BUILD_DIR:-$repo/build}
 "$repo/scripts/build.sh"
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
+nightly=()
+[ "${PARITY_NIGHTLY:-0}" = 1 ] || nightly=(-LE soak)
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "${nightly[@]}" "$@"
 echo "test: artifacts for CI to keep (the HTML report test's page and screenshot): $build/artifacts"
 if [ "${PARITY_SKIP_FUZZ:-0}" != 1 ]; then
   "$repo/scripts/fuzz.sh" 60
