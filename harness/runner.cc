@@ -129,7 +129,11 @@ void Supervisor::start(const std::string& backend) {
   argv_ = worker_argv(options_, backend);
   workers_.resize(std::max(1, options_.jobs));
   for (Worker& w : workers_) spawn(w);
-  while (!have_plan_) poll_workers(nullptr);
+  while (!have_plan_) {
+    if (g_stop_signal)
+      throw RunAbort{"stopped by signal " + std::to_string(g_stop_signal) + " before any scenario ran"};
+    poll_workers(nullptr);
+  }
 }
 
 void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progress) {
@@ -263,7 +267,16 @@ void Supervisor::poll_workers(Progress* progress) {
     w.process->read_output();
     std::vector<std::string> lines;
     const bool open = w.process->read_replies(lines);
-    for (const std::string& line : lines) handle_line(w, line, progress);
+    try {
+      for (const std::string& line : lines) handle_line(w, line, progress);
+    } catch (const json::exception& e) {  // something in the worker wrote to the reply descriptor itself
+      w.process->kill_group();
+      w.process->wait_end();
+      if (!w.task || !progress) throw RunAbort{std::string("a worker sent an unreadable reply: ") + e.what()};
+      lose(w, "crash", "Crash", std::string("its worker sent an unreadable reply (") + e.what() + ") and was stopped",
+           *progress);
+      continue;
+    }
     // A worker's end shows as the end of its reply pipe, or, when something it started still holds that, as its exit.
     if (open && !w.process->exited()) continue;
     const std::string end = w.process->wait_end();

@@ -37,7 +37,7 @@ def hangs_past_the_runs_timeout(xp):
     time.sleep(3600)
 
 
-@parity.scenario
+@parity.scenario(timeout=120)  # only the memory limit may stop it, however slow a loaded machine is
 def leaks(xp):
     # Pages written, so they are resident; bounded so that a runner without a limit still ends (and fails the test).
     kept = []
@@ -50,6 +50,12 @@ def leaks(xp):
 @parity.scenario
 def runs_out_of_memory(xp):
     raise MemoryError("the allocator gave up")
+
+
+@parity.scenario
+def writes_into_the_reply_channel(xp):
+    os.write(3, b"this is not a reply\n")  # descriptor 3 carries the worker's replies (harness/worker.h)
+    return {"a": xp.zeros(2)}
 
 
 @parity.scenario
