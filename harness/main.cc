@@ -217,6 +217,7 @@ int main_impl(int argc, char** argv) {
   worker->add_option("--role", worker_options.role);
   worker->add_option("--out", worker_options.out)->required();
   worker->add_flag("!--no-pickle-probe", worker_options.pickle_probe);
+  worker->add_option("--crashed-module", worker_options.crashed_modules);
   add_selection(worker, worker_options.selection);
 
   CompareArgs compare_args;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "config.h"
 #include "manifest.h"
@@ -75,6 +76,7 @@ struct Worker {
   std::unique_ptr<ChildProcess> process;
   bool ready = false;
   bool retiring = false;            ///< it said it exits after its last reply; a new worker replaces it
+  std::string importing;            ///< the scenario module it said it was importing, while it starts
   std::optional<std::size_t> task;  ///< index into Supervisor::ids_ of the scenario it runs
   Clock::time_point started;
 };
@@ -109,6 +111,7 @@ class Supervisor {
   Manifest& manifest_;
   std::vector<std::string> argv_;
   std::vector<Worker> workers_;
+  std::set<std::string> crashed_modules_;
   bool have_plan_ = false;
   std::vector<ScenarioRecord> module_errors_;
   std::vector<std::string> ids_;
@@ -122,6 +125,7 @@ class Supervisor {
 void Supervisor::spawn(Worker& w) {
   w.process = std::make_unique<ChildProcess>(argv_);
   w.ready = w.retiring = false;
+  w.importing.clear();
   w.task.reset();
 }
 
@@ -140,6 +144,10 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
   const json message = json::parse(line);
   const std::string event = message.at("event").get<std::string>();
   if (event == "fatal") throw RunAbort{message.at("message").get<std::string>()};
+  if (event == "importing") {
+    w.importing = message.at("file").get<std::string>();
+    return;
+  }
   if (event == "ready") {
     w.ready = true;
     if (have_plan_) return;
@@ -281,6 +289,14 @@ void Supervisor::poll_workers(Progress* progress) {
     if (open && !w.process->exited()) continue;
     const std::string end = w.process->wait_end();
     if (w.retiring) {
+      spawn(w);
+      continue;
+    }
+    if (!w.ready && !w.importing.empty()) {
+      // Importing a scenario module killed it: that module becomes a module error, the next worker skips it (a
+      // worker started before this was known dies on it too, and is simply started again).
+      if (crashed_modules_.insert(w.importing).second)
+        argv_.insert(argv_.end(), {"--crashed-module", w.importing + "=" + end});
       spawn(w);
       continue;
     }

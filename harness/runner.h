@@ -29,7 +29,7 @@ struct RunOptions {
   double timeout = 300;                      ///< seconds a scenario may run (its own timeout= wins); 0: no limit
   std::size_t max_memory_mb = 0;             ///< a worker's resident memory limit; 0: none
   std::string program;                       ///< this executable, which the workers run as `parity _worker`
-  bool resume = false;  ///< keep what an interrupted run into `out` finished, run only the rest
+  bool resume = false;                       ///< keep what an interrupted run into `out` finished, run only the rest
 };
 
 /// Runs the selected scenarios in worker processes and writes OUT/manifest.json and OUT/results/*. Returns

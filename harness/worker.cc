@@ -35,9 +35,9 @@ bool is_python_error(const py::error_already_set& e, const char* module, const c
   return e.matches(py::module_::import(module).attr(name));
 }
 
-py::object discover(const Selection& selection) {
+py::object discover(const Selection& selection, py::object on_import = py::none(), py::dict crashed = py::dict()) {
   py::module_ discovery = py::module_::import("parity.discovery");
-  py::object found = discovery.attr("discover")(selection.paths);
+  py::object found = discovery.attr("discover")(selection.paths, on_import, crashed);
   return discovery.attr("select")(found, selection.only, selection.keyword);
 }
 
@@ -152,8 +152,16 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
   } catch (py::error_already_set& e) {
     return fatal(channel, "backend " + options.backend + ": install() failed: " + e.what());
   }
+  py::dict crashed;
+  for (const std::string& entry : options.crashed_modules) {
+    const std::size_t eq = entry.rfind('=');
+    crashed[py::str(entry.substr(0, eq))] = py::str(eq == std::string::npos ? "" : entry.substr(eq + 1));
+  }
+  py::cpp_function on_import([channel](const std::string& file) {
+    reply(channel, {{"event", "importing"}, {"file", file}});
+  });
   try {
-    found = discover(options.selection);
+    found = discover(options.selection, on_import, crashed);
     check_selection(options.selection, found);
   } catch (py::error_already_set& e) {
     if (!is_python_error(e, "builtins", "FileNotFoundError")) throw;

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "runner.h"
 
@@ -15,6 +16,8 @@ struct WorkerOptions {
   std::filesystem::path out;
   Selection selection;
   bool pickle_probe = true;
+  /// "FILE=how its worker ended": scenario modules whose import killed an earlier worker, reported, not imported.
+  std::vector<std::string> crashed_modules;
 };
 
 /// The file descriptors a worker writes its replies to and reads its commands from (process.h sets them up); its
@@ -22,7 +25,8 @@ struct WorkerOptions {
 inline constexpr int kWorkerReplyFd = 3;
 inline constexpr int kWorkerCommandFd = 4;
 
-/// `parity _worker`: loads the backend, installs it, discovers the scenarios and replies one JSON line, either
+/// `parity _worker`: loads the backend, installs it, discovers the scenarios (replying {"event": "importing", file}
+/// before each module's import, so that an import that kills it is known) and replies one JSON line, either
 /// {"event": "ready", backend, environment, scenarios: [{id, meta}], errors: [records of module errors]} or
 /// {"event": "fatal", message} (then exits 2). Then, for each command line {"run": ID}, runs that scenario, writes
 /// its result files under `out` and replies {"event": "done", record, retiring}. Exits 0 at the end of the

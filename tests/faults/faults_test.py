@@ -113,3 +113,16 @@ def test_sigint_stops_the_run_cleanly_keeping_what_finished(tmp_path):
     finished = {s["id"]: s for s in manifest["scenarios"]}
     assert finished[ORDINARY[0]]["status"] == "ok" and (out / finished[ORDINARY[0]]["file"]).is_file()
     assert "stopped by signal 2" in err
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_module_whose_import_kills_the_worker_is_a_module_error_and_the_rest_runs(tmp_path, jobs):
+    out = tmp_path / "gold"
+    proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", Path(__file__).parent / "crashing_import",
+                           "--out", out, "--jobs", str(jobs)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    by_id = {s["id"]: s for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
+    assert by_id["b_ordinary.still_runs"]["status"] == "ok"
+    crashed = by_id["a_crashes_on_import"]
+    assert crashed["status"] == "error" and crashed["error"]["type"] == "Crash"
+    assert "importing it killed the worker process (signal 11 (SIGSEGV))" in crashed["error"]["message"]

@@ -108,11 +108,23 @@ def _load_module(name: str, file: Path, found: Discovery, seen: dict):
         found.scenarios.append(sc)
 
 
-def discover(paths) -> Discovery:
-    """Imports every scenario module under `paths` (files or directories, in sorted order)."""
-    found, seen = Discovery(), {}
+def discover(paths, on_import=None, crashed=None) -> Discovery:
+    """Imports every scenario module under `paths` (files or directories, in sorted order).
+
+    `on_import(file)` is called before each import: a process whose import kills it (a segfaulting extension)
+    has said which file did. `crashed` maps such files to how their import ended; they are not imported again
+    but reported as module errors, so that the rest still runs.
+    """
+    found, seen, crashed = Discovery(), {}, crashed or {}
     for root, file in _module_files(paths):
-        _load_module(_module_name(root, file), file, found, seen)
+        name = _module_name(root, file)
+        if str(file) in crashed:
+            message = f"importing it killed the worker process ({crashed[str(file)]}); it was not imported again"
+            found.errors.append(ModuleError(name, str(file), {"type": "Crash", "message": message, "traceback": ""}))
+            continue
+        if on_import is not None:
+            on_import(str(file))
+        _load_module(name, file, found, seen)
     return found
 
 
