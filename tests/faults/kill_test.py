@@ -46,15 +46,27 @@ def test_runs_killed_at_random_moments_resume_to_the_files_of_an_uninterrupted_r
     out = tmp_path / "killed"
     finished = []
     for _ in range(KILLS):
-        resume = ["--resume"] if (out / "manifest.json").is_file() else []
+        manifest = out / "manifest.json"
+        before = manifest.stat().st_mtime_ns if manifest.is_file() else 0
+        resume = ["--resume"] if before else []
         proc = subprocess.Popen([BIN, "run", "--backend", "gold", "--out", out, "-q", *resume],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.3, 3.0))
+        # Some kills come early (while workers start); the others at a random moment after this run has written
+        # its manifest, so that they land among scenarios whatever the machine's speed.
+        if rng.random() < 0.25:
+            time.sleep(rng.uniform(0.0, 0.5))
+        else:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and proc.poll() is None and (
+                    not manifest.is_file() or manifest.stat().st_mtime_ns == before):
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0.0, 1.5))
         proc.kill()
         proc.wait(timeout=60)
-        if (out / "manifest.json").is_file():
+        if manifest.is_file():
             finished.append(len(assert_consistent(out)["scenarios"]))
     assert finished, "no kill left a manifest: the kills all came before the run started"
+    assert len(set(finished)) > 1, f"the kills did not land among scenarios: finished counts {finished}"
     last = run(out, "--resume")
     assert last.returncode == 0, last.stderr
     assert "resuming" in last.stderr
