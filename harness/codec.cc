@@ -11,6 +11,7 @@
 #include <cfloat>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -536,6 +537,36 @@ class Decoder {
 
  private:
   [[noreturn]] void fail(const std::string& why) const { throw FormatError(file_.string() + ": " + why); }
+  // An integer field of the file, as T. nlohmann converts a float, or an integer T cannot hold, without a check
+  // (undefined behaviour for a float out of range): a file says 4.2e20 where a dimension goes.
+  template <typename T>
+  T integer(const json& value, const std::string& what) const {
+    constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    bool fits = false;
+    if (value.is_number_unsigned()) {
+      fits = value.get<std::uint64_t>() <= max;
+    } else if (value.is_number_integer()) {
+      const std::int64_t v = value.get<std::int64_t>();
+      fits = v >= 0
+                 ? static_cast<std::uint64_t>(v) <= max
+                 : std::numeric_limits<T>::is_signed && v >= static_cast<std::int64_t>(std::numeric_limits<T>::min());
+    }
+    if (!fits) fail(what + " is not an integer in range: " + value.dump().substr(0, 64));
+    return value.is_number_unsigned() ? static_cast<T>(value.get<std::uint64_t>())
+                                      : static_cast<T>(value.get<std::int64_t>());
+  }
+  template <typename T>
+  T integer_at(const json& node, const char* key, const std::string& path) const {
+    return integer<T>(node.at(key), path + ": '" + key + "'");
+  }
+  template <typename T>
+  std::vector<T> integers_at(const json& node, const char* key, const std::string& path) const {
+    const json& list = node.at(key);
+    if (!list.is_array()) fail(path + ": '" + key + "' is not a list");
+    std::vector<T> out;
+    for (const json& v : list) out.push_back(integer<T>(v, path + ": '" + key + "'"));
+    return out;
+  }
   Node decode(const json& node, const std::string& path, int depth);
   Node decode_kind(const json& node, const std::string& path, int depth);
   void decode_state(const json& node, Node& out, int depth);
@@ -587,10 +618,10 @@ void Decoder::read_exact(char* into, std::uint64_t size, std::uint64_t offset) c
 }
 
 std::pair<std::uint64_t, std::uint64_t> Decoder::blob(const json& node, const std::string& path) const {
-  const auto index = node.at("blob").get<std::uint64_t>();
+  const auto index = integer_at<std::uint64_t>(node, "blob", path);
   if (index >= blobs_.size()) fail(path + ": blob " + std::to_string(index) + " does not exist");
-  const auto offset = blobs_[index].at("offset").get<std::uint64_t>();
-  const auto size = blobs_[index].at("nbytes").get<std::uint64_t>();
+  const auto offset = integer_at<std::uint64_t>(blobs_[index], "offset", path);
+  const auto size = integer_at<std::uint64_t>(blobs_[index], "nbytes", path);
   if (offset > file_size_ - data_start_ || size > file_size_ - data_start_ - offset)
     fail(path + ": blob " + std::to_string(index) + " extends past the end of the file (truncated?)");
   return {data_start_ + offset, size};
@@ -610,16 +641,16 @@ py::object Decoder::decode_dtype(const json& dtype, const std::string& path, int
     for (const json& field : dtype.at("fields")) {
       names.append(py::str(field.at("name").get<std::string>()));
       formats.append(decode_dtype(field.at("dtype"), path, depth + 1));
-      offsets.append(field.at("offset").get<std::int64_t>());
+      offsets.append(integer_at<std::int64_t>(field, "offset", path));
     }
     py::dict d;
     d["names"] = names, d["formats"] = formats, d["offsets"] = offsets;
-    d["itemsize"] = dtype.at("itemsize").get<std::int64_t>();
+    d["itemsize"] = integer_at<std::int64_t>(dtype, "itemsize", path);
     spec = d;
     aligned = dtype.value("aligned", false);
   } else if (dtype.contains("subarray")) {
     spec = py::make_tuple(decode_dtype(dtype.at("subarray"), path, depth + 1),
-                          py::tuple(py::cast(dtype.at("shape").get<std::vector<std::int64_t>>())));
+                          py::tuple(py::cast(integers_at<std::int64_t>(dtype, "shape", path))));
   } else {
     fail(path + ": dtype description has none of str, fields, subarray");
   }
@@ -638,8 +669,8 @@ py::object Decoder::decode_dtype(const json& dtype, const std::string& path, int
 // An object array is decoded filled with None, with its exact layout; its elements are nodes of their own,
 // put in place by to_python, so reading runs no code for them either.
 Node Decoder::decode_object_array(const json& node, const std::string& path, int depth) {
-  const auto shape = node.at("shape").get<std::vector<npy_intp>>();
-  const auto strides = node.at("strides").get<std::vector<npy_intp>>();
+  const auto shape = integers_at<npy_intp>(node, "shape", path);
+  const auto strides = integers_at<npy_intp>(node, "strides", path);
   if (shape.size() != strides.size() || shape.size() > NPY_MAXDIMS) fail(path + ": bad shape or strides");
   const json& elements = node.at("elements");
   std::uint64_t count = 1;
@@ -647,7 +678,7 @@ Node Decoder::decode_object_array(const json& node, const std::string& path, int
     if (n < 0 || __builtin_mul_overflow(count, static_cast<std::uint64_t>(n), &count)) fail(path + ": bad shape");
   if (count != elements.size()) fail(path + ": element count does not match the shape");
   const Span span = span_of(static_cast<int>(shape.size()), shape.data(), strides.data(), sizeof(PyObject*));
-  const auto offset = node.at("offset").get<std::uint64_t>();
+  const auto offset = integer_at<std::uint64_t>(node, "offset", path);
   if (span.overflow || (!span.empty && static_cast<std::uint64_t>(-span.low) != offset) ||
       span.size() % sizeof(PyObject*) != 0 || span.size() / sizeof(PyObject*) > 4 * count + 64)
     fail(path + ": shape and strides do not describe the elements");
@@ -676,14 +707,15 @@ Node Decoder::decode_object_array(const json& node, const std::string& path, int
 Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string& path) {
   py::object dtype = decode_dtype(node.at("dtype"), path, 0);
   auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
-  const auto shape = node.at("shape").get<std::vector<npy_intp>>();
-  const auto strides = node.at("strides").get<std::vector<npy_intp>>();
+  const auto shape = integers_at<npy_intp>(node, "shape", path);
+  const auto strides = integers_at<npy_intp>(node, "strides", path);
   if (shape.size() != strides.size() || shape.size() > NPY_MAXDIMS) fail(path + ": bad shape or strides");
   for (npy_intp n : shape)
     if (n < 0) fail(path + ": negative dimension");
   const auto [file_offset, size] = blob(node, path);
-  const auto offset = node.at("offset").get<std::uint64_t>();
-  const auto misalign = node.value("misalign", std::uint64_t{0}) % kMisalignModulus;
+  const auto offset = integer_at<std::uint64_t>(node, "offset", path);
+  const auto misalign =
+      (node.contains("misalign") ? integer_at<std::uint64_t>(node, "misalign", path) : 0) % kMisalignModulus;
   const Span span = span_of(static_cast<int>(shape.size()), shape.data(), strides.data(), PyDataType_ELSIZE(descr));
   if (span.overflow) fail(path + ": shape and strides reach beyond any possible buffer");
   if (!span.empty && (static_cast<std::uint64_t>(-span.low) != offset || span.size() != size))

@@ -75,7 +75,9 @@ Manifest read_manifest(const std::filesystem::path& dir) {
   try {
     const json doc = json::parse(text.str());
     if (doc.value("format", "") != "parity-manifest") throw fail("not a parity manifest");
-    const int version = doc.at("version").get<int>();
+    // Checked before converting: a float out of int's range (a damaged file) would convert with undefined behaviour.
+    if (!doc.at("version").is_number_integer()) throw fail("has no integer \"version\"");
+    const std::int64_t version = doc.at("version").get<std::int64_t>();
     if (version > kManifestVersion)
       throw fail("written by a newer parity (manifest version " + std::to_string(version) +
                  "); upgrade parity or re-run with this one");

@@ -279,6 +279,14 @@ TEST_F(DamagedFile, MalformedHeadersAreRejected) {
   expect_format_error(with_header(replace(header(), "\"kind\":\"dict\"", "\"kind\":\"pickle\"")), "unknown kind");
   expect_format_error(with_header(replace(header(), "\"blob\":0", "\"blob\":7")), "blob 7 does not exist");
   expect_format_error(with_header(replace(header(), "\"shape\":[2,2]", "\"shape\":[2,9]")), "do not match");
+  // Integers where integers go: a float (one past int64 made nlohmann convert out of range, found by the fuzzer),
+  // a negative offset, a string.
+  expect_format_error(with_header(replace(header(), "\"shape\":[2,2]", "\"shape\":[418446744073709551615,2]")),
+                      "'shape' is not an integer in range: 4.18446744073709");
+  expect_format_error(with_header(replace(header(), "\"shape\":[2,2]", "\"shape\":[2.5,2]")),
+                      "'shape' is not an integer");
+  expect_format_error(with_header(replace(header(), "\"blob\":0", "\"blob\":-1")), "'blob' is not an integer in range");
+  expect_format_error(with_header(replace(header(), "\"blob\":0", "\"blob\":\"0\"")), "'blob' is not an integer");
 }
 
 TEST_F(DamagedFile, DtypesThatCouldRunCodeOrHoldObjectsAreRefused) {

@@ -203,6 +203,16 @@ TEST_F(ManifestTest, NotAParityManifest) {
   EXPECT_TRUE(contains(message, "not a parity manifest")) << message;
 }
 
+TEST_F(ManifestTest, AVersionThatIsNotAnIntegerIsRefused) {
+  for (const json& version : {json(1e30), json(1.5), json("1")}) {
+    json doc = valid_doc();
+    doc["version"] = version;
+    write_text(doc.dump());
+    const std::string message = read_error();
+    EXPECT_TRUE(contains(message, "has no integer \"version\"")) << message;
+  }
+}
+
 TEST_F(ManifestTest, NewerVersionIsRefused) {
   json doc = valid_doc();
   doc["version"] = parity::kManifestVersion + 1;
