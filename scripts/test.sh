@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # README command 2: set up, build, then the whole test suite (unit, end-to-end, and the scenario
-# gold/candidate/compare tests) through CTest, then a 60-second fuzz of the result decoder under ASan and
-# UBSan (scripts/fuzz.sh; about 2 more minutes with its build). PARITY_SKIP_FUZZ=1 skips the fuzzing.
+# gold/candidate/compare tests) through CTest; then the unit tests and the fault-injection suite again, built
+# under ASan and UBSan by the CMake preset `sanitize` (build-sanitize/; about 5 minutes to build and 3 to test
+# on 2 cores); then a 60-second fuzz of the result decoder under ASan and UBSan (scripts/fuzz.sh; about
+# 2 more minutes with its build). PARITY_SKIP_SANITIZE=1 skips the sanitized tests, PARITY_SKIP_FUZZ=1 the fuzzing.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PARITY_BUILD_DIR:-$repo/build}
 "$repo/scripts/build.sh"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
 echo "test: artifacts for CI to keep (the HTML report test's page and screenshot): $build/artifacts"
+if [ "${PARITY_SKIP_SANITIZE:-0}" != 1 ]; then
+  # The presets (CMakePresets.json) name the virtualenv .venv/; a PARITY_VENV elsewhere is passed on.
+  echo "test: the unit tests and the fault-injection suite under ASan and UBSan (build-sanitize/)"
+  (cd "$repo" && cmake --preset sanitize -DPython_EXECUTABLE="${PARITY_VENV:-$repo/.venv}/bin/python" >/dev/null &&
+    cmake --build --preset sanitize && ctest --preset sanitize -j "$(nproc)")
+fi
 if [ "${PARITY_SKIP_FUZZ:-0}" != 1 ]; then
   "$repo/scripts/fuzz.sh" 60
 fi
