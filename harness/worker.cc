@@ -226,6 +226,9 @@ int worker_main(const WorkerOptions& options) {
     if (exhausted) break;
   }
   std::free(line);
+  // parity never finalizes its interpreter (NumPy cannot be loaded twice), so Python's exit handlers would never
+  // run: joblib's would leave its memmapping folders in /dev/shm behind, run after run (the soak test saw them).
+  py::module_::import("atexit").attr("_run_exitfuncs")();
   return kExitOk;
 }
 
