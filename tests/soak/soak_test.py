@@ -3,6 +3,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -18,30 +19,33 @@ if not Path(BIN).is_file():
     pytest.exit(f"parity binary not found at {BIN}: build it first (cmake --build build)", returncode=2)
 
 
-def parity(*args):
-    """Runs the binary; returns (exit code, peak resident bytes of it and the workers it waited for)."""
+def parity(*args, tmp):
+    """Runs the binary with its own TMPDIR; returns (exit code, peak resident bytes of it and the workers it
+    waited for)."""
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([BIN, *map(str, args)], stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen([BIN, *map(str, args)], stdout=subprocess.DEVNULL, stderr=err,
+                                env={**os.environ, "TMPDIR": str(tmp)})
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         return proc.returncode, usage.ru_maxrss * 1024
 
 
-def leftovers():
-    """What a round could leave on the machine: processes of this user named parity, and parity/joblib temp files."""
+def leftovers(tmp, since):
+    """What the rounds could leave on the machine: processes running this binary, anything in the runs' own TMPDIR,
+    and parity or joblib segments in /dev/shm made since the soak began."""
     procs = subprocess.run(["pgrep", "-c", "-u", str(os.getuid()), "-f", BIN], capture_output=True, text=True)
-    temp = [p for d in ("/dev/shm", tempfile.gettempdir()) if os.path.isdir(d)
-            for p in os.listdir(d) if p.startswith(("parity-", "joblib_memmapping_folder"))]
-    return int(procs.stdout.strip() or 0), len(temp)
+    shm = [e for e in os.scandir("/dev/shm") if e.name.startswith(("parity-", "joblib_memmapping_folder"))
+           and e.stat().st_mtime >= since] if os.path.isdir("/dev/shm") else []
+    return int(procs.stdout.strip() or 0), len(os.listdir(tmp)), len(shm)
 
 
-def one_round(root, n):
+def one_round(root, n, tmp):
     out = root / f"round{n}"
     codes, peaks = {}, {}
     for name, backend in (("gold", "gold"), ("candidate", CANDIDATE)):
-        codes[name], peaks[name] = parity("run", "--backend", backend, "--out", out / name, "-q")
-    codes["compare"], peaks["compare"] = parity("compare", out / "gold", out / "candidate", "--json", out / "report.json",
-                                                "-q")
+        codes[name], peaks[name] = parity("run", "--backend", backend, "--out", out / name, "-q", tmp=tmp)
+    codes["compare"], peaks["compare"] = parity("compare", out / "gold", out / "candidate", "--json",
+                                                out / "report.json", "-q", tmp=tmp)
     files = {(side, p.name): p.read_bytes() for side in ("gold", "candidate") for p in (out / side / "results").iterdir()}
     report = json.loads((out / "report.json").read_text())
     verdicts = {s["id"]: (s["status"], s["message"]) for s in report["scenarios"]}
@@ -49,18 +53,22 @@ def one_round(root, n):
 
 
 def test_the_corpus_round_after_round_gives_the_same_results_in_the_same_memory(tmp_path):
-    first = one_round(tmp_path, 0)
+    since = time.time()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    first = one_round(tmp_path, 0, tmp)
     assert first[0]["compare"] in (0, 1) and first[0]["gold"] == 0, first[0]
     baseline_leftovers = None
     for n in range(1, ROUNDS):
-        codes, peaks, files, verdicts = one_round(tmp_path, n)
+        codes, peaks, files, verdicts = one_round(tmp_path, n, tmp)
         assert codes == first[0], f"round {n}: exit codes {codes}, first round {first[0]}"
         assert files == first[2], f"round {n}: result files differ from the first round's"
         assert verdicts == first[3], f"round {n}: verdicts differ from the first round's"
         for step, peak in peaks.items():
             assert peak <= first[1][step] * RSS_SLACK[0] + RSS_SLACK[1], (n, step, peak, first[1][step])
-        found = leftovers()
+        found = leftovers(tmp, since)
         baseline_leftovers = baseline_leftovers or found
-        assert found <= baseline_leftovers, f"round {n}: {found} (processes, temp entries) left, after round 1 {baseline_leftovers}"
+        assert all(now <= then for now, then in zip(found, baseline_leftovers)), \
+            f"round {n}: (processes, TMPDIR entries, /dev/shm entries) {found}, after round 1 {baseline_leftovers}"
         for side in ("gold", "candidate"):  # keep the disk flat too: only the first round is kept to compare with
             subprocess.run(["rm", "-rf", str(tmp_path / f"round{n}" / side)], check=True)
