@@ -102,10 +102,12 @@ class Supervisor {
   void handle_line(Worker& w, const std::string& line, Progress* progress);
   void lose(Worker& w, const std::string& status, const std::string& type, const std::string& message,
             Progress& progress);
+  void stop(Worker& w, const std::string& status, const std::string& type, const std::string& message,
+            Progress& progress);
   void check_limits(Worker& w, Progress& progress);
   void dispatch(Progress& progress);
   void poll_workers(Progress* progress);
-  void save(bool force);
+  void save();
 
   const RunOptions& options_;
   Manifest& manifest_;
@@ -194,26 +196,30 @@ void Supervisor::lose(Worker& w, const std::string& status, const std::string& t
   spawn(w);
 }
 
+// The worker's scenario goes past a limit or the worker misbehaves: it is killed, with whatever it started.
+void Supervisor::stop(Worker& w, const std::string& status, const std::string& type, const std::string& message,
+                      Progress& progress) {
+  w.process->kill_group();
+  w.process->wait_end();
+  lose(w, status, type, message, progress);
+}
+
 void Supervisor::check_limits(Worker& w, Progress& progress) {
   if (!w.task) return;
-  const double limit = metas_[*w.task].value("timeout", json()).is_number()
-                           ? metas_[*w.task].at("timeout").get<double>()
-                           : options_.timeout;
+  const json own = metas_[*w.task].value("timeout", json());
+  const double limit = own.is_number() ? own.get<double>() : options_.timeout;
   if (limit > 0 && seconds_between(w.started, Clock::now()) > limit) {
-    w.process->kill_group();
-    w.process->wait_end();
-    const std::string source = metas_[*w.task].value("timeout", json()).is_number() ? "its timeout=" : "--timeout";
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%g", limit);
-    lose(w, "timeout", "Timeout",
-         "ran past its timeout of " + std::string(seconds) + " s (" + source + "); its worker was stopped", progress);
+    stop(w, "timeout", "Timeout",
+         "ran past its timeout of " + std::string(seconds) + " s (" + (own.is_number() ? "its timeout=" : "--timeout") +
+             "); its worker was stopped",
+         progress);
     return;
   }
   const std::size_t bytes = options_.max_memory_mb > 0 ? w.process->resident_bytes() : 0;
   if (bytes > options_.max_memory_mb * 1024 * 1024) {
-    w.process->kill_group();
-    w.process->wait_end();
-    lose(w, "crash", "MemoryLimit",
+    stop(w, "crash", "MemoryLimit",
          "its worker used " + std::to_string(bytes >> 20) + " MB, past the memory limit of " +
              std::to_string(options_.max_memory_mb) + " MB (--max-memory); it was stopped",
          progress);
@@ -278,10 +284,8 @@ void Supervisor::poll_workers(Progress* progress) {
     try {
       for (const std::string& line : lines) handle_line(w, line, progress);
     } catch (const json::exception& e) {  // something in the worker wrote to the reply descriptor itself
-      w.process->kill_group();
-      w.process->wait_end();
       if (!w.task || !progress) throw RunAbort{std::string("a worker sent an unreadable reply: ") + e.what()};
-      lose(w, "crash", "Crash", std::string("its worker sent an unreadable reply (") + e.what() + ") and was stopped",
+      stop(w, "crash", "Crash", std::string("its worker sent an unreadable reply (") + e.what() + ") and was stopped",
            *progress);
       continue;
     }
@@ -318,7 +322,7 @@ bool Supervisor::run(Progress& progress) {
     dispatch(progress);
     poll_workers(&progress);
     for (Worker& w : workers_) check_limits(w, progress);
-    save(false);
+    save();
   }
   for (Worker& w : workers_) w.process->finish(10.0);
   return true;
@@ -332,8 +336,8 @@ std::vector<ScenarioRecord> Supervisor::finished() const {
 }
 
 // What finished reaches the manifest within a second: a run killed outright (SIGKILL) loses at most that much.
-void Supervisor::save(bool force) {
-  if (!force && (!unsaved_ || seconds_between(last_save_, Clock::now()) < 1.0)) return;
+void Supervisor::save() {
+  if (!unsaved_ || seconds_between(last_save_, Clock::now()) < 1.0) return;
   manifest_.scenarios = finished();
   write_manifest(manifest_);
   last_save_ = Clock::now();
