@@ -1,6 +1,7 @@
 """The @parity.scenario decorator, scenario ids, seeds and the per-pass call that the runner makes."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import itertools
@@ -271,8 +272,7 @@ class Scenario:
         """Keyword arguments for one call: xp and rng when the function names them, plus the params."""
         import numpy
 
-        wanted = inspect.signature(self.fn).parameters
-        takes_any = any(p.kind is p.VAR_KEYWORD for p in wanted.values())
+        wanted, takes_any = _parameters(self.fn)
         kwargs = {}
         if takes_any or "xp" in wanted:
             kwargs["xp"] = backend.namespace()
@@ -295,6 +295,13 @@ class Scenario:
             return {"status": "skip", "error": describe_exception(exc)}
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a scenario is its error too
             return {"status": "error", "error": describe_exception(exc)}
+
+
+@functools.lru_cache(maxsize=None)
+def _parameters(fn) -> tuple:
+    """fn's parameter names and whether it takes **kwargs; cached, as inspect.signature costs ~10 us a call."""
+    parameters = inspect.signature(fn).parameters
+    return frozenset(parameters), any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
