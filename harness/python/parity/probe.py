@@ -50,7 +50,7 @@ def _value_blocks(a: np.ndarray):
     """The element bytes in C order, in blocks: a contiguous array in place, a strided one ~4 MB at a time.
     x87 long double's unused bytes (uninitialized memory) are left out."""
     plain = a.view(np.ndarray)
-    if plain.ndim == 0 or plain.size == 0:
+    if plain.ndim == 0 or plain.size == 0 or plain.flags.c_contiguous:
         yield from _value_parts(np.ascontiguousarray(plain))
         return
     rows = max(1, _BLOCK // max(1, plain[0].nbytes))
@@ -246,9 +246,11 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
         return found
     if isinstance(faithful, np.ndarray):
         fa, ua = _array_aspects(faithful), _array_aspects(unpickled)
-        inherent = _numpy_losses(faithful)
+        # What NumPy's own pickle loses costs a pickle round trip to find out: only asked when something differs.
+        differing = [k for k in fa if fa[k] != ua[k]]
+        inherent = _numpy_losses(faithful) if differing else set()
         found += [{"path": path, "aspect": k, "faithful": repr(fa[k]), "unpickled": repr(ua[k])}
-                  for k in fa if fa[k] != ua[k] and k not in inherent]
+                  for k in differing if k not in inherent]
         if _is_object_array(faithful) and faithful.shape == unpickled.shape and _is_object_array(unpickled):
             for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
                 found += losses(f, u, child_path, depth + 1, seen)
