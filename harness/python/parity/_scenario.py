@@ -299,9 +299,15 @@ class Scenario:
 
 @functools.lru_cache(maxsize=None)
 def _parameters(fn) -> tuple:
-    """fn's parameter names and whether it takes **kwargs; cached, as inspect.signature costs ~10 us a call."""
-    parameters = inspect.signature(fn).parameters
-    return frozenset(parameters), any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    """fn's parameter names and whether it takes **kwargs. A plain function's code object says so directly;
+    inspect.signature (for wrapped functions and other callables) cost 8% of a batch run of small scenarios."""
+    code = getattr(fn, "__code__", None)
+    if code is None or hasattr(fn, "__wrapped__") or isinstance(fn, functools.partial):
+        parameters = inspect.signature(fn).parameters
+        return frozenset(parameters), any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    star = bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + star]  # *args, **kw come last
+    return frozenset(names), bool(code.co_flags & inspect.CO_VARKEYWORDS)
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
