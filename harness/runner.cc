@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -75,11 +76,17 @@ struct RunAbort {
 struct Worker {
   std::unique_ptr<ChildProcess> process;
   bool ready = false;
-  bool retiring = false;            ///< it said it exits after its last reply; a new worker replaces it
-  std::string importing;            ///< the scenario module it said it was importing, while it starts
-  std::optional<std::size_t> task;  ///< index into Supervisor::ids_ of the scenario it runs
-  Clock::time_point started;
+  bool retiring = false;  ///< it said it exits after its last reply; a new worker replaces it
+  std::string importing;  ///< the scenario module it said it was importing, while it starts
+  /// Indexes into Supervisor::ids_ of the scenarios sent to it: it runs the first, the others wait in its command
+  /// pipe, so that it never idles waiting for the supervisor between two scenarios (kQueued).
+  std::deque<std::size_t> tasks;
+  Clock::time_point started;  ///< when the first of `tasks` started (its predecessor's reply, or its dispatch)
 };
+
+// Scenarios sent ahead to a worker: two, so the next is waiting when one ends. A round trip through the supervisor
+// per scenario had left the workers idle for a fifth of a batch run of small scenarios (py-spy).
+constexpr std::size_t kQueued = 2;
 
 // The scenarios the first ready worker discovered, in order, and the run's results so far.
 class Supervisor {
@@ -106,6 +113,8 @@ class Supervisor {
             Progress& progress);
   void check_limits(Worker& w, Progress& progress);
   void dispatch(Progress& progress);
+  void give_back(Worker& w);
+  std::optional<std::size_t> take();
   void poll_workers(Progress* progress);
   void save();
 
@@ -120,6 +129,7 @@ class Supervisor {
   std::vector<json> metas_;
   std::vector<std::optional<ScenarioRecord>> results_;
   std::size_t next_ = 0, done_ = 0;
+  std::vector<std::size_t> returned_;  ///< sent to a worker that ended before starting them: dispatched again first
   bool unsaved_ = false;
   Clock::time_point last_save_ = Clock::now();
 };
@@ -128,7 +138,7 @@ void Supervisor::spawn(Worker& w) {
   w.process = std::make_unique<ChildProcess>(argv_);
   w.ready = w.retiring = false;
   w.importing.clear();
-  w.task.reset();
+  w.tasks.clear();
 }
 
 void Supervisor::start(const std::string& backend) {
@@ -164,23 +174,36 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
     results_.resize(ids_.size());
     return;
   }
-  // "done": the record of the scenario this worker was given.
+  // "done": the record of the first scenario this worker was given; it goes on with the next one at once.
   ScenarioRecord record = record_from_json(message.at("record"));
-  const std::size_t index = *w.task;
-  w.task.reset();
+  const std::size_t index = w.tasks.front();
+  w.tasks.pop_front();
   w.process->clear_output();
-  if (message.value("retiring", false)) w.ready = false, w.retiring = true;
+  if (message.value("retiring", false)) w.ready = false, w.retiring = true, give_back(w);
   results_[index] = std::move(record);
   ++done_;
   unsaved_ = true;
   if (progress) progress->end(to_shown(*results_[index]));
+  if (!w.tasks.empty()) {
+    w.started = Clock::now();
+    if (progress) progress->begin(ids_[w.tasks.front()]);
+  }
+}
+
+// The scenarios waiting behind the first in a worker that ends: none of them started, so another worker runs them.
+void Supervisor::give_back(Worker& w) {
+  while (w.tasks.size() > (w.retiring ? 0 : 1)) {
+    returned_.push_back(w.tasks.back());
+    w.tasks.pop_back();
+  }
 }
 
 // The scenario the worker ran ended without a record of its own: the worker died or was stopped. It is recorded
 // with what the worker printed last, and a new worker takes the dead one's place.
 void Supervisor::lose(Worker& w, const std::string& status, const std::string& type, const std::string& message,
                       Progress& progress) {
-  const std::size_t index = *w.task;
+  give_back(w);
+  const std::size_t index = w.tasks.front();
   ScenarioRecord record;
   record.id = ids_[index];
   record.meta = metas_[index];
@@ -205,8 +228,8 @@ void Supervisor::stop(Worker& w, const std::string& status, const std::string& t
 }
 
 void Supervisor::check_limits(Worker& w, Progress& progress) {
-  if (!w.task) return;
-  const json own = metas_[*w.task].value("timeout", json());
+  if (w.tasks.empty()) return;
+  const json own = metas_[w.tasks.front()].value("timeout", json());
   const double limit = own.is_number() ? own.get<double>() : options_.timeout;
   if (limit > 0 && seconds_between(w.started, Clock::now()) > limit) {
     char seconds[32];
@@ -255,16 +278,38 @@ std::size_t Supervisor::adopt(const Manifest& previous) {
   return adopted;
 }
 
+// The next scenario to send: one given back by an ended worker, else the next in order not yet finished.
+std::optional<std::size_t> Supervisor::take() {
+  if (!returned_.empty()) {
+    const std::size_t index = returned_.back();
+    returned_.pop_back();
+    return index;
+  }
+  while (next_ < ids_.size() && results_[next_]) ++next_;  // finished by the run this one resumes
+  if (next_ >= ids_.size()) return std::nullopt;
+  return next_++;
+}
+
 void Supervisor::dispatch(Progress& progress) {
   for (Worker& w : workers_) {
-    while (next_ < ids_.size() && results_[next_]) ++next_;  // finished by the run this one resumes
-    if (!w.ready || w.task || next_ >= ids_.size()) continue;
-    w.task = next_++;
-    w.started = Clock::now();
-    progress.begin(ids_[*w.task]);
-    if (!w.process->send_line(json{{"run", ids_[*w.task]}}.dump())) {
-      w.process->wait_end();
-      lose(w, "crash", "Crash", "its worker was gone before it could start", progress);
+    while (w.ready && w.tasks.size() < kQueued) {
+      const std::optional<std::size_t> index = take();
+      if (!index) return;
+      w.tasks.push_back(*index);
+      if (w.tasks.size() == 1) {
+        w.started = Clock::now();
+        progress.begin(ids_[*index]);
+      }
+      if (w.process->send_line(json{{"run", ids_[*index]}}.dump())) continue;
+      if (w.tasks.size() > 1) {
+        // It died running the one before: poll_workers records that with how it ended; this one runs elsewhere.
+        returned_.push_back(w.tasks.back());
+        w.tasks.pop_back();
+      } else {
+        w.process->wait_end();
+        lose(w, "crash", "Crash", "its worker was gone before it could start", progress);
+      }
+      break;
     }
   }
 }
@@ -284,7 +329,7 @@ void Supervisor::poll_workers(Progress* progress) {
     try {
       for (const std::string& line : lines) handle_line(w, line, progress);
     } catch (const json::exception& e) {  // something in the worker wrote to the reply descriptor itself
-      if (!w.task || !progress) throw RunAbort{std::string("a worker sent an unreadable reply: ") + e.what()};
+      if (w.tasks.empty() || !progress) throw RunAbort{std::string("a worker sent an unreadable reply: ") + e.what()};
       stop(w, "crash", "Crash", std::string("its worker sent an unreadable reply (") + e.what() + ") and was stopped",
            *progress);
       continue;
@@ -309,7 +354,7 @@ void Supervisor::poll_workers(Progress* progress) {
       throw RunAbort{"the worker process ended (" + end + ") before it was ready" +
                      (tail.empty() ? std::string() : ", after printing:\n" + tail)};
     }
-    if (w.task)
+    if (!w.tasks.empty())
       lose(w, "crash", "Crash", "its worker process died running it (" + end + ")", *progress);
     else
       spawn(w);
