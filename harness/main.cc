@@ -18,6 +18,7 @@
 #include "manifest.h"
 #include "progress.h"
 #include "runner.h"
+#include "trends.h"
 #include "worker.h"
 
 namespace parity {
@@ -66,9 +67,17 @@ void write_reports(const nlohmann::json& report, const ReportPaths& paths, std::
   write("HTML report", paths.html, [&] { return report_to_html(report); });
 }
 
+// --baseline, for compare and report alike: earlier compare JSONs the failures are marked against (trends.h).
+void add_baselines(CLI::App* cmd, std::vector<std::string>& files) {
+  cmd->add_option("--baseline", files,
+                  "an earlier compare JSON of the same candidate backend (repeatable; ordered by when each started): "
+                  "marks failures new, still failing or fixed");
+}
+
 struct CompareArgs {
   std::string gold, candidate;
   ReportPaths reports;
+  std::vector<std::string> baselines;
   CompareOptions options;
   Verbosity verbosity = Verbosity::kNormal;
 };
@@ -116,6 +125,13 @@ int compare_command(CompareArgs& args, const std::string& program) {
     std::fprintf(stderr, "parity compare: %s\n", mistake.c_str());
     return kExitUsage;
   }
+  std::vector<Baseline> baselines;
+  try {  // before comparing anything: a baseline that cannot serve is a usage error, found in a moment
+    baselines = read_baselines(args.baselines, candidate.backend.value("name", ""), utc_timestamp());
+  } catch (const ReportJsonError& e) {
+    std::fprintf(stderr, "parity compare: %s\n", e.what());
+    return kExitUsage;
+  }
   start_interpreter();
   std::fprintf(stderr, "parity %s | compare %s %s (%s) vs %s %s (%s)\n", PARITY_VERSION,
                gold.backend.value("name", "?").c_str(), gold.backend.value("version", "?").c_str(), args.gold.c_str(),
@@ -135,16 +151,20 @@ int compare_command(CompareArgs& args, const std::string& program) {
     return kExitUsage;
   }
   report.started = started;
+  nlohmann::json document = report_to_json(report);
+  add_trends(document, std::move(baselines));
   std::vector<WrittenReport> written;
   try {
     // Every writer reads this JSON, so a report re-rendered later from the JSON file says what this one says.
-    write_reports(report_to_json(report), args.reports, written);
+    write_reports(document, args.reports, written);
   } catch (const std::runtime_error& e) {
     progress.summary(written);
     std::fprintf(stderr, "parity compare: cannot write the report: %s\n", e.what());
     return kExitUsage;
   }
   progress.summary(written);
+  if (const std::string trends = trend_summary_text(document, args.verbosity == Verbosity::kQuiet); !trends.empty())
+    std::fprintf(stderr, "parity compare: %s", trends.c_str());
   print_stale_differences(report);
   return report.failed() ? kExitFailed : kExitOk;
 }
@@ -152,6 +172,7 @@ int compare_command(CompareArgs& args, const std::string& program) {
 struct ReportArgs {
   std::string input;
   ReportPaths reports;
+  std::vector<std::string> baselines;
 };
 
 // `parity report`: renders HTML and JUnit again from a compare JSON, without the results directories.
@@ -162,7 +183,9 @@ int report_command(const ReportArgs& args) {
   }
   std::vector<WrittenReport> written;
   try {
-    const nlohmann::json report = read_report_json(args.input);
+    nlohmann::json report = read_report_json(args.input);
+    add_trends(report, read_baselines(args.baselines, report.value("/candidate/backend/name"_json_pointer, ""),
+                                      report.value("started", "")));
     if (!args.reports.html.empty()) start_interpreter();
     write_reports(report, args.reports, written);
   } catch (const ReportJsonError& e) {
@@ -228,6 +251,7 @@ int main_impl(int argc, char** argv) {
   compare->add_option("--junit", compare_args.reports.junit, "write the JUnit XML report here");
   compare->add_option("--html", compare_args.reports.html, "write the HTML report here (one self-contained file)");
   add_verbosity(compare, compare_args.verbosity);
+  add_baselines(compare, compare_args.baselines);
   compare->add_option("--only", compare_args.options.only, "compare only the scenario with this exact id (repeatable)");
   compare->add_flag("!--no-pickle-probe", compare_args.options.pickle_probe,
                     "do not unpickle stored pickles (unpickling runs code: use it for results from elsewhere)");
@@ -249,6 +273,7 @@ int main_impl(int argc, char** argv) {
   report->add_option("report", report_args.input, "the JSON that 'parity compare --json' wrote")->required();
   report->add_option("--html", report_args.reports.html, "write the HTML report here");
   report->add_option("--junit", report_args.reports.junit, "write the JUnit XML report here");
+  add_baselines(report, report_args.baselines);
 
   try {
     app.parse(argc, argv);

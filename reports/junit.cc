@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "json_report.h"
+#include "trends.h"
 
 using json = nlohmann::json;
 
@@ -60,6 +61,17 @@ void add_properties(pugi::xml_node suite, const json& report) {
   }
   const json policy = report.value("policy", json::object());
   for (const auto& [name, value] : policy.items()) add_property(props, "policy." + name, as_text(value));
+  // Trends (`--baseline`): how many baselines, and the counts of each mark.
+  if (report.contains("baselines") && report["baselines"].is_array())
+    add_property(props, "trend.baselines", std::to_string(report["baselines"].size()));
+  const json trends = report.value("trend_summary", json::object());
+  for (const auto& [mark, n] : trends.items()) add_property(props, "trend." + mark, as_text(n));
+}
+
+// The outcome's message: the scenario's, with its trend mark when it has one ("failed checks: values (new failure)").
+std::string outcome_message(const json& s) {
+  const std::string mark = s.contains("trend") ? trend_label(s["trend"]) : "";
+  return text_at(s, "/message") + (mark.empty() ? "" : " (" + mark + ")");
 }
 
 // The id spells the params in declaration order (parity/_scenario.py), which the JSON's params object does not
@@ -118,7 +130,7 @@ std::string add_testcase(pugi::xml_node suite, const json& s) {
   const char* element = outcome_element(status);
   if (!element) return "";
   auto node = tc.append_child(element);
-  set(node, "message", text_at(s, "/message"));
+  set(node, "message", outcome_message(s));
   set(node, "type", status);  // keeps xpass apart from fail and xfail apart from skip
   if (status != "skip") node.text().set(xml_safe(body(s)).c_str());
   return element;

@@ -129,6 +129,62 @@ TEST(HtmlReport, EscapesEveryValueItShows) {
   EXPECT_EQ(opened, 1u + 3u);  // the page's code, and the details of the three scenarios that did not pass
 }
 
+// report() compared against two baselines: mod.values failing since the first, mod.error new, mod.fine fixed, and
+// mod.dropped failing in the latest baseline but not compared now.
+json report_with_trends() {
+  json r = report();
+  const json marks = {{"mod.values", {{"mark", "still-failing"}, {"since", "2026-11-20T10:00:00Z"}}},
+                      {"mod.dtype", {{"mark", "still-failing"}, {"since", "2026-11-21T10:00:00Z"}}},
+                      {"mod.error", {{"mark", "new"}, {"since", nullptr}}},
+                      {"mod.fine", {{"mark", "fixed"}, {"since", nullptr}}}};
+  for (json& s : r["scenarios"]) {
+    s["trend"] = marks.at(s["id"].get<std::string>());
+    s["trend"]["history"] = {"fail", s["id"] == "mod.error" ? "pass" : "fail", s["status"]};
+  }
+  r["baselines"] = json::array();
+  for (const char* day : {"2026-11-20T10:00:00Z", "2026-11-21T10:00:00Z"})
+    r["baselines"].push_back({{"file", std::string("/ci/") + day + ".json"},
+                              {"started", day},
+                              {"parity", "0.1.0"},
+                              {"candidate", {{"name", "fsproxy"}, {"version", "0.2.9"}}},
+                              {"summary", {{"total", 4}, {"fail", 3}, {"pass", 1}}}});
+  r["gone"] = {
+      {{"id", "mod.dropped"},
+       {"trend", {{"mark", "gone"}, {"since", "2026-11-20T10:00:00Z"}, {"history", {"fail", "fail", "absent"}}}}}};
+  r["trend_summary"] = {{"new", 1}, {"still_failing", 2}, {"fixed", 1}, {"gone", 1}};
+  return r;
+}
+
+TEST(HtmlReport, TrendsShowBadgesHistoryCountsAndAFilter) {
+  const std::string html = report_to_html(report_with_trends());
+  EXPECT_TRUE(contains(html, R"(id="count-trend-new">1<)"));
+  EXPECT_TRUE(contains(html, R"(id="count-trend-still-failing">2<)"));
+  EXPECT_TRUE(contains(html, R"(id="count-trend-fixed">1<)"));
+  EXPECT_TRUE(contains(html, R"(<select id="filter-trend">)"));
+  EXPECT_TRUE(contains(html, R"(data-id="mod.error" data-status="error")"));
+  EXPECT_TRUE(contains(html, R"(data-trend="new")"));
+  EXPECT_TRUE(contains(html, R"(class="trend mark-new")"));
+  EXPECT_TRUE(contains(html, ">still failing since 2026-11-20<"));
+  EXPECT_TRUE(contains(html, ">fixed<"));
+  EXPECT_TRUE(contains(html, R"(<span class="sq status-fail" title="2026-11-20T10:00:00Z: fail">)"));
+  EXPECT_TRUE(contains(html, R"(<span class="sq status-pass" title="now, 2026-11-22T10:00:00Z: pass">)"));
+  EXPECT_TRUE(contains(html, "<td>fsproxy 0.2.9</td>")) << "each baseline's candidate version";
+  EXPECT_TRUE(contains(html, "<code>mod.dropped</code>")) << "a failure gone from this compare";
+  EXPECT_TRUE(contains(html, R"(colspan="6")")) << "the history column widens the details";
+}
+
+TEST(HtmlReport, OneBaselineGivesMarksWithoutAHistoryAndNoBaselineNoTrends) {
+  json one = report_with_trends();
+  one["baselines"].erase(0);
+  const std::string html = report_to_html(one);
+  EXPECT_TRUE(contains(html, R"(class="trend mark-new")"));
+  EXPECT_FALSE(contains(html, R"(class="sq )")) << "a history of two is no history";
+  const std::string plain = report_to_html(report());
+  EXPECT_FALSE(contains(plain, R"(id="filter-trend")"));
+  EXPECT_FALSE(contains(plain, "data-trend="));
+  EXPECT_FALSE(contains(plain, R"(class="trend )"));
+}
+
 TEST(HtmlReport, ReportsWithoutWhatThePageShowsAreRefusedNamingTheField) {
   json bad = report();
   bad.erase("gold");

@@ -403,6 +403,29 @@ TEST_F(JunitReport, PropertiesNameBackendsVersionsEnvironmentsAndPolicies) {
   EXPECT_EQ(got, expected);
 }
 
+TEST_F(JunitReport, TrendMarksGoIntoTheMessageAndTheirCountsIntoProperties) {
+  add("pkg.mod", "test_new", "fail", "failed checks: values")["trend"] = {
+      {"mark", "new"}, {"since", nullptr}, {"history", {"pass", "fail"}}};
+  add("pkg.mod", "test_old", "error", "the candidate run raised")["trend"] = {
+      {"mark", "still-failing"}, {"since", "2024-04-01T12:00:00Z"}, {"history", {"fail", "error"}}};
+  add("pkg.mod", "test_plain", "fail", "failed checks: dtype");  // a report without trends has no mark to show
+  report_["baselines"] = json::array({{{"file", "old.json"}, {"started", "2024-04-01T12:00:00Z"}}});
+  report_["trend_summary"] = {{"new", 1}, {"still_failing", 1}, {"fixed", 0}, {"gone", 2}};
+  const pugi::xml_node suite = parse();
+  EXPECT_STREQ(testcase(suite, "test_new").child("failure").attribute("message").value(),
+               "failed checks: values (new failure)");
+  EXPECT_STREQ(testcase(suite, "test_old").child("error").attribute("message").value(),
+               "the candidate run raised (still failing since 2024-04-01T12:00:00Z)");
+  EXPECT_STREQ(testcase(suite, "test_plain").child("failure").attribute("message").value(), "failed checks: dtype");
+  std::map<std::string, std::string> got;
+  for (const pugi::xml_node p : suite.child("properties").children("property"))
+    got[p.attribute("name").value()] = p.attribute("value").value();
+  EXPECT_EQ(got["trend.baselines"], "1");
+  EXPECT_EQ(got["trend.new"], "1");
+  EXPECT_EQ(got["trend.still_failing"], "1");
+  EXPECT_EQ(got["trend.gone"], "2");
+}
+
 TEST_F(JunitReport, HostileTextStillParses) {
   const std::string hostile = "a <b> & \"c\" 'd' \x01\x1b[0m ]]> \xed\xa0\x80 \xff end";
   add("m", "test_<&>", "fail", hostile, {failed_check("values", "outputs['<&>']", hostile)});

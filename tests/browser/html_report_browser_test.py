@@ -155,6 +155,48 @@ def test_the_repro_copy_button_copies_the_command(page, report):
     assert detail.locator("button.copy").inner_text() == "Copied"
 
 
+@pytest.fixture
+def trend_page(browser, report, tmp_path):
+    """The same report rendered again against two baselines made from it: in the latest, strip_1d passed (a new
+    failure now) and passes[n=3] failed (fixed now); the older is the report itself, a day earlier."""
+    data, html = report
+    older, latest = json.loads(json.dumps(data)), json.loads(json.dumps(data))
+    older["started"], latest["started"] = "2020-01-01T00:00:00Z", "2020-01-02T00:00:00Z"
+    for s in latest["scenarios"]:
+        s["status"] = {"report_demo.strip_1d": "pass", "report_demo.passes[n=3]": "fail"}.get(s["id"], s["status"])
+    for name, doc in (("older.json", older), ("latest.json", latest)):
+        (tmp_path / name).write_text(json.dumps(doc))
+    demo_run.parity(BIN, "report", html.with_suffix(".json"), "--html", tmp_path / "trends.html", "--baseline",
+                    tmp_path / "latest.json", "--baseline", tmp_path / "older.json", check=0)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto((tmp_path / "trends.html").as_uri())
+    yield page
+    context.close()
+
+
+def test_the_new_failures_filter_and_the_history(trend_page, report):
+    page = trend_page
+    assert page.inner_text("#count-trend-new") == "1"
+    page.click("#trend-counts button[data-trend='new']")
+    assert visible_ids(page) == ["report_demo.strip_1d"]
+    assert page.input_value("#filter-trend") == "new"
+    page.select_option("#filter-trend", "fixed")
+    assert visible_ids(page) == ["report_demo.passes[n=3]"], "a fixed scenario passes: the status filter allows it"
+    page.select_option("#filter-status", "error")
+    page.select_option("#filter-trend", "still-failing")
+    assert visible_ids(page) == ["report_demo.candidate_raises"], "the trend and status filters combine"
+    page.select_option("#filter-trend", "")
+    page.select_option("#filter-status", "all")
+    assert len(visible_ids(page)) == report[0]["summary"]["total"]
+    squares = page.eval_on_selector_all("tbody[data-id='report_demo.strip_1d'] .history .sq",
+                                        "squares => squares.map(q => q.title)")
+    assert squares == ["2020-01-01T00:00:00Z: fail", "2020-01-02T00:00:00Z: pass",
+                       f"now, {report[0]['started']}: fail"], "oldest to newest, each titled by its date"
+    badge = page.inner_text("tbody[data-id='report_demo.fortran_order'] .trend")
+    assert badge == "still failing since 2020-01-01"
+
+
 def test_screenshot_for_ci(page):
     """Not an assertion on pixels: the picture CI keeps so that a person can look at the page (build/artifacts)."""
     for scenario_id in ("report_demo.zeroed_block_2d", "report_demo.fortran_order", "report_demo.candidate_raises"):

@@ -14,6 +14,9 @@ FAILING = ("fail", "error", "xpass")
 # Checks whose details carry a side-by-side `table` of both arrays' facts (compare.cc, expect_array).
 FACT_ROWS = ("dtype", "shape", "strides", "c_contiguous", "f_contiguous", "writeable", "aligned", "type", "memmap",
              "attributes")
+# Trend marks (docs/report-json.md, "Trends") that filter the table, with the trend_summary key counting each.
+TREND_MARKS = (("new", "new", "new failures"), ("still-failing", "still_failing", "still failing"),
+               ("fixed", "fixed", "fixed"))
 # Mismatch-map colours, lightest to darkest; a cell's level is its fraction of mismatched elements, rounded up.
 MAP_LEVELS = ("#eeeeee", "#fc9272", "#fb6a4a", "#ef3b2c", "#cb181d", "#67000d")
 
@@ -75,7 +78,43 @@ def _check_view(check: dict, repro: str) -> dict:
     return view
 
 
-def _scenario_view(s: dict) -> dict:
+def _trend_view(trend, dates: list) -> dict:
+    """A scenario's mark as a badge (label, title) and its history as squares, oldest first, each titled by date."""
+    trend = trend if isinstance(trend, dict) else {}
+    mark, since = trend.get("mark") or "", str(trend.get("since") or "?")
+    label = {"new": "new failure", "still-failing": f"still failing since {since[:10]}", "fixed": "fixed",
+             "gone": f"gone, failing since {since[:10]}"}.get(mark, mark)
+    title = {"new": "failing now, not in the latest baseline",
+             "still-failing": f"failing in every baseline since the one started {since}, and now",
+             "fixed": "failing in the latest baseline, not now",
+             "gone": f"failing in every baseline since the one started {since}, and not in this compare"}.get(mark, "")
+    history = trend.get("history") if isinstance(trend.get("history"), list) else []
+    squares = [{"status": str(status), "title": f"{'now, ' if n == len(dates) - 1 else ''}{when}: {status}"}
+               for n, (status, when) in enumerate(zip(history, dates))]
+    return {"mark": mark, "label": label, "title": title, "squares": squares}
+
+
+def _trends_view(report: dict):
+    """The header's trends: counts, the baselines (their candidate versions) and the failures gone; None without."""
+    baselines = report.get("baselines")
+    if not isinstance(baselines, list) or not baselines:
+        return None
+    baselines = [b for b in baselines if isinstance(b, dict)]
+    dates = [str(b.get("started", "?")) for b in baselines] + [str(report.get("started", "?"))]
+    summary = report.get("trend_summary") if isinstance(report.get("trend_summary"), dict) else {}
+    gone = [g for g in report.get("gone") or [] if isinstance(g, dict)]
+    return {
+        "dates": dates, "history": len(baselines) > 1,
+        "counts": [(mark, label, summary.get(key, 0)) for mark, key, label in TREND_MARKS],
+        "baselines": [{"file": b.get("file", ""), "started": b.get("started", "?"), "parity": b.get("parity", "?"),
+                       "candidate": " ".join(str((b.get("candidate") or {}).get(k, "")) for k in ("name", "version")),
+                       "failing": sum((b.get("summary") or {}).get(status, 0) for status in FAILING)}
+                      for b in baselines],
+        "gone": [{"id": str(g.get("id", "")), "trend": _trend_view(g.get("trend"), dates)} for g in gone],
+    }
+
+
+def _scenario_view(s: dict, dates: list) -> dict:
     failed = [c for c in s.get("checks", []) if not c.get("ok")]
     seconds = s.get("seconds") or {}
     return {
@@ -86,6 +125,7 @@ def _scenario_view(s: dict) -> dict:
         "checks": [_check_view(c, s.get("repro", "")) for c in failed],
         "seconds": sum(v for v in seconds.values() if isinstance(v, (int, float))), "seconds_by_pass": seconds,
         "rank": STATUS_ORDER.index(s["status"]) if s["status"] in STATUS_ORDER else len(STATUS_ORDER),
+        "trend": _trend_view(s.get("trend"), dates),
     }
 
 
@@ -113,7 +153,10 @@ def _validate(report) -> None:
 def view_model(report: dict) -> dict:
     """What the template shows, computed once here so the template only lays it out."""
     _validate(report)
-    scenarios = sorted((_scenario_view(s) for s in report.get("scenarios", [])), key=lambda v: (v["rank"], v["id"]))
+    trends = _trends_view(report)
+    dates = trends["dates"] if trends else []
+    scenarios = sorted((_scenario_view(s, dates) for s in report.get("scenarios", [])),
+                       key=lambda v: (v["rank"], v["id"]))
     failing = [v for v in scenarios if v["status"] in FAILING]
     by_check = Counter(check for v in failing for check in v["failed_checks"])
     by_tag = Counter(tag for v in failing for tag in v["tags"])
@@ -127,6 +170,7 @@ def view_model(report: dict) -> dict:
         "all_tags": sorted({t for v in scenarios for t in v["tags"]}),
         "gold": report.get("gold", {}), "candidate": report.get("candidate", {}),
         "differences": report.get("differences", []), "strict_differences": report.get("strict_differences", False),
+        "trends": trends,
     }
 
 
