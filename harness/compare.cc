@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 #include "numpy_api.h"
 
@@ -515,11 +517,21 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-const ScenarioRecord* find(const Manifest& m, const std::string& id) {
-  for (const auto& s : m.scenarios)
-    if (s.id == id) return &s;
-  return nullptr;
-}
+// Each run's records by id, built once: a search per scenario made compare quadratic in the number of scenarios.
+class RecordIndex {
+ public:
+  explicit RecordIndex(const Manifest& m) {
+    by_id_.reserve(m.scenarios.size());
+    for (const auto& s : m.scenarios) by_id_.emplace(s.id, &s);  // the first of a repeated id, as a search found
+  }
+  const ScenarioRecord* find(const std::string& id) const {
+    const auto it = by_id_.find(id);
+    return it == by_id_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::unordered_map<std::string_view, const ScenarioRecord*> by_id_;
+};
 
 std::string error_summary(const json& error) { return error.value("type", "?") + ": " + error.value("message", ""); }
 
@@ -808,11 +820,10 @@ std::string summary_message(const ScenarioOutcome& out) {
   return names.empty() ? names : "failed checks: " + names;
 }
 
-ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate, const std::string& id,
-                                 const CompareOptions& options, const std::vector<Difference>& differences) {
+ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate, const ScenarioRecord* g,
+                                 const ScenarioRecord* c, const std::string& id, const CompareOptions& options,
+                                 const std::vector<Difference>& differences) {
   const auto start = std::chrono::steady_clock::now();
-  const ScenarioRecord* g = find(gold, id);
-  const ScenarioRecord* c = find(candidate, id);
   ScenarioOutcome out;
   out.id = id;
   out.meta = g ? g->meta : c->meta;
@@ -966,9 +977,11 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
   report.candidate = &candidate;
   report.policy = options.policy;
   const std::vector<std::string> ids = compared_ids(gold, candidate, options.only);
+  const RecordIndex gold_index(gold), candidate_index(candidate);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (options.on_start) options.on_start(ids[i], i, ids.size());
-    report.scenarios.push_back(compare_scenario(gold, candidate, ids[i], options, report.differences));
+    report.scenarios.push_back(compare_scenario(gold, candidate, gold_index.find(ids[i]), candidate_index.find(ids[i]),
+                                                ids[i], options, report.differences));
     if (options.on_outcome) options.on_outcome(report.scenarios.back());
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
