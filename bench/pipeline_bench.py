@@ -286,13 +286,17 @@ def main() -> int:
     if args.scenarios < 2:
         parser.error("--scenarios must be at least 2 (the marginal cost compares N with 1)")
 
+    # Both pipelines get bytecode caches of the generated modules, as on a user's machine; a sandbox that sets
+    # PYTHONDONTWRITEBYTECODE would make every process compile every module again.
+    no_bytecode = os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="parity-pipeline-bench."))
     tmp.mkdir(parents=True, exist_ok=True)
     report = Report()
     try:
         version = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout.strip()
         print(f"parity pipeline benchmark: {BIN} ({version or 'parity'}), Python {sys.version.split()[0]}, "
-              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, files in {tmp}")
+              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, files in {tmp}" +
+              ("; PYTHONDONTWRITEBYTECODE unset for the commands" if no_bytecode else ""))
         startup(tmp, 3 if args.quick else max(args.repeat, 5), report)
         end_to_end(tmp, args.scenarios, args.candidate, args.repeat, report)
         scaling(tmp, [n for n in (args.scenarios, args.large) if n], args.candidate, args.repeat, report)
