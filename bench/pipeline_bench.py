@@ -106,15 +106,15 @@ def timed(cmd, env=None, ok=(0,)) -> tuple:
     return seconds, proc
 
 
-def parity_pipeline(scenarios: Path, work: Path, candidate: str, jobs: int, count: int) -> dict:
+def parity_pipeline(scenarios: Path, work: Path, candidate: str, jobs: int, count: int, extra=()) -> dict:
     """gold run, candidate run, compare (JSON and JUnit reports): wall seconds of each stage."""
     shutil.rmtree(work, ignore_errors=True)
     stages = {}
     for side, backend in (("gold", "gold"), ("candidate", candidate)):
         stages[side], _ = timed([BIN, "run", "-q", "--backend", backend, "--scenarios", scenarios, "--out",
-                                 work / side, "--jobs", str(jobs)])
+                                 work / side, "--jobs", str(jobs), *extra])
     stages["compare"], _ = timed([BIN, "compare", "-q", work / "gold", work / "candidate", "--json",
-                                  work / "report.json", "--junit", work / "junit.xml"])
+                                  work / "report.json", "--junit", work / "junit.xml", *extra])
     summary = json.loads((work / "report.json").read_text())["summary"]
     if summary.get("pass") != count:
         raise Wrong(f"parity compared {summary} for {count} equal scenarios")
@@ -222,20 +222,23 @@ def end_to_end(tmp: Path, count: int, candidate: str, repeat: int, report: Repor
         result[n] = interleaved({
             "parity": lambda n=n: parity_pipeline(sets[n] / "parity", tmp / "p-out", candidate, 1, n),
             "reference": lambda n=n: reference_pipeline(sets[n] / "pytest", tmp / "r-out", candidate, n),
+            # What the pickle probe (pickling every output, unpickling and comparing it in compare) costs.
+            "parity, no probe": lambda n=n: parity_pipeline(sets[n] / "parity", tmp / "p-out", candidate, 1, n,
+                                                            ["--no-pickle-probe"]),
         }, repeat)
     work = sum(bare[count].values())
     print(f"\nEND-TO-END: {count} generated scenarios, gold + {candidate} + compare (median of {repeat}, ms)")
     print(f"   scenarios' own work (called in one process, nothing written): gold {ms(bare[count]['gold'])}, "
           f"{candidate} {ms(bare[count]['candidate'])}")
-    print(f"   {'pipeline':<12} {'gold':>8} {'candidate':>10} {'compare':>8} {'total':>8} {'harness/scenario':>17} "
+    print(f"   {'pipeline':<16} {'gold':>8} {'candidate':>10} {'compare':>8} {'total':>8} {'harness/scenario':>17} "
           f"{'marginal':>9}")
     per = {}
-    for name in ("parity", "reference"):
+    for name in ("parity", "reference", "parity, no probe"):
         m, one = result[count][name], result[1][name]
         all_in = (m["total"] - work) / count
         marginal = (m["total"] - one["total"]) / (count - 1) - work / count
         per[name] = {"stages": m, "one_scenario": one, "harness_ms": all_in * 1e3, "marginal_ms": marginal * 1e3}
-        print(f"   {name:<12} {ms(m['gold']):>8} {ms(m['candidate']):>10} {ms(m['compare']):>8} {ms(m['total']):>8} "
+        print(f"   {name:<16} {ms(m['gold']):>8} {ms(m['candidate']):>10} {ms(m['compare']):>8} {ms(m['total']):>8} "
               f"{all_in * 1e3:>14.2f} ms {marginal * 1e3:>6.2f} ms")
     speedup = per["reference"]["stages"]["total"] / per["parity"]["stages"]["total"]
     print(f"   reference / parity: {speedup:.2f}x (total); a pipeline of one scenario: parity "
