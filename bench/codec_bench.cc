@@ -139,22 +139,32 @@ std::string python_error(py::error_already_set& e) {
 // ---------------------------------------------------------------------------------------------------------
 // Cases and methods
 
+// The float64 elements of cases a-c (d has 1/8 of them) and the leaves of case e, which --size-mb does not scale.
+struct Sizes {
+  long elements = 0, leaves = 0;
+};
+
 const char* case_title(const std::string& id) {
   if (id == "a") return "(a) float64, C-contiguous";
   if (id == "b") return "(b) float64, non-contiguous: [:, ::2] view of a base twice its size";
   if (id == "c") return "(c) big-endian '>f8', C-contiguous";
-  return "(d) np.ma.MaskedArray with a boolean mask, 1/8 of the size";
+  if (id == "d") return "(d) np.ma.MaskedArray with a boolean mask, 1/8 of the size";
+  return "(e) nested output: a dict of lists and tuples of small arrays, NumPy scalars and Python values";
 }
 
+// `cases`: the ids of the cases a method runs in. np.save has two forms: an array as such (a-d), and a structure
+// (e) wrapped in a 0-d object array, which is pickle inside the .npy file.
 struct WriteMethod {
-  std::string name, file;  // file: name of the file it writes inside the case directory
+  std::string name, file, cases;  // file: name of the file it writes inside the case directory
   std::function<void(const fs::path&, py::handle)> write;
 };
 
 struct ReadMethod {
-  std::string name, file;  // the file it reads (written by the write method of the same file)
+  std::string name, file, cases;  // the file it reads (written by the write method of the same file)
   std::function<py::object(const fs::path&)> read;
 };
+
+bool applies(const std::string& cases, const std::string& id) { return cases.find(id) != std::string::npos; }
 
 std::function<void(const fs::path&, py::handle)> python_writer(const py::dict& ns, const char* name) {
   py::object f = ns[name];
@@ -168,10 +178,11 @@ std::function<py::object(const fs::path&)> python_reader(const py::dict& ns, con
 
 std::vector<WriteMethod> write_methods(const py::dict& ns) {
   return {
-      {"parity write_result", "x.parity", [](const fs::path& p, py::handle x) { parity::write_result(p, x); }},
-      {"np.save", "x.npy", python_writer(ns, "np_save")},
-      {"pickle.dump (protocol 5)", "x.pkl", python_writer(ns, "pickle_dump")},
-      {"joblib.dump", "x.joblib", python_writer(ns, "joblib_dump")},
+      {"parity write_result", "x.parity", "abcde", [](const fs::path& p, py::handle x) { parity::write_result(p, x); }},
+      {"np.save", "x.npy", "abcd", python_writer(ns, "np_save")},
+      {"np.save (allow_pickle)", "x.npy", "e", python_writer(ns, "np_save_object")},
+      {"pickle.dump (protocol 5)", "x.pkl", "abcde", python_writer(ns, "pickle_dump")},
+      {"joblib.dump", "x.joblib", "abcde", python_writer(ns, "joblib_dump")},
   };
 }
 
@@ -179,11 +190,14 @@ std::vector<WriteMethod> write_methods(const py::dict& ns) {
 // case d, a rebuilt MaskedArray; for plain arrays it returns Node::array as is).
 std::vector<ReadMethod> read_methods(const py::dict& ns) {
   return {
-      {"parity read_result", "x.parity", [](const fs::path& p) { return parity::to_python(parity::read_result(p)); }},
-      {"np.load", "x.npy", python_reader(ns, "np_load")},
-      {"np.load(mmap_mode='r')", "x.npy", python_reader(ns, "np_load_mmap")},
-      {"pickle.load", "x.pkl", python_reader(ns, "pickle_load")},
-      {"joblib.load(mmap_mode='r')", "x.joblib", python_reader(ns, "joblib_load_mmap")},
+      {"parity read_result", "x.parity", "abcde",
+       [](const fs::path& p) { return parity::to_python(parity::read_result(p)); }},
+      {"np.load", "x.npy", "abcd", python_reader(ns, "np_load")},
+      {"np.load(mmap_mode='r')", "x.npy", "abcd", python_reader(ns, "np_load_mmap")},
+      {"np.load(allow_pickle=True)", "x.npy", "e", python_reader(ns, "np_load_object")},
+      {"pickle.load", "x.pkl", "abcde", python_reader(ns, "pickle_load")},
+      {"joblib.load", "x.joblib", "e", python_reader(ns, "joblib_load")},
+      {"joblib.load(mmap_mode='r')", "x.joblib", "abcde", python_reader(ns, "joblib_load_mmap")},
   };
 }
 
@@ -203,7 +217,7 @@ constexpr std::string_view kReadChild = "--read-child";
 // One read run: which method reads which file, and what was written there (to rebuild it for the round-trip check).
 struct ReadRequest {
   std::string method, case_id, file;
-  long elements = 0;
+  Sizes sizes;
   std::size_t warm_bytes = 0;
   bool check = false;
 };
@@ -230,7 +244,8 @@ std::vector<std::string> child_argv(const fs::path& exe, const ReadRequest& r) {
                                    "--method",     r.method,
                                    "--case",       r.case_id,
                                    "--file",       r.file,
-                                   "--elements",   std::to_string(r.elements),
+                                   "--elements",   std::to_string(r.sizes.elements),
+                                   "--leaves",     std::to_string(r.sizes.leaves),
                                    "--warm-bytes", std::to_string(r.warm_bytes)};
   if (r.check) argv.emplace_back("--check");
   return argv;
@@ -256,7 +271,8 @@ ReadReply read_here(const ReadRequest& r) {
     ns["touch"](got);
     reply.touched = window.mark();
     // After the clock stopped: the original, rebuilt from the case's seed, against what was read.
-    if (r.check) reply.check = ns["check"](ns["make_case"](r.case_id, r.elements), got).cast<std::string>();
+    if (r.check)
+      reply.check = ns["check"](ns["make_case"](r.case_id, r.sizes.elements, r.sizes.leaves), got).cast<std::string>();
   } catch (py::error_already_set& e) {
     reply.error = python_error(e);
   } catch (const std::exception& e) {
@@ -282,7 +298,8 @@ int read_child_main(int argc, char** argv) {
   app.add_option("--method", r.method)->required();
   app.add_option("--case", r.case_id)->required();
   app.add_option("--file", r.file)->required();
-  app.add_option("--elements", r.elements)->required();
+  app.add_option("--elements", r.sizes.elements)->required();
+  app.add_option("--leaves", r.sizes.leaves)->required();
   app.add_option("--warm-bytes", r.warm_bytes);
   app.add_flag("--check", r.check);
   CLI11_PARSE(app, argc, argv);
@@ -348,11 +365,15 @@ struct CaseResult {
   std::vector<ReadResult> reads;
 };
 
-// One empty result for each method.
+// The methods of `all` that run in case `id`, each with an empty result.
 template <class Result, class Method>
-std::vector<Result> results_for(const std::vector<Method>& all) {
-  std::vector<Result> results(all.size());
-  for (std::size_t i = 0; i < all.size(); ++i) results[i].method = &all[i];
+std::vector<Result> results_for(const std::vector<Method>& all, const std::string& id) {
+  std::vector<Result> results;
+  for (const Method& m : all)
+    if (applies(m.cases, id)) {
+      results.emplace_back();
+      results.back().method = &m;
+    }
   return results;
 }
 
@@ -417,11 +438,11 @@ void print_reads(const CaseResult& c) {
 
 class Bench {
  public:
-  Bench(py::dict ns, fs::path exe, fs::path dir, long elements, int repeat, bool warm)
+  Bench(py::dict ns, fs::path exe, fs::path dir, Sizes sizes, int repeat, bool warm)
       : ns_(std::move(ns)),
         exe_(std::move(exe)),
         dir_(std::move(dir)),
-        elements_(elements),
+        sizes_(sizes),
         repeat_(repeat),
         warm_(warm),
         window_(ns_["collect"], dir_ / "warm.scratch"),
@@ -444,8 +465,8 @@ class Bench {
   CaseResult run_case(const std::string& id) {
     CaseResult result;
     result.id = id;
-    py::object x = ns_["make_case"](id, elements_);
-    result.data_mb = py::int_(x.attr("nbytes")).cast<double>() / kMB;
+    py::object x = ns_["make_case"](id, sizes_.elements, sizes_.leaves);
+    result.data_mb = ns_["data_bytes"](x).cast<double>() / kMB;
     // Enough for the largest file or loaded copy of this case, with room for the interpreter's own.
     const auto footprint = ns_["footprint"](x).cast<std::size_t>();
     const std::size_t warm_bytes = warm_ ? footprint + footprint / 4 + (16 << 20) : 0;
@@ -467,7 +488,7 @@ class Bench {
 
  private:
   void run_writes(CaseResult& result, py::handle x, const fs::path& case_dir) {
-    result.writes = results_for<WriteResult>(writes_);
+    result.writes = results_for<WriteResult>(writes_, result.id);
     round_robin(result.writes.size(), repeat_, [&](std::size_t i, int) {
       WriteResult& w = result.writes[i];
       if (!w.error.empty()) return;
@@ -492,7 +513,7 @@ class Bench {
   }
 
   void run_reads(CaseResult& result, const fs::path& case_dir, std::size_t warm_bytes) {
-    result.reads = results_for<ReadResult>(reads_);
+    result.reads = results_for<ReadResult>(reads_, result.id);
     for (ReadResult& r : result.reads)
       if (!fs::exists(case_dir / r.method->file)) r.error = "nothing to read: the write failed";
     round_robin(result.reads.size(), repeat_, [&](std::size_t i, int round) {
@@ -500,7 +521,7 @@ class Bench {
       if (!r.error.empty()) return;
       // The round trip is checked in each method's first run only: the runs read the same file.
       const ReadRequest request{r.method->name, result.id,  (case_dir / r.method->file).string(),
-                                elements_,      warm_bytes, round == 0};
+                                sizes_,         warm_bytes, round == 0};
       const ReadReply reply = read_in_child(exe_, request);
       if (!reply.error.empty()) {
         r.error = reply.error;
@@ -517,7 +538,7 @@ class Bench {
 
   py::dict ns_;
   fs::path exe_, dir_;
-  long elements_;
+  Sizes sizes_;
   int repeat_;
   bool warm_;
   Window window_;
@@ -584,10 +605,36 @@ void array_targets(const CaseResult& c, const std::string& tag) {
       mb(pr->touched.median(&Point::anon_mb)).c_str());
 }
 
+// The nested output (e) has no target: parity against pickle, reported.
+void nested_ratios(const CaseResult& c, const std::string& tag) {
+  const WriteResult *pw = find_result(c.writes, "parity write_result"),
+                    *kw = find_result(c.writes, "pickle.dump (protocol 5)");
+  if (pw && kw) {
+    const double p = pw->runs.median(&Point::seconds), k = kw->runs.median(&Point::seconds);
+    std::printf("   INFO %s write, parity/pickle: %s ms vs %s ms = %s; peak %s vs %s MB\n", tag.c_str(), ms(p).c_str(),
+                ms(k).c_str(), ratio(p, k, 0).c_str(), mb(pw->runs.median(&Point::peak_mb)).c_str(),
+                mb(kw->runs.median(&Point::peak_mb)).c_str());
+  }
+  const ReadResult *pr = find_result(c.reads, "parity read_result"), *kr = find_result(c.reads, "pickle.load");
+  if (!pr || !kr) return;
+  const double pl = pr->load.median(&Point::seconds), kl = kr->load.median(&Point::seconds);
+  const double pt = pr->touched.median(&Point::seconds), kt = kr->touched.median(&Point::seconds);
+  std::printf(
+      "   INFO %s read, parity/pickle: load %s ms vs %s ms = %s; load+touch %s ms vs %s ms = %s; load peak %s vs %s "
+      "MB\n",
+      tag.c_str(), ms(pl).c_str(), ms(kl).c_str(), ratio(pl, kl, 0).c_str(), ms(pt).c_str(), ms(kt).c_str(),
+      ratio(pt, kt, 0).c_str(), mb(pr->load.median(&Point::peak_mb)).c_str(),
+      mb(kr->load.median(&Point::peak_mb)).c_str());
+}
+
 void print_targets(const std::vector<CaseResult>& results) {
   std::printf("\nTARGETS (informational; the exit status does not depend on them)\n");
   for (const CaseResult& c : results) {
     const std::string tag = "(" + c.id + ")";
+    if (c.id == "e") {
+      nested_ratios(c, tag);
+      continue;
+    }
     write_target(c, tag);
     joblib_targets(c, tag);
     if (c.id != "d") array_targets(c, tag);  // the memory and reload targets are about the large plain array
@@ -603,10 +650,11 @@ struct TempDir {
   }
 };
 
-void print_header(long elements, int repeat, const fs::path& dir, bool warm) {
+void print_header(const Sizes& sizes, int repeat, const fs::path& dir, bool warm) {
   py::module_ np = py::module_::import("numpy"), joblib = py::module_::import("joblib");
-  std::printf("parity codec benchmark: %ld float64 elements (%.0f MB), median of %d runs, files in %s\n", elements,
-              elements * 8 / kMB, repeat, dir.c_str());
+  std::printf(
+      "parity codec benchmark: %ld float64 elements (%.0f MB), %ld leaves in case e, median of %d runs, files in %s\n",
+      sizes.elements, sizes.elements * 8 / kMB, sizes.leaves, repeat, dir.c_str());
   std::printf(
       "NumPy %s, joblib %s, %ld CPUs; every read runs in a fresh process and comes from the page cache (files "
       "were just written)\n",
@@ -623,15 +671,20 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1] == kReadChild) return read_child_main(argc - 1, argv + 1);
   CLI::App app{
       "Times parity's result codec (write_result/read_result) against np.save/np.load, pickle protocol 5 "
-      "and joblib on large arrays, every read in a fresh process; see bench/README.md"};
+      "and joblib on large arrays and a nested output, every read in a fresh process; see bench/README.md"};
   double size_mb = 800;
+  long leaves = 100000;
   bool quick = false, no_warm = false;
   int repeat = 3;
   std::string dir = "/tmp";
-  std::vector<std::string> cases = {"a", "b", "c", "d"};
+  std::vector<std::string> cases = {"a", "b", "c", "d", "e"};
   auto* size = app.add_option("--size-mb", size_mb, "size of the float64 array in MB (10^6 bytes); default 800")
                    ->check(CLI::Range(1.0, 1e6));  // case b needs at least 1000 elements
-  app.add_flag("--quick", quick, "16 MB arrays, for smoke tests")->excludes(size);
+  auto* leaves_option = app.add_option("--leaves", leaves, "leaves of the nested output (case e); default 100000")
+                            ->check(CLI::Range(1L, 100000000L));
+  app.add_flag("--quick", quick, "16 MB arrays and 2000 leaves, for smoke tests")
+      ->excludes(size)
+      ->excludes(leaves_option);
   app.add_option("--repeat", repeat, "runs of each operation; the median is reported (default 3)")
       ->check(CLI::Range(1, 100));
   app.add_option("--dir", dir, "where the temporary directory for the files goes (default /tmp)")
@@ -639,9 +692,10 @@ int main(int argc, char** argv) {
   app.add_flag("--no-warm", no_warm,
                "do not cycle free memory before each operation (see README: timings then include the VM "
                "faulting back memory it returned to the host)");
-  app.add_option("--case", cases, "cases to run: a b c d (default all)")->check(CLI::IsMember({"a", "b", "c", "d"}));
+  app.add_option("--case", cases, "cases to run: a b c d e (default all)")
+      ->check(CLI::IsMember({"a", "b", "c", "d", "e"}));
   CLI11_PARSE(app, argc, argv);
-  if (quick) size_mb = 16;
+  if (quick) size_mb = 16, leaves = 2000;
 
   try {
     parity::start_interpreter();
@@ -650,12 +704,12 @@ int main(int argc, char** argv) {
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot create a directory in " + dir);
     TempDir temp{pattern};
 
-    const long elements = static_cast<long>(size_mb * kMB / 8);
-    print_header(elements, repeat, temp.path, !no_warm);
-    Bench bench(ns, fs::read_symlink("/proc/self/exe"), temp.path, elements, repeat, !no_warm);
+    const Sizes sizes{static_cast<long>(size_mb * kMB / 8), leaves};
+    print_header(sizes, repeat, temp.path, !no_warm);
+    Bench bench(ns, fs::read_symlink("/proc/self/exe"), temp.path, sizes, repeat, !no_warm);
     bench.warm_up();
     std::vector<CaseResult> results;
-    for (const std::string id : {"a", "b", "c", "d"})
+    for (const std::string id : {"a", "b", "c", "d", "e"})
       if (std::find(cases.begin(), cases.end(), id) != cases.end()) results.push_back(bench.run_case(id));
     print_targets(results);
     if (bench.parity_failed()) {
