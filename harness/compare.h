@@ -81,6 +81,11 @@ struct ScenarioOutcome {
   std::string repro;
 };
 
+/// How many scenarios have each status: pass, fail, error, xfail, xpass and skip always present (0 when none).
+std::map<std::string, int> count_statuses(const std::vector<std::string>& statuses);
+/// Whether counts like count_statuses' fail a compare: any fail, error or xpass.
+bool failing_counts(const std::map<std::string, int>& counts);
+
 struct CompareReport {
   const Manifest* gold = nullptr;
   const Manifest* candidate = nullptr;
@@ -116,6 +121,14 @@ std::vector<std::string> compared_ids(const Manifest& gold, const Manifest& cand
 /// Compares every scenario of compared_ids(), calling the options' hooks around each. Throws DifferenceError
 /// (before comparing anything) when the candidate manifest's declared differences are malformed.
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
+
+/// `s` quoted for a POSIX shell (as it is when it needs no quotes).
+std::string shell_quote(const std::string& s);
+/// `PROGRAM run --backend SPEC`, with `--role ROLE` when the backend's recorded role is not its default one: the start
+/// of a command that runs a manifest's `backend` again.
+std::string run_command(const std::string& program, const nlohmann::json& backend);
+/// The compare flags that set `policy` (" --dtype-policy kind", ...), "" for the defaults.
+std::string policy_flags(const PolicyChoice& policy);
 
 /// A shell command that re-runs one scenario on both backends and compares it.
 std::string repro_command(const CompareOptions& options, const Manifest& gold, const Manifest& candidate,

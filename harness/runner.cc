@@ -362,9 +362,7 @@ int finish_run(Supervisor& supervisor, Manifest& manifest, Progress& progress, b
                  static_cast<int>(g_stop_signal), manifest.scenarios.size());
     return kExitInterrupted;
   }
-  for (const ScenarioRecord& r : manifest.scenarios)
-    if (r.status == "error" || r.status == "xpass" || r.status == "crash" || r.status == "timeout") return kExitFailed;
-  return kExitOk;
+  return run_failed(manifest.scenarios) ? kExitFailed : kExitOk;
 }
 
 }  // namespace
