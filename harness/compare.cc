@@ -978,6 +978,16 @@ std::vector<std::string> compared_ids(const Manifest& gold, const Manifest& cand
   return ids;
 }
 
+std::vector<std::string> ids_to_compare(const Manifest& gold, const Manifest& candidate,
+                                        const CompareOptions& options) {
+  std::vector<std::string> ids = compared_ids(gold, candidate, options.only);
+  if (!options.shard) return ids;
+  const std::vector<std::string> mine = options.shard->ids();
+  const std::set<std::string> in_shard(mine.begin(), mine.end());
+  std::erase_if(ids, [&](const std::string& id) { return !in_shard.count(id); });
+  return ids;
+}
+
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   CompareReport report;
@@ -987,7 +997,8 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
   report.gold = &gold;
   report.candidate = &candidate;
   report.policy = options.policy;
-  const std::vector<std::string> ids = compared_ids(gold, candidate, options.only);
+  report.shard = options.shard;
+  const std::vector<std::string> ids = ids_to_compare(gold, candidate, options);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (options.on_start) options.on_start(ids[i], i, ids.size());
     report.scenarios.push_back(compare_scenario(gold, candidate, ids[i], options, report.differences));

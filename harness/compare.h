@@ -12,6 +12,7 @@
 #include "codec.h"
 #include "differences.h"
 #include "manifest.h"
+#include "shard.h"
 #include "values.h"
 
 namespace parity {
@@ -95,6 +96,7 @@ struct CompareReport {
   PolicyChoice policy;                  ///< the run's policies (--dtype-policy, ...)
   std::vector<Difference> differences;  ///< what the candidate backend declared (its manifest's DIFFERENCES)
   bool strict_differences = false;      ///< a declaration that explained nothing fails the run
+  std::optional<ShardPlan> shard;       ///< the shard compared (CompareOptions::shard), recorded in the report
   std::map<std::string, int> counts() const;
   /// The ids of declarations that explained no failed check in this run.
   std::vector<std::string> stale_differences() const;
@@ -108,6 +110,8 @@ struct CompareOptions {
   PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them
   /// The candidate's declared differences must each explain something (a whole-corpus run: stale ones fail it).
   bool strict_differences = false;
+  /// Compare only this shard's scenarios (compare_shard_plan, shard.h); nullopt: all of them.
+  std::optional<ShardPlan> shard;
   /// Called before each scenario is compared: its id, its 0-based position and how many will be compared.
   std::function<void(const std::string& id, std::size_t index, std::size_t total)> on_start;
   /// Called with each scenario's verdict as soon as it is known (a progress display; compare_runs returns them all).
@@ -118,8 +122,11 @@ struct CompareOptions {
 std::vector<std::string> compared_ids(const Manifest& gold, const Manifest& candidate,
                                       const std::vector<std::string>& only);
 
-/// Compares every scenario of compared_ids(), calling the options' hooks around each. Throws DifferenceError
-/// (before comparing anything) when the candidate manifest's declared differences are malformed.
+/// compared_ids(gold, candidate, options.only), narrowed to the ids of options.shard when it is set.
+std::vector<std::string> ids_to_compare(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
+
+/// Compares every scenario of ids_to_compare(gold, candidate, options), calling the options' hooks around each. Throws
+/// DifferenceError (before comparing anything) when the candidate manifest's declared differences are malformed.
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
 
 /// `s` quoted for a POSIX shell (as it is when it needs no quotes).

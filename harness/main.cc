@@ -47,6 +47,14 @@ void add_verbosity(CLI::App* cmd, Verbosity& verbosity) {
       ->excludes(quiet);
 }
 
+// --shard and --shard-times, for run and compare alike (shard.h); GTEST_TOTAL_SHARDS/GTEST_SHARD_INDEX stand in.
+void add_sharding(CLI::App* cmd, ShardArgs& args) {
+  cmd->add_option("--shard", args.shard,
+                  "only shard I of N (1-based, e.g. 2/3; default: GTEST_SHARD_INDEX+1 of GTEST_TOTAL_SHARDS when set)");
+  cmd->add_option("--shard-times", args.times,
+                  "balance the shards by the scenario times of an earlier results directory, manifest or compare JSON");
+}
+
 // Where the reports go; an empty path is a report not asked for.
 struct ReportPaths {
   std::string json, junit, html;
@@ -71,6 +79,7 @@ struct CompareArgs {
   ReportPaths reports;
   CompareOptions options;
   Verbosity verbosity = Verbosity::kNormal;
+  ShardArgs sharding;
 };
 
 // A declaration that explained nothing: the library changed (remove it), or this run did not include what it is for.
@@ -112,6 +121,13 @@ int compare_command(CompareArgs& args, const std::string& program) {
     std::fprintf(stderr, "parity compare: %s\n", e.what());
     return kExitUsage;
   }
+  try {  // the shard's ids: those of an unsharded compare's partition, or the partition the runs recorded
+    args.options.shard = compare_shard_plan(gold, candidate, resolve_shard_request(args.sharding),
+                                            compared_ids(gold, candidate, args.options.only));
+  } catch (const ShardError& e) {
+    std::fprintf(stderr, "parity compare: %s\n", e.what());
+    return kExitUsage;
+  }
   if (const std::string mistake = pairing_mistake(gold, candidate, args.options.only); !mistake.empty()) {
     std::fprintf(stderr, "parity compare: %s\n", mistake.c_str());
     return kExitUsage;
@@ -122,7 +138,7 @@ int compare_command(CompareArgs& args, const std::string& program) {
                candidate.backend.value("name", "?").c_str(), candidate.backend.value("version", "?").c_str(),
                args.candidate.c_str());
   args.options.program = program;
-  const std::size_t total = compared_ids(gold, candidate, args.options.only).size();
+  const std::size_t total = ids_to_compare(gold, candidate, args.options).size();
   Progress progress(stderr, progress_options(stderr, "compare", total, args.verbosity));
   args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
   args.options.on_outcome = [&progress](const ScenarioOutcome& s) { progress.end(to_shown(s)); };
@@ -209,6 +225,7 @@ int main_impl(int argc, char** argv) {
                 "finish an interrupted run into --out: keep the scenarios its manifest lists, run the rest");
   run->add_option("--max-memory", run_options.max_memory_mb,
                   "megabytes of resident memory a worker may use before it is stopped (default: no limit)");
+  add_sharding(run, run_options.sharding);
 
   // The worker processes `run` starts (worker.h); not for people, hence no group in --help.
   WorkerOptions worker_options;
@@ -243,6 +260,7 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::IsMember(PolicyChoice::values("layout")));
   compare->add_option("--type-policy", policy.type, "type check: exact-or-mapped (default), subclass-ok or ignore")
       ->check(CLI::IsMember(PolicyChoice::values("type")));
+  add_sharding(compare, compare_args.sharding);
 
   ReportArgs report_args;
   auto* report = app.add_subcommand("report", "render the HTML and JUnit reports again from a compare JSON");

@@ -60,6 +60,7 @@ json report_to_json(const CompareReport& report) {
       {"differences", differences_json(report.differences, report.scenarios)},
       {"strict_differences", report.strict_differences},
       {"scenarios", scenarios}};
+  if (report.shard) doc["shard"] = report.shard->to_json();  // absent from an unsharded compare's report
   return doc;
 }
 
