@@ -1,4 +1,4 @@
-// The parity command line: list, run and compare (see README.md, "Command line").
+// The parity command line: list, run, compare, report and merge (see README.md, "Command line").
 #include <pybind11/embed.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +16,7 @@
 #include "json_report.h"
 #include "junit.h"
 #include "manifest.h"
+#include "merge.h"
 #include "progress.h"
 #include "runner.h"
 #include "worker.h"
@@ -193,6 +194,32 @@ int report_command(const ReportArgs& args) {
   return kExitOk;
 }
 
+struct MergeArgs {
+  std::vector<std::string> inputs;
+  std::string out;
+  ReportPaths reports;
+};
+
+// `parity merge`: shard compare JSONs into one report (--json/--junit/--html), or shard results directories into
+// one (--out); merge.h does the work.
+int merge_command(const MergeArgs& args, const std::string& program) {
+  const bool reports = !args.reports.json.empty() || !args.reports.junit.empty() || !args.reports.html.empty();
+  if (reports == !args.out.empty()) {
+    std::fprintf(stderr,
+                 "parity merge: give either --out DIR (to merge shard results directories) or --json, "
+                 "--junit and/or --html (to merge shard compare JSONs)\n");
+    return kExitUsage;
+  }
+  if (!reports) return merge_results_command(args.inputs, args.out, program);
+  return merge_reports_command(args.inputs, program, [&args](const nlohmann::json& merged) {
+    if (!args.reports.html.empty()) start_interpreter();
+    std::vector<WrittenReport> written;
+    write_reports(merged, args.reports, written);
+    for (const WrittenReport& w : written)
+      std::fprintf(stderr, "parity merge: wrote %s %s\n", w.label.c_str(), w.path.c_str());
+  });
+}
+
 int main_impl(int argc, char** argv) {
   CLI::App app{"parity: does a proxy-array library behave like NumPy, after its results have travelled?"};
   app.require_subcommand(1);
@@ -262,6 +289,15 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::IsMember(PolicyChoice::values("type")));
   add_sharding(compare, compare_args.sharding);
 
+  MergeArgs merge_args;
+  auto* merge = app.add_subcommand("merge", "merge shard compare JSONs into one report, or shard results directories");
+  merge->add_option("inputs", merge_args.inputs, "the shards' compare JSONs, or with --out their results directories")
+      ->required();
+  merge->add_option("--out", merge_args.out, "merge results directories into this new results directory");
+  merge->add_option("--json", merge_args.reports.json, "write the merged JSON report here");
+  merge->add_option("--junit", merge_args.reports.junit, "write the merged JUnit XML report here");
+  merge->add_option("--html", merge_args.reports.html, "write the merged HTML report here");
+
   ReportArgs report_args;
   auto* report = app.add_subcommand("report", "render the HTML and JUnit reports again from a compare JSON");
   report->add_option("report", report_args.input, "the JSON that 'parity compare --json' wrote")->required();
@@ -283,6 +319,7 @@ int main_impl(int argc, char** argv) {
   if (*run) return run_scenarios(run_options);
   if (*worker) return worker_main(worker_options);
   if (*report) return report_command(report_args);
+  if (*merge) return merge_command(merge_args, self_path(argv[0]));
   return compare_command(compare_args, self_path(argv[0]));
 }
 
