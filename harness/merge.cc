@@ -372,6 +372,51 @@ std::vector<Manifest> read_shard_manifests(const std::vector<fs::path>& dirs, co
   return manifests;
 }
 
+// The shards of one run, read and checked.
+struct ShardRuns {
+  std::vector<Manifest> manifests;
+  std::vector<std::string> dirs;
+  std::vector<ShardPlan> plans;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> records;  ///< id: (shard input, record index)
+};
+
+// Reads the shards' manifests and refuses them unless they are shards of one run, each once, none sharing a scenario.
+ShardRuns read_shard_runs(const std::vector<fs::path>& dirs, const fs::path& out) {
+  ShardRuns shards;
+  shards.manifests = read_shard_manifests(dirs, out);
+  std::vector<json> docs;
+  std::vector<std::string> names;
+  std::vector<std::vector<std::string>> ids(shards.manifests.size());
+  for (std::size_t i = 0; i < shards.manifests.size(); ++i) {
+    const Manifest& m = shards.manifests[i];
+    docs.push_back(to_json(m));
+    names.push_back((m.dir / kManifestName).string());
+    shards.dirs.push_back(m.dir.string());
+    for (std::size_t k = 0; k < m.scenarios.size(); ++k) {
+      ids[i].push_back(m.scenarios[k].id);
+      shards.records[m.scenarios[k].id] = {i, k};
+    }
+  }
+  shards.plans = run_plans(shards.manifests);
+  check_agreement(docs, names, kRunAgreements, "run");
+  check_distinct_shards(shards.plans, shards.dirs);
+  owners(ids, shards.dirs);
+  return shards;
+}
+
+// The shards' records into `m`, in the unsharded run's order, their files linked into `out`.
+void link_scenarios(const ShardRuns& shards, const fs::path& out, Manifest& m) {
+  fs::create_directories(out / kResultsSubdir);
+  for (const std::string& id : shards.plans.front().scenarios) {
+    const auto found = shards.records.find(id);
+    if (found == shards.records.end()) continue;
+    const auto [i, k] = found->second;
+    const ScenarioRecord& r = shards.manifests[i].scenarios[k];
+    for (const std::string& file : {r.file, r.pickle_file}) link_or_copy(shards.manifests[i].dir, out, file);
+    m.scenarios.push_back(r);
+  }
+}
+
 }  // namespace
 
 json merge_reports(const std::vector<json>& reports, const std::vector<std::string>& files,
@@ -415,51 +460,32 @@ bool merged_report_failed(const json& report) {
 }
 
 MergedRun merge_results(const std::vector<fs::path>& dirs, const fs::path& out, const std::string& program) {
-  const std::vector<Manifest> manifests = read_shard_manifests(dirs, out);
-  std::vector<json> docs;
-  std::vector<std::string> names, dir_names;
-  std::vector<std::vector<std::string>> ids(manifests.size());
-  std::map<std::string, std::pair<const ScenarioRecord*, std::size_t>> record;
-  for (std::size_t i = 0; i < manifests.size(); ++i) {
-    docs.push_back(to_json(manifests[i]));
-    names.push_back((manifests[i].dir / kManifestName).string());
-    dir_names.push_back(manifests[i].dir.string());
-    for (const ScenarioRecord& r : manifests[i].scenarios) ids[i].push_back(r.id), record[r.id] = {&r, i};
-  }
-  const std::vector<ShardPlan> plans = run_plans(manifests);
-  check_agreement(docs, names, kRunAgreements, "run");
-  check_distinct_shards(plans, dir_names);
-  owners(ids, dir_names);
+  const ShardRuns shards = read_shard_runs(dirs, out);
+  const ShardPlan& plan = shards.plans.front();
   MergedRun merged;
   Manifest& m = merged.manifest;
   m.dir = out;
-  m.backend = manifests.front().backend;
-  m.environment = manifests.front().environment;
+  m.backend = shards.manifests.front().backend;
+  m.environment = shards.manifests.front().environment;
   std::vector<json> runs;
-  bool complete = true;
-  for (const Manifest& shard : manifests) runs.push_back(shard.run), complete = complete && shard.complete;
+  for (const Manifest& shard : shards.manifests) runs.push_back(shard.run);
   m.run = merged_run(runs);
-  const ShardPlan& plan = plans.front();
   std::set<std::string> present;
-  for (const auto& [id, r] : record) present.insert(id);
+  for (const auto& [id, at] : shards.records) present.insert(id);
   // Shard K again: into the directory given for it, resumed (it stopped early), or into a new one.
-  merged.missing = missing_shards(plan, present, given_shards(plans, dir_names), "results directory",
+  merged.missing = missing_shards(plan, present, given_shards(shards.plans, shards.dirs), "results directory",
                                   [&](const Shard& shard, const std::string* given) {
                                     const std::string dir = given ? *given : "shard-" + std::to_string(shard.index + 1);
-                                    return shard_run_command(program, docs.front(), shard_flags(shard, plan), dir) +
+                                    return shard_run_command(program, to_json(shards.manifests.front()),
+                                                             shard_flags(shard, plan), dir) +
                                            (given ? " --resume" : "");
                                   });
-  fs::create_directories(out / kResultsSubdir);
-  for (const std::string& id : plan.scenarios) {
-    const auto found = record.find(id);
-    if (found == record.end()) continue;
-    const auto& [r, i] = found->second;
-    for (const std::string& file : {r->file, r->pickle_file}) link_or_copy(manifests[i].dir, out, file);
-    m.scenarios.push_back(*r);
-  }
-  m.complete = complete && merged.missing.empty();
-  m.run["merged"] = {
-      {"total", plan.shard.total}, {"shards", shards_record(plans, dir_names, "dir")}, {"missing", merged.missing}};
+  link_scenarios(shards, out, m);
+  m.complete = merged.missing.empty() && std::all_of(shards.manifests.begin(), shards.manifests.end(),
+                                                     [](const Manifest& shard) { return shard.complete; });
+  m.run["merged"] = {{"total", plan.shard.total},
+                     {"shards", shards_record(shards.plans, shards.dirs, "dir")},
+                     {"missing", merged.missing}};
   write_manifest(m);
   return merged;
 }
