@@ -178,7 +178,8 @@ std::optional<ShardRequest> resolve_shard_request(const ShardArgs& args) {
   }
   if (const char* status = non_empty(std::getenv("GTEST_SHARD_STATUS_FILE")); from_environment && status)
     std::ofstream{status, std::ios::app};  // "this program shards": GoogleTest's runners check that it exists
-  ShardRequest request{*shard, {}, args.times};
+  // Absolute, so that the rerun commands merge prints work from any directory.
+  ShardRequest request{*shard, {}, args.times.empty() ? "" : std::filesystem::absolute(args.times).string()};
   if (!args.times.empty()) request.times = load_shard_times(args.times);
   return request;
 }

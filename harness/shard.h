@@ -52,7 +52,7 @@ ShardTimes load_shard_times(const std::filesystem::path& path);
 struct ShardRequest {
   Shard shard;
   ShardTimes times;        ///< empty without --shard-times
-  std::string times_from;  ///< --shard-times as given
+  std::string times_from;  ///< --shard-times, made absolute
 };
 
 /// Resolves `args` with the process environment: nullopt when neither --shard nor the GTEST_* variables ask for a
