@@ -508,15 +508,6 @@ void TreeComparer::walk(const Node& gold_node, const Node& candidate_node, const
   compare_leaf(g, c, path);
 }
 
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() &&
-      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,") == std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
 // Each run's records by id, built once: a search per scenario made compare quadratic in the number of scenarios.
 class RecordIndex {
  public:
@@ -864,23 +855,43 @@ CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy&
   return std::move(comparer.result);
 }
 
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,") == std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+std::string run_command(const std::string& program, const json& backend) {
+  std::string cmd = shell_quote(program) + " run --backend " + shell_quote(backend.value("spec", "gold"));
+  const std::string role = backend.value("role", "");
+  if (!role.empty() && role != (backend.value("name", "") == "gold" ? "gold" : "candidate")) cmd += " --role " + role;
+  return cmd;
+}
+
+std::string policy_flags(const PolicyChoice& policy) {
+  const PolicyChoice defaults;
+  std::string flags;
+  if (policy.dtype != defaults.dtype) flags += " --dtype-policy " + policy.dtype;
+  if (policy.layout != defaults.layout) flags += " --layout-policy " + policy.layout;
+  if (policy.type != defaults.type) flags += " --type-policy " + policy.type;
+  return flags;
+}
+
 std::string repro_command(const CompareOptions& options, const Manifest& gold, const Manifest& candidate,
                           const std::string& id, const json& meta) {
   const std::string& program = options.program;
   const std::string source = meta.value("source", "");
   auto run = [&](const Manifest& m, const char* dir) {
-    std::string cmd = shell_quote(program) + " run --backend " + shell_quote(m.backend.value("spec", "gold"));
-    const std::string role = m.backend.value("role", "");
-    if (role != (m.backend.value("name", "") == "gold" ? "gold" : "candidate")) cmd += " --role " + role;
+    std::string cmd = run_command(program, m.backend);
     if (!source.empty()) cmd += " --scenarios " + shell_quote(source);
     return cmd + " --only " + shell_quote(id) + " --out " + dir;
   };
   // ';' rather than '&&': a side whose run fails (exit 1) must not stop the other side or the compare.
-  std::string compare = shell_quote(program) + " compare /tmp/parity-repro/gold /tmp/parity-repro/candidate";
-  const PolicyChoice defaults;
-  if (options.policy.dtype != defaults.dtype) compare += " --dtype-policy " + options.policy.dtype;
-  if (options.policy.layout != defaults.layout) compare += " --layout-policy " + options.policy.layout;
-  if (options.policy.type != defaults.type) compare += " --type-policy " + options.policy.type;
+  const std::string compare = shell_quote(program) + " compare /tmp/parity-repro/gold /tmp/parity-repro/candidate" +
+                              policy_flags(options.policy);
   return run(gold, "/tmp/parity-repro/gold") + " ; " + run(candidate, "/tmp/parity-repro/candidate") + " ; " + compare;
 }
 
@@ -925,10 +936,22 @@ Tolerance Policy::tolerance_for(const std::string& path, py::handle gold_dtype, 
   return t;
 }
 
-std::map<std::string, int> CompareReport::counts() const {
+std::map<std::string, int> count_statuses(const std::vector<std::string>& statuses) {
   std::map<std::string, int> n{{"pass", 0}, {"fail", 0}, {"error", 0}, {"xfail", 0}, {"xpass", 0}, {"skip", 0}};
-  for (const auto& s : scenarios) ++n[s.status];
+  for (const std::string& status : statuses) ++n[status];
   return n;
+}
+
+bool failing_counts(const std::map<std::string, int>& counts) {
+  for (const char* status : {"fail", "error", "xpass"})
+    if (const auto n = counts.find(status); n != counts.end() && n->second > 0) return true;
+  return false;
+}
+
+std::map<std::string, int> CompareReport::counts() const {
+  std::vector<std::string> statuses;
+  for (const auto& s : scenarios) statuses.push_back(s.status);
+  return count_statuses(statuses);
 }
 
 std::vector<std::string> CompareReport::stale_differences() const {
@@ -939,8 +962,7 @@ std::vector<std::string> CompareReport::stale_differences() const {
 }
 
 bool CompareReport::failed() const {
-  auto n = counts();
-  return n["fail"] + n["error"] + n["xpass"] > 0 || (strict_differences && !stale_differences().empty());
+  return failing_counts(counts()) || (strict_differences && !stale_differences().empty());
 }
 
 // The probes rebuild outputs through the backends' reducers, which are registered when their modules load.
@@ -967,6 +989,16 @@ std::vector<std::string> compared_ids(const Manifest& gold, const Manifest& cand
   return ids;
 }
 
+std::vector<std::string> ids_to_compare(const Manifest& gold, const Manifest& candidate,
+                                        const CompareOptions& options) {
+  std::vector<std::string> ids = compared_ids(gold, candidate, options.only);
+  if (!options.shard) return ids;
+  const std::vector<std::string> mine = options.shard->ids();
+  const std::set<std::string> in_shard(mine.begin(), mine.end());
+  std::erase_if(ids, [&](const std::string& id) { return !in_shard.count(id); });
+  return ids;
+}
+
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   CompareReport report;
@@ -976,7 +1008,8 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
   report.gold = &gold;
   report.candidate = &candidate;
   report.policy = options.policy;
-  const std::vector<std::string> ids = compared_ids(gold, candidate, options.only);
+  report.shard = options.shard;
+  const std::vector<std::string> ids = ids_to_compare(gold, candidate, options);
   const RecordIndex gold_index(gold), candidate_index(candidate);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (options.on_start) options.on_start(ids[i], i, ids.size());

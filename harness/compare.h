@@ -12,6 +12,7 @@
 #include "codec.h"
 #include "differences.h"
 #include "manifest.h"
+#include "shard.h"
 #include "values.h"
 
 namespace parity {
@@ -81,6 +82,11 @@ struct ScenarioOutcome {
   std::string repro;
 };
 
+/// How many scenarios have each status: pass, fail, error, xfail, xpass and skip always present (0 when none).
+std::map<std::string, int> count_statuses(const std::vector<std::string>& statuses);
+/// Whether counts like count_statuses' fail a compare: any fail, error or xpass.
+bool failing_counts(const std::map<std::string, int>& counts);
+
 struct CompareReport {
   const Manifest* gold = nullptr;
   const Manifest* candidate = nullptr;
@@ -90,6 +96,7 @@ struct CompareReport {
   PolicyChoice policy;                  ///< the run's policies (--dtype-policy, ...)
   std::vector<Difference> differences;  ///< what the candidate backend declared (its manifest's DIFFERENCES)
   bool strict_differences = false;      ///< a declaration that explained nothing fails the run
+  std::optional<ShardPlan> shard;       ///< the shard compared (CompareOptions::shard), recorded in the report
   std::map<std::string, int> counts() const;
   /// The ids of declarations that explained no failed check in this run.
   std::vector<std::string> stale_differences() const;
@@ -103,6 +110,8 @@ struct CompareOptions {
   PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them
   /// The candidate's declared differences must each explain something (a whole-corpus run: stale ones fail it).
   bool strict_differences = false;
+  /// Compare only this shard's scenarios (compare_shard_plan, shard.h); nullopt: all of them.
+  std::optional<ShardPlan> shard;
   /// Called before each scenario is compared: its id, its 0-based position and how many will be compared.
   std::function<void(const std::string& id, std::size_t index, std::size_t total)> on_start;
   /// Called with each scenario's verdict as soon as it is known (a progress display; compare_runs returns them all).
@@ -113,9 +122,20 @@ struct CompareOptions {
 std::vector<std::string> compared_ids(const Manifest& gold, const Manifest& candidate,
                                       const std::vector<std::string>& only);
 
-/// Compares every scenario of compared_ids(), calling the options' hooks around each. Throws DifferenceError
-/// (before comparing anything) when the candidate manifest's declared differences are malformed.
+/// compared_ids(gold, candidate, options.only), narrowed to the ids of options.shard when it is set.
+std::vector<std::string> ids_to_compare(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
+
+/// Compares every scenario of ids_to_compare(gold, candidate, options), calling the options' hooks around each. Throws
+/// DifferenceError (before comparing anything) when the candidate manifest's declared differences are malformed.
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
+
+/// `s` quoted for a POSIX shell (as it is when it needs no quotes).
+std::string shell_quote(const std::string& s);
+/// `PROGRAM run --backend SPEC`, with `--role ROLE` when the backend's recorded role is not its default one: the start
+/// of a command that runs a manifest's `backend` again.
+std::string run_command(const std::string& program, const nlohmann::json& backend);
+/// The compare flags that set `policy` (" --dtype-policy kind", ...), "" for the defaults.
+std::string policy_flags(const PolicyChoice& policy);
 
 /// A shell command that re-runs one scenario on both backends and compares it.
 std::string repro_command(const CompareOptions& options, const Manifest& gold, const Manifest& candidate,

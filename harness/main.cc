@@ -1,4 +1,4 @@
-// The parity command line: list, run and compare (see README.md, "Command line").
+// The parity command line: list, run, compare, report and merge (see README.md, "Command line").
 #include <pybind11/embed.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +16,7 @@
 #include "json_report.h"
 #include "junit.h"
 #include "manifest.h"
+#include "merge.h"
 #include "progress.h"
 #include "runner.h"
 #include "trends.h"
@@ -46,6 +47,14 @@ void add_verbosity(CLI::App* cmd, Verbosity& verbosity) {
          "-v,--verbose", [&verbosity] { verbosity = Verbosity::kVerbose; },
          "print every scenario with all its details (tracebacks, the checks that passed)")
       ->excludes(quiet);
+}
+
+// --shard and --shard-times, for run and compare alike (shard.h); GTEST_TOTAL_SHARDS/GTEST_SHARD_INDEX stand in.
+void add_sharding(CLI::App* cmd, ShardArgs& args) {
+  cmd->add_option("--shard", args.shard,
+                  "only shard I of N (1-based, e.g. 2/3; default: GTEST_SHARD_INDEX+1 of GTEST_TOTAL_SHARDS when set)");
+  cmd->add_option("--shard-times", args.times,
+                  "balance the shards by the scenario times of an earlier results directory, manifest or compare JSON");
 }
 
 // Where the reports go; an empty path is a report not asked for.
@@ -80,6 +89,7 @@ struct CompareArgs {
   std::vector<std::string> baselines;
   CompareOptions options;
   Verbosity verbosity = Verbosity::kNormal;
+  ShardArgs sharding;
 };
 
 // A declaration that explained nothing: the library changed (remove it), or this run did not include what it is for.
@@ -121,6 +131,13 @@ int compare_command(CompareArgs& args, const std::string& program) {
     std::fprintf(stderr, "parity compare: %s\n", e.what());
     return kExitUsage;
   }
+  try {  // the shard's ids: those of an unsharded compare's partition, or the partition the runs recorded
+    args.options.shard = compare_shard_plan(gold, candidate, resolve_shard_request(args.sharding),
+                                            compared_ids(gold, candidate, args.options.only));
+  } catch (const ShardError& e) {
+    std::fprintf(stderr, "parity compare: %s\n", e.what());
+    return kExitUsage;
+  }
   if (const std::string mistake = pairing_mistake(gold, candidate, args.options.only); !mistake.empty()) {
     std::fprintf(stderr, "parity compare: %s\n", mistake.c_str());
     return kExitUsage;
@@ -138,7 +155,7 @@ int compare_command(CompareArgs& args, const std::string& program) {
                candidate.backend.value("name", "?").c_str(), candidate.backend.value("version", "?").c_str(),
                args.candidate.c_str());
   args.options.program = program;
-  const std::size_t total = compared_ids(gold, candidate, args.options.only).size();
+  const std::size_t total = ids_to_compare(gold, candidate, args.options).size();
   Progress progress(stderr, progress_options(stderr, "compare", total, args.verbosity));
   args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
   args.options.on_outcome = [&progress](const ScenarioOutcome& s) { progress.end(to_shown(s)); };
@@ -200,6 +217,32 @@ int report_command(const ReportArgs& args) {
   return kExitOk;
 }
 
+struct MergeArgs {
+  std::vector<std::string> inputs;
+  std::string out;
+  ReportPaths reports;
+};
+
+// `parity merge`: shard compare JSONs into one report (--json/--junit/--html), or shard results directories into
+// one (--out); merge.h does the work.
+int merge_command(const MergeArgs& args, const std::string& program) {
+  const bool reports = !args.reports.json.empty() || !args.reports.junit.empty() || !args.reports.html.empty();
+  if (reports == !args.out.empty()) {
+    std::fprintf(stderr,
+                 "parity merge: give either --out DIR (to merge shard results directories) or --json, "
+                 "--junit and/or --html (to merge shard compare JSONs)\n");
+    return kExitUsage;
+  }
+  if (!reports) return merge_results_command(args.inputs, args.out, program);
+  return merge_reports_command(args.inputs, program, [&args](const nlohmann::json& merged) {
+    if (!args.reports.html.empty()) start_interpreter();
+    std::vector<WrittenReport> written;
+    write_reports(merged, args.reports, written);
+    for (const WrittenReport& w : written)
+      std::fprintf(stderr, "parity merge: wrote %s %s\n", w.label.c_str(), w.path.c_str());
+  });
+}
+
 int main_impl(int argc, char** argv) {
   CLI::App app{"parity: does a proxy-array library behave like NumPy, after its results have travelled?"};
   app.require_subcommand(1);
@@ -232,6 +275,7 @@ int main_impl(int argc, char** argv) {
                 "finish an interrupted run into --out: keep the scenarios its manifest lists, run the rest");
   run->add_option("--max-memory", run_options.max_memory_mb,
                   "megabytes of resident memory a worker may use before it is stopped (default: no limit)");
+  add_sharding(run, run_options.sharding);
 
   // The worker processes `run` starts (worker.h); not for people, hence no group in --help.
   WorkerOptions worker_options;
@@ -267,6 +311,16 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::IsMember(PolicyChoice::values("layout")));
   compare->add_option("--type-policy", policy.type, "type check: exact-or-mapped (default), subclass-ok or ignore")
       ->check(CLI::IsMember(PolicyChoice::values("type")));
+  add_sharding(compare, compare_args.sharding);
+
+  MergeArgs merge_args;
+  auto* merge = app.add_subcommand("merge", "merge shard compare JSONs into one report, or shard results directories");
+  merge->add_option("inputs", merge_args.inputs, "the shards' compare JSONs, or with --out their results directories")
+      ->required();
+  merge->add_option("--out", merge_args.out, "merge results directories into this new results directory");
+  merge->add_option("--json", merge_args.reports.json, "write the merged JSON report here");
+  merge->add_option("--junit", merge_args.reports.junit, "write the merged JUnit XML report here");
+  merge->add_option("--html", merge_args.reports.html, "write the merged HTML report here");
 
   ReportArgs report_args;
   auto* report = app.add_subcommand("report", "render the HTML and JUnit reports again from a compare JSON");
@@ -290,6 +344,7 @@ int main_impl(int argc, char** argv) {
   if (*run) return run_scenarios(run_options);
   if (*worker) return worker_main(worker_options);
   if (*report) return report_command(report_args);
+  if (*merge) return merge_command(merge_args, self_path(argv[0]));
   return compare_command(compare_args, self_path(argv[0]));
 }
 

@@ -50,6 +50,12 @@ json to_json(const Manifest& m) {
           {"scenarios", scenarios}};
 }
 
+bool run_failed(const std::vector<ScenarioRecord>& records) {
+  for (const ScenarioRecord& r : records)
+    if (r.status == "error" || r.status == "xpass" || r.status == "crash" || r.status == "timeout") return true;
+  return false;
+}
+
 std::string utc_timestamp() {
   char buf[32];
   const std::time_t t = std::time(nullptr);

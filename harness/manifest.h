@@ -46,6 +46,8 @@ nlohmann::json to_json(const ScenarioRecord& record);
 /// The entry back; throws nlohmann::json::exception for a missing or mistyped field and std::invalid_argument for
 /// a result file outside the results directory.
 ScenarioRecord record_from_json(const nlohmann::json& entry);
+/// Whether a run with these records failed (`parity run` exits 1): a scenario ended error, xpass, crash or timeout.
+bool run_failed(const std::vector<ScenarioRecord>& records);
 /// The current time as manifests and reports record it: ISO 8601 UTC, e.g. 2026-11-22T05:39:14Z.
 std::string utc_timestamp();
 /// Writes DIR/manifest.json atomically.

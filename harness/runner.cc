@@ -101,6 +101,10 @@ class Supervisor {
   /// Runs every scenario; returns false when a stop signal ended it early.
   bool run(Progress& progress);
   std::size_t total() const { return module_errors_.size() + ids_.size(); }
+  /// Every selected id, module errors first, in the order an unsharded run's manifest lists them.
+  std::vector<std::string> selected() const;
+  /// Narrows the run to `ids` (a shard's): the other scenarios and module errors are neither run nor recorded.
+  void keep(const std::vector<std::string>& ids);
   /// The finished records in discovery order (module errors first), as the manifest lists them.
   std::vector<ScenarioRecord> finished() const;
 
@@ -373,6 +377,28 @@ bool Supervisor::run(Progress& progress) {
   return true;
 }
 
+std::vector<std::string> Supervisor::selected() const {
+  std::vector<std::string> ids;
+  for (const ScenarioRecord& r : module_errors_) ids.push_back(r.id);
+  ids.insert(ids.end(), ids_.begin(), ids_.end());
+  return ids;
+}
+
+void Supervisor::keep(const std::vector<std::string>& ids) {
+  const std::set<std::string> wanted(ids.begin(), ids.end());
+  std::erase_if(module_errors_, [&](const ScenarioRecord& r) { return !wanted.count(r.id); });
+  std::vector<std::string> kept_ids;
+  std::vector<json> kept_metas;
+  for (std::size_t i = 0; i < ids_.size(); ++i) {
+    if (!wanted.count(ids_[i])) continue;
+    kept_ids.push_back(ids_[i]);
+    kept_metas.push_back(metas_[i]);
+  }
+  ids_ = std::move(kept_ids);
+  metas_ = std::move(kept_metas);
+  results_.assign(ids_.size(), std::nullopt);
+}
+
 std::vector<ScenarioRecord> Supervisor::finished() const {
   std::vector<ScenarioRecord> records = module_errors_;
   for (const auto& r : results_)
@@ -407,9 +433,36 @@ int finish_run(Supervisor& supervisor, Manifest& manifest, Progress& progress, b
                  static_cast<int>(g_stop_signal), manifest.scenarios.size());
     return kExitInterrupted;
   }
-  for (const ScenarioRecord& r : manifest.scenarios)
-    if (r.status == "error" || r.status == "xpass" || r.status == "crash" || r.status == "timeout") return kExitFailed;
-  return kExitOk;
+  return run_failed(manifest.scenarios) ? kExitFailed : kExitOk;
+}
+
+// The shard's part of what the workers discovered; the partition goes into the manifest, for compare and merge.
+ShardPlan narrow_to_shard(const ShardRequest& request, Supervisor& supervisor, Manifest& manifest) {
+  const ShardPlan plan = ShardPlan::make(request, supervisor.selected());
+  const std::vector<std::string> mine = plan.ids();
+  std::fprintf(stderr, "parity run: shard %s: %zu of %zu scenarios\n", plan.shard.text().c_str(), mine.size(),
+               plan.scenarios.size());
+  supervisor.keep(mine);
+  manifest.run["shard"] = plan.to_json();
+  return plan;
+}
+
+// --resume finishes the run in the directory: the same shard of the same partition, or unsharded both.
+void check_resume_shard(const Manifest& previous, const std::optional<ShardPlan>& now) {
+  std::optional<ShardPlan> before;
+  try {
+    before = recorded_plan(previous);
+  } catch (const ShardError& e) {
+    throw RunAbort{e.what()};
+  }
+  if (!before && !now) return;
+  if (before && now && before->same_partition(*now) && before->shard.index == now->shard.index) return;
+  auto describe = [](const std::optional<ShardPlan>& p) { return p ? "shard " + p->shard.text() : "an unsharded run"; };
+  const bool repartitioned = before && now && before->shard.index == now->shard.index;
+  throw RunAbort{
+      previous.dir.string() + " holds " + describe(before) +
+      (repartitioned ? " of another partition (other scenarios or --shard-times)" : ", not " + describe(now)) +
+      ": resume it with the --shard and --shard-times it was run with"};
 }
 
 }  // namespace
@@ -423,6 +476,13 @@ int run_scenarios(const RunOptions& options) {
                   {"only", options.selection.only},
                   {"keyword", options.selection.keyword},
                   {"started", utc_timestamp()}};
+  std::optional<ShardRequest> shard;
+  try {
+    shard = resolve_shard_request(options.sharding);
+  } catch (const ShardError& e) {
+    std::fprintf(stderr, "parity run: %s\n", e.what());
+    return kExitUsage;
+  }
   std::optional<Manifest> previous;
   if (options.resume) {
     try {
@@ -441,9 +501,12 @@ int run_scenarios(const RunOptions& options) {
     return kExitUsage;
   }
   print_banner(manifest);
+  const std::optional<ShardPlan> plan =
+      shard ? std::optional(narrow_to_shard(*shard, supervisor, manifest)) : std::nullopt;
   std::size_t adopted = 0;
   if (previous) {
     try {
+      check_resume_shard(*previous, plan);
       adopted = supervisor.adopt(*previous);
     } catch (const RunAbort& e) {
       std::fprintf(stderr, "parity run: %s\n", e.message.c_str());

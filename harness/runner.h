@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "progress.h"
+#include "shard.h"
 
 namespace parity {
 
@@ -30,12 +31,14 @@ struct RunOptions {
   std::size_t max_memory_mb = 0;             ///< a worker's resident memory limit; 0: none
   std::string program;                       ///< this executable, which the workers run as `parity _worker`
   bool resume = false;                       ///< keep what an interrupted run into `out` finished, run only the rest
+  ShardArgs sharding;  ///< --shard and --shard-times: run only one shard of the selection (shard.h)
 };
 
 /// Runs the selected scenarios in worker processes and writes OUT/manifest.json and OUT/results/*. Returns
 /// kExitOk when every scenario ended ok/xfail/skip, kExitFailed when one ended error/xpass/crash/timeout,
-/// kExitUsage for a bad backend, path or selection (nothing written), kExitInterrupted on SIGINT/SIGTERM (the
-/// manifest lists what finished).
+/// kExitUsage for a bad backend, path, selection or shard (nothing written), kExitInterrupted on SIGINT/SIGTERM (the
+/// manifest lists what finished). A sharded run runs only its shard's scenarios and records the partition in the
+/// manifest's run.shard.
 int run_scenarios(const RunOptions& options);
 
 }  // namespace parity

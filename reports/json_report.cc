@@ -23,7 +23,9 @@ json check_json(const Check& c) {
   return {{"check", c.check}, {"ok", c.ok}, {"path", c.path}, {"message", c.message}, {"details", c.details}};
 }
 
-json scenario_json(const ScenarioOutcome& s) {
+}  // namespace
+
+json scenario_to_json(const ScenarioOutcome& s) {
   json checks = json::array();
   for (const Check& c : s.checks) checks.push_back(check_json(c));
   return {{"id", s.id},
@@ -40,25 +42,26 @@ json scenario_json(const ScenarioOutcome& s) {
           {"repro", s.repro}};
 }
 
-}  // namespace
-
 json report_to_json(const CompareReport& report) {
   json scenarios = json::array();
-  for (const auto& s : report.scenarios) scenarios.push_back(scenario_json(s));
+  for (const auto& s : report.scenarios) scenarios.push_back(scenario_to_json(s));
   json counts = report.counts();
   counts["total"] = report.scenarios.size();
-  return {{"format", "parity-compare"},
-          {"version", kReportJsonVersion},
-          {"parity", PARITY_VERSION},
-          {"started", report.started},
-          {"seconds", report.seconds},
-          {"gold", side_json(*report.gold)},
-          {"candidate", side_json(*report.candidate)},
-          {"policy", {{"dtype", report.policy.dtype}, {"layout", report.policy.layout}, {"type", report.policy.type}}},
-          {"summary", counts},
-          {"differences", differences_json(report.differences, report.scenarios)},
-          {"strict_differences", report.strict_differences},
-          {"scenarios", scenarios}};
+  json doc = {
+      {"format", "parity-compare"},
+      {"version", kReportJsonVersion},
+      {"parity", PARITY_VERSION},
+      {"started", report.started},
+      {"seconds", report.seconds},
+      {"gold", side_json(*report.gold)},
+      {"candidate", side_json(*report.candidate)},
+      {"policy", {{"dtype", report.policy.dtype}, {"layout", report.policy.layout}, {"type", report.policy.type}}},
+      {"summary", counts},
+      {"differences", differences_json(report.differences, report.scenarios)},
+      {"strict_differences", report.strict_differences},
+      {"scenarios", scenarios}};
+  if (report.shard) doc["shard"] = report.shard->to_json();  // absent from an unsharded compare's report
+  return doc;
 }
 
 json read_report_json(const std::filesystem::path& file) {

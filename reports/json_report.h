@@ -12,6 +12,8 @@ namespace parity {
 inline constexpr int kReportJsonVersion = 1;
 
 nlohmann::json report_to_json(const CompareReport& report);
+/// One scenario's entry of the report's `scenarios`.
+nlohmann::json scenario_to_json(const ScenarioOutcome& scenario);
 
 /// A report file that cannot be read back; what() names the file and says what to do.
 struct ReportJsonError : std::runtime_error {
