@@ -80,7 +80,10 @@ void write_reports(const nlohmann::json& report, const ReportPaths& paths, std::
 void add_baselines(CLI::App* cmd, std::vector<std::string>& files) {
   cmd->add_option("--baseline", files,
                   "an earlier compare JSON of the same candidate backend (repeatable; ordered by when each started): "
-                  "marks failures new, still failing or fixed");
+                  "marks failures new, still failing or fixed")
+      // One file per --baseline: a vector option would otherwise swallow the positional arguments after it (merge's
+      // shard reports).
+      ->allow_extra_args(false);
 }
 
 struct CompareArgs {
@@ -221,6 +224,7 @@ struct MergeArgs {
   std::vector<std::string> inputs;
   std::string out;
   ReportPaths reports;
+  std::vector<std::string> baselines;
 };
 
 // `parity merge`: shard compare JSONs into one report (--json/--junit/--html), or shard results directories into
@@ -233,13 +237,24 @@ int merge_command(const MergeArgs& args, const std::string& program) {
                  "--junit and/or --html (to merge shard compare JSONs)\n");
     return kExitUsage;
   }
+  if (!reports && !args.baselines.empty()) {
+    std::fprintf(stderr,
+                 "parity merge: --baseline marks a merged report's failures: give it with --json/--junit/--html\n");
+    return kExitUsage;
+  }
   if (!reports) return merge_results_command(args.inputs, args.out, program);
+  // The nightly job's final report is a merge: the trends against last night's go into it as compare puts them.
   return merge_reports_command(args.inputs, program, [&args](const nlohmann::json& merged) {
+    nlohmann::json report = merged;
+    add_trends(report, read_baselines(args.baselines, report.value("/candidate/backend/name"_json_pointer, ""),
+                                      report.value("started", "")));
     if (!args.reports.html.empty()) start_interpreter();
     std::vector<WrittenReport> written;
-    write_reports(merged, args.reports, written);
+    write_reports(report, args.reports, written);
     for (const WrittenReport& w : written)
       std::fprintf(stderr, "parity merge: wrote %s %s\n", w.label.c_str(), w.path.c_str());
+    if (const std::string trends = trend_summary_text(report, false); !trends.empty())
+      std::fprintf(stderr, "parity merge: %s", trends.c_str());
   });
 }
 
@@ -321,6 +336,7 @@ int main_impl(int argc, char** argv) {
   merge->add_option("--json", merge_args.reports.json, "write the merged JSON report here");
   merge->add_option("--junit", merge_args.reports.junit, "write the merged JUnit XML report here");
   merge->add_option("--html", merge_args.reports.html, "write the merged HTML report here");
+  add_baselines(merge, merge_args.baselines);
 
   ReportArgs report_args;
   auto* report = app.add_subcommand("report", "render the HTML and JUnit reports again from a compare JSON");

@@ -94,18 +94,21 @@ shard_cmd() {
 # Merges whatever shards OUT holds: a shard that never reported leaves its scenarios `missing` in the merge.
 merge_cmd() {
   [ $# -ge 2 ] || usage "merge takes CANDIDATE OUT"
-  [ $# -eq 2 ] || die "merge: unexpected '${*:3}' (parity merge has no --baseline: trends are not supported yet)"
-  local candidate=$1 dir="$2/$1" reports=() rc=0
+  [ $# -eq 2 ] || die "merge: unexpected '${*:3}'"
+  local candidate=$1 dir="$2/$1" reports=() rc=0 baseline=()
   need_parity
   shopt -s nullglob
   reports=("$dir"/shard-*/report.json)
   shopt -u nullglob
-  # The previous night's merged reports (the shards' times) must not pass for tonight's if this merge fails.
   mkdir -p "$dir"
-  rm -f "$dir"/{report.json,junit.xml,report.html,merge-exit-code}
+  # The previous night's merged report becomes the baseline of tonight's trends (new / still failing / fixed), and
+  # can then not pass for tonight's if this merge fails.
+  [ -f "$dir/report.json" ] && mv "$dir/report.json" "$dir/baseline.json"
+  [ -f "$dir/baseline.json" ] && baseline=(--baseline "$dir/baseline.json")
+  rm -f "$dir"/{junit.xml,report.html,merge-exit-code}
   ((${#reports[@]})) || { echo 2 >"$dir/merge-exit-code"; die "merge: no shard report in $dir/shard-*/"; }
-  "$parity" merge --json "$dir/report.json" --junit "$dir/junit.xml" --html "$dir/report.html" "${reports[@]}" ||
-    rc=$?
+  "$parity" merge --json "$dir/report.json" --junit "$dir/junit.xml" --html "$dir/report.html" "${baseline[@]}" \
+    "${reports[@]}" || rc=$?
   echo "$rc" >"$dir/merge-exit-code"
   echo "nightly: $candidate merged ${#reports[@]} shard report(s) into $dir (exit $rc)"
   return "$rc"

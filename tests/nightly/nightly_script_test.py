@@ -105,10 +105,26 @@ def test_the_previous_merged_report_balances_the_next_nights_shards(passing, tmp
 
 @pytest.mark.parametrize("args, message", [
     (["shard", "fsproxy", f"{N + 1}/{N}", "OUT"], "is not I/N"),
-    (["merge", "fsproxy", "OUT", "--baseline", "old.json"], "no --baseline"),
+    (["merge", "fsproxy", "OUT", "--baseline", "old.json"], "unexpected '--baseline old.json'"),
     (["merge", "fsproxy", "OUT"], "no shard report"),
     (["tonight"], "unknown subcommand"),
 ])
 def test_usage_and_infrastructure_errors_exit_2_saying_why(tmp_path, args, message):
     code, log = nightly(tmp_path, ["fsproxy"], *[str(tmp_path) if a == "OUT" else a for a in args])
     assert code == 2 and message in log, log
+
+
+def test_last_nights_merged_report_is_the_baseline_of_tonights_trends(failing, tmp_path):
+    """Tonight's merge of broken.perturb against last night's: every failure is 'still failing' since then."""
+    out, _, _ = failing
+    tonight = tmp_path / "broken.perturb"
+    shutil.copytree(out / "broken.perturb", tonight)  # its shards, and last night's merged report.json
+    last_night = merged(out, "broken.perturb")
+    code, log = nightly(tmp_path, [], "merge", "broken.perturb", tmp_path)
+    assert code == 1, log
+    assert json.loads((tonight / "baseline.json").read_text()) == last_night
+    report = merged(tmp_path, "broken.perturb")
+    failing_ids = {s["id"] for s in report["scenarios"] if s["status"] == "fail"}
+    assert failing_ids and report["trend_summary"]["still_failing"] == len(failing_ids), report["trend_summary"]
+    assert report["trend_summary"]["new"] == 0 and report["baselines"][0]["started"] == last_night["started"]
+    assert "still failing" in log, log
