@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -188,17 +189,20 @@ std::vector<std::size_t> assign_shards(const std::vector<std::string>& ids, std:
                                        const ShardTimes& times) {
   if (total < 1) throw std::invalid_argument("assign_shards: no shards");
   const std::set<std::string> unique(ids.begin(), ids.end());
+  // A time of 0 says nothing about a scenario's cost (a merged report's missing scenarios, module errors): weighed
+  // as 0, all of them would pile onto one shard, since adding nothing never changes which shard is least loaded.
+  auto known_time = [&times](const std::string& id) -> std::optional<double> {
+    const auto t = times.find(id);
+    return t != times.end() && t->second > 0 ? std::optional<double>(t->second) : std::nullopt;
+  };
   // Summed in id order, so every process gets the very same mean.
   double known_sum = 0;
   std::size_t known = 0;
   for (const std::string& id : unique)
-    if (const auto t = times.find(id); t != times.end()) known_sum += t->second, ++known;
+    if (const auto t = known_time(id)) known_sum += *t, ++known;
   const double fallback = known ? known_sum / static_cast<double>(known) : 1.0;
   std::vector<std::pair<double, const std::string*>> items;
-  for (const std::string& id : unique) {
-    const auto t = times.find(id);
-    items.emplace_back(t == times.end() ? fallback : t->second, &id);
-  }
+  for (const std::string& id : unique) items.emplace_back(known_time(id).value_or(fallback), &id);
   std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : *a.second < *b.second;
   });

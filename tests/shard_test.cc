@@ -183,6 +183,18 @@ TEST(Partition, UnknownIdsWeighTheMeanKnownTime) {
   EXPECT_EQ(assign_shards({"a", "b", "c", "u"}, 2, times), (std::vector<std::size_t>{0, 1, 1, 0}));
 }
 
+TEST(Partition, ZeroTimesWeighTheMeanInsteadOfPilingOntoOneShard) {
+  // A merged report gives its missing scenarios 0 s; weighed as 0 they would all go to the least-loaded shard.
+  ShardTimes times;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back("t" + std::to_string(i)), times[ids.back()] = 1.0 + i;
+  for (int i = 0; i < 9; ++i) ids.push_back("z" + std::to_string(i)), times[ids.back()] = 0.0;
+  const std::vector<std::size_t> shard = assign_shards(ids, 3, times);
+  std::vector<int> zeros(3, 0);
+  for (std::size_t i = 20; i < ids.size(); ++i) ++zeros[shard[i]];
+  EXPECT_EQ(zeros, (std::vector<int>{3, 3, 3}));
+}
+
 TEST(Partition, DeterministicWhateverTheInputOrder) {
   std::vector<std::string> ids = make_ids(60);
   ShardTimes times;
