@@ -78,8 +78,12 @@ void OutputTail::append(const char* data, std::size_t size) {
   partial_.append(data, size);
   std::size_t start = 0;
   for (std::size_t nl = partial_.find('\n'); nl != std::string::npos; nl = partial_.find('\n', start)) {
-    lines_.push_back(partial_.substr(start, nl - start));
-    if (lines_.size() > max_lines_) lines_.pop_front();
+    if (partial_.compare(start, nl - start, kOutputRestart) == 0) {
+      lines_.clear();
+    } else {
+      lines_.push_back(partial_.substr(start, nl - start));
+      if (lines_.size() > max_lines_) lines_.pop_front();
+    }
     start = nl + 1;
   }
   partial_.erase(0, start);

@@ -10,9 +10,15 @@
 namespace parity {
 
 /// The last lines a process wrote (its stdout and stderr together), for the report of a crash or a timeout.
+/// The line a worker prints before each scenario (harness/worker.cc): its output tail starts again there, so a crash
+/// report shows the dying scenario's output only. Sent through the output pipe itself, it cannot be misordered with
+/// what the scenarios print, as a reply on the other pipe could.
+inline constexpr const char* kOutputRestart = "\x1e parity: next scenario \x1e";
+
 class OutputTail {
  public:
   explicit OutputTail(std::size_t max_lines = 20) : max_lines_(max_lines) {}
+  /// Appends output; a complete line equal to kOutputRestart drops everything before it.
   void append(const char* data, std::size_t size);
   /// The kept lines, the unfinished last one included, joined by '\n'.
   std::string text() const;
@@ -47,7 +53,6 @@ class ChildProcess {
   /// Reads what is available of its output into the tail; false at end of file.
   bool read_output();
   const OutputTail& output() const { return tail_; }
-  void clear_output() { tail_.clear(); }
 
   /// Its resident memory in bytes (0 when it cannot be read).
   std::size_t resident_bytes() const;

@@ -81,7 +81,8 @@ struct Worker {
   /// Indexes into Supervisor::ids_ of the scenarios sent to it: it runs the first, the others wait in its command
   /// pipe, so that it never idles waiting for the supervisor between two scenarios (kQueued).
   std::deque<std::size_t> tasks;
-  Clock::time_point started;  ///< when the first of `tasks` started (its predecessor's reply, or its dispatch)
+  bool front_started = false;  ///< it said it began the first of `tasks` (else that one waits in its command pipe)
+  Clock::time_point started;   ///< when the first of `tasks` started (its predecessor's reply, or its dispatch)
 };
 
 // Scenarios sent ahead to a worker: two, so the next is waiting when one ends. A round trip through the supervisor
@@ -133,7 +134,9 @@ class Supervisor {
   std::vector<json> metas_;
   std::vector<std::optional<ScenarioRecord>> results_;
   std::size_t next_ = 0, done_ = 0;
-  std::vector<std::size_t> returned_;  ///< sent to a worker that ended before starting them: dispatched again first
+  std::vector<std::size_t> returned_;
+  std::set<std::size_t> bounced_;  ///< given back once because their worker died before starting them  ///< sent to a
+                                   ///< worker that ended before starting them: dispatched again first
   bool unsaved_ = false;
   Clock::time_point last_save_ = Clock::now();
 };
@@ -143,6 +146,7 @@ void Supervisor::spawn(Worker& w) {
   w.ready = w.retiring = false;
   w.importing.clear();
   w.tasks.clear();
+  w.front_started = false;
 }
 
 void Supervisor::start(const std::string& backend) {
@@ -160,6 +164,11 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
   const json message = json::parse(line);
   const std::string event = message.at("event").get<std::string>();
   if (event == "fatal") throw RunAbort{message.at("message").get<std::string>()};
+  if (event == "started") {
+    w.front_started = true;
+    w.started = Clock::now();
+    return;
+  }
   if (event == "importing") {
     w.importing = message.at("file").get<std::string>();
     return;
@@ -182,7 +191,7 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
   ScenarioRecord record = record_from_json(message.at("record"));
   const std::size_t index = w.tasks.front();
   w.tasks.pop_front();
-  w.process->clear_output();
+  w.front_started = false;
   if (message.value("retiring", false)) w.ready = false, w.retiring = true, give_back(w);
   results_[index] = std::move(record);
   ++done_;
@@ -208,6 +217,13 @@ void Supervisor::lose(Worker& w, const std::string& status, const std::string& t
                       Progress& progress) {
   give_back(w);
   const std::size_t index = w.tasks.front();
+  if (!w.front_started && bounced_.insert(index).second) {
+    // It died between two scenarios (a thread the last one left behind, say): this one never began, so another
+    // worker runs it, once; a worker that dies before starting it again is its crash.
+    returned_.push_back(index);
+    spawn(w);
+    return;
+  }
   ScenarioRecord record;
   record.id = ids_[index];
   record.meta = metas_[index];

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "interpreter.h"
 #include "manifest.h"
+#include "process.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -127,6 +128,11 @@ ScenarioRecord module_error(py::handle error) {
 }
 
 // Replies go to their own descriptor so that whatever a scenario prints cannot corrupt them.
+void flush_python_output() {
+  static py::object sys = py::module_::import("sys");
+  for (const char* stream : {"stdout", "stderr"}) sys.attr(stream).attr("flush")();
+}
+
 void reply(std::FILE* channel, const json& message) {
   const std::string line = message.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   std::fwrite(line.data(), 1, line.size(), channel);
@@ -218,6 +224,12 @@ int worker_main(const WorkerOptions& options) {
   while (::getline(&line, &capacity, commands) > 0) {
     const json command = json::parse(line);
     const std::string id = command.at("run").get<std::string>();
+    // The supervisor queues the next scenario ahead: this tells it which one a death from now on belongs to, and
+    // the restart line which output does (what the last scenario printed is flushed before it).
+    reply(channel, {{"event", "started"}});
+    flush_python_output();
+    std::printf("%s\n", kOutputRestart);
+    std::fflush(stdout);
     ScenarioRecord record = run_one(by_id.at(id), backend, options.out, role, options.pickle_probe);
     // After a MemoryError nothing in this process can be trusted: it is a crash, and a fresh worker goes on.
     const bool exhausted = record.status == "error" && record.error.value("type", "") == "MemoryError";

@@ -39,6 +39,14 @@ TEST(OutputTail, KeepsTheLastLinesAndTheUnfinishedOne) {
   EXPECT_EQ(tail.text(), "");
 }
 
+TEST(OutputTail, TheRestartLineDropsWhatCameBeforeIt) {
+  OutputTail tail(5);
+  const std::string text = std::string("last scenario's\n") + parity::kOutputRestart + "\nthis one's\nunfinished";
+  tail.append(text.data(), 20);  // the restart line arrives split, as a pipe may deliver it
+  tail.append(text.data() + 20, text.size() - 20);
+  EXPECT_EQ(tail.text(), "this one's\nunfinished");
+}
+
 TEST(DescribeWaitStatus, NamesExitCodesAndSignals) {
   EXPECT_EQ(parity::describe_wait_status(3 << 8), "exit code 3");
   EXPECT_EQ(parity::describe_wait_status(SIGSEGV), "signal 11 (SIGSEGV)");
