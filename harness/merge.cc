@@ -508,12 +508,31 @@ int merge_results_command(const std::vector<std::string>& dirs, const std::strin
   return missing == 0 && !run_failed(merged.manifest.scenarios) ? kExitOk : kExitFailed;
 }
 
+// What merge_reports reads of each report, checked first so that a damaged one is named (nlohmann's own message
+// names no file).
+static void check_shard_report(const json& report, const std::string& file) {
+  const auto problem = [&]() -> std::string {
+    for (const char* side : {"gold", "candidate"})
+      if (!report.contains(side) || !report.at(side).is_object()) return std::string("no '") + side + "' object";
+    if (!report.contains("scenarios") || !report.at("scenarios").is_array()) return "no 'scenarios' list";
+    for (const json& s : report.at("scenarios"))
+      if (!s.is_object() || !s.contains("id") || !s.at("id").is_string() || !s.contains("status") ||
+          !s.at("status").is_string())
+        return "a scenario without a string 'id' and 'status'";
+    return "";
+  }();
+  if (!problem.empty()) throw MergeError(file + ": not a complete compare JSON: " + problem);
+}
+
 int merge_reports_command(const std::vector<std::string>& files, const std::string& program,
                           const std::function<void(const json&)>& write) {
   json merged;
   try {
     std::vector<json> reports;
-    for (const std::string& file : files) reports.push_back(read_report_json(file));
+    for (const std::string& file : files) {
+      reports.push_back(read_report_json(file));
+      check_shard_report(reports.back(), file);
+    }
     merged = merge_reports(reports, files, program);
     write(merged);
   } catch (const std::exception& e) {  // refused or unreadable input (named in the message), an unwritable report

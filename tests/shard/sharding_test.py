@@ -281,6 +281,15 @@ def test_merge_refuses_a_shard_given_twice(corpus, tmp_path):
     assert "are both shard 2/3" in proc.stderr
 
 
+def test_merge_names_a_damaged_shard_report(corpus, tmp_path):
+    damaged = tmp_path / "damaged.json"
+    report = json.loads((corpus / "shard-2.json").read_text())
+    del report["scenarios"][0]["id"]
+    damaged.write_text(json.dumps(report))
+    proc = merge("--json", tmp_path / "m.json", corpus / "shard-1.json", damaged, check=2)
+    assert f"{damaged}: not a complete compare JSON: a scenario without a string 'id'" in proc.stderr, proc.stderr
+
+
 def test_merge_refuses_an_unsharded_input_and_a_mix_of_modes(corpus, tmp_path):
     proc = merge("--json", tmp_path / "m.json", corpus / "full.json", check=2)
     assert "not the report of one shard" in proc.stderr
