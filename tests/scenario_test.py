@@ -36,7 +36,7 @@ class Callable:
         return xp
 
 
-@pytest.mark.parametrize("fn", [plain, positional_only, keywords_only, wrapper, Callable(),
+@pytest.mark.parametrize("fn", [plain, positional_only, keywords_only, wrapper, Callable(), Callable().__call__,
                                 functools.partial(plain, 1), lambda rng: rng])
 def test_parameters_agree_with_inspect_signature(fn):
     names, takes_any = _scenario._parameters(fn)

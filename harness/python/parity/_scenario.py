@@ -10,6 +10,7 @@ import numbers
 import os
 import re
 import traceback
+import types
 from dataclasses import dataclass, field
 
 PASSES = ("gold", "candidate", "compare")
@@ -272,7 +273,10 @@ class Scenario:
         """Keyword arguments for one call: xp and rng when the function names them, plus the params."""
         import numpy
 
-        wanted, takes_any = _parameters(self.fn)
+        try:
+            wanted, takes_any = _parameters(self.fn)
+        except TypeError:  # an unhashable callable: no cache
+            wanted, takes_any = _parameters.__wrapped__(self.fn)
         kwargs = {}
         if takes_any or "xp" in wanted:
             kwargs["xp"] = backend.namespace()
@@ -302,7 +306,7 @@ def _parameters(fn) -> tuple:
     """fn's parameter names and whether it takes **kwargs. A plain function's code object says so directly;
     inspect.signature (for wrapped functions and other callables) cost 8% of a batch run of small scenarios."""
     code = getattr(fn, "__code__", None)
-    if code is None or hasattr(fn, "__wrapped__") or isinstance(fn, functools.partial):
+    if type(fn) is not types.FunctionType or code is None or hasattr(fn, "__wrapped__"):  # methods, partials, ...
         parameters = inspect.signature(fn).parameters
         return frozenset(parameters), any(p.kind is p.VAR_KEYWORD for p in parameters.values())
     star = bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
