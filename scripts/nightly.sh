@@ -155,7 +155,8 @@ all_cmd() {
     ((rc <= status)) || status=$rc
     ((status <= worst)) || worst=$status
   done
-  summary_cmd "$out" "${candidates[@]}"
+  # A summary that cannot be printed is an infrastructure error, never a verdict that hides the candidates' own.
+  summary_cmd "$out" "${candidates[@]}" || { echo "nightly: cannot print the summary" >&2; ((worst >= 2)) || worst=2; }
   exit "$worst"
 }
 
