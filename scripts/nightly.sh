@@ -103,7 +103,10 @@ merge_cmd() {
   mkdir -p "$dir"
   # The previous night's merged report becomes the baseline of tonight's trends (new / still failing / fixed), and
   # can then not pass for tonight's if this merge fails.
-  [ -f "$dir/report.json" ] && mv "$dir/report.json" "$dir/baseline.json"
+  # A report newer than a shard report is tonight's own earlier merge (the merge run again): it is no baseline.
+  local tonight=0 report
+  for report in "${reports[@]}"; do [ "$dir/report.json" -nt "$report" ] && tonight=1; done
+  [ -f "$dir/report.json" ] && [ "$tonight" = 0 ] && mv "$dir/report.json" "$dir/baseline.json"
   [ -f "$dir/baseline.json" ] && baseline=(--baseline "$dir/baseline.json")
   rm -f "$dir"/{junit.xml,report.html,merge-exit-code}
   ((${#reports[@]})) || { echo 2 >"$dir/merge-exit-code"; die "merge: no shard report in $dir/shard-*/"; }

@@ -114,11 +114,18 @@ def test_usage_and_infrastructure_errors_exit_2_saying_why(tmp_path, args, messa
     assert code == 2 and message in log, log
 
 
+def copy_as_last_night(night, tonight):
+    """The shards of `night` as tonight's, beside its merged report.json dated a day before them (last night's)."""
+    shutil.copytree(night, tonight)
+    day_before = min(p.stat().st_mtime for p in tonight.glob("shard-*/report.json")) - 86400
+    os.utime(tonight / "report.json", (day_before, day_before))
+
+
 def test_last_nights_merged_report_is_the_baseline_of_tonights_trends(failing, tmp_path):
     """Tonight's merge of broken.perturb against last night's: every failure is 'still failing' since then."""
     out, _, _ = failing
     tonight = tmp_path / "broken.perturb"
-    shutil.copytree(out / "broken.perturb", tonight)  # its shards, and last night's merged report.json
+    copy_as_last_night(out / "broken.perturb", tonight)
     last_night = merged(out, "broken.perturb")
     code, log = nightly(tmp_path, [], "merge", "broken.perturb", tmp_path)
     assert code == 1, log
@@ -128,3 +135,14 @@ def test_last_nights_merged_report_is_the_baseline_of_tonights_trends(failing, t
     assert failing_ids and report["trend_summary"]["still_failing"] == len(failing_ids), report["trend_summary"]
     assert report["trend_summary"]["new"] == 0 and report["baselines"][0]["started"] == last_night["started"]
     assert "still failing" in log, log
+
+
+def test_merging_again_the_same_night_keeps_last_nights_baseline(failing, tmp_path):
+    out, _, _ = failing
+    tonight = tmp_path / "broken.perturb"
+    copy_as_last_night(out / "broken.perturb", tonight)
+    last_night = merged(out, "broken.perturb")
+    for _ in range(2):  # the second merge finds tonight's first one, newer than the shard reports
+        code, log = nightly(tmp_path, [], "merge", "broken.perturb", tmp_path)
+        assert code == 1, log
+    assert json.loads((tonight / "baseline.json").read_text()) == last_night
