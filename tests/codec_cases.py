@@ -97,9 +97,17 @@ def _tagged():
     t.tag, t.extra = 'custom', {'k': np.arange(2, dtype='>i2'), 'nested': [1.5, None]}
     return t
 
+def _memmap_path():
+    """One file per writing process, inherited by the fresh process that re-reads its results (through the
+    environment), so that two tests running at once never truncate the file the other has mapped (EFAULT)."""
+    path = os.environ.get('PARITY_CODEC_TEST_MEMMAP')
+    if path is None:
+        path = os.path.join(tempfile.gettempdir(), f'parity-codec-test-memmap-{os.getpid()}.dat')
+        os.environ['PARITY_CODEC_TEST_MEMMAP'] = path
+    return path
+
 def _memmap():
-    path = os.path.join(tempfile.gettempdir(), 'parity-codec-test-memmap.dat')
-    m = np.memmap(path, dtype='>f4', mode='w+', shape=(3, 4), offset=0)
+    m = np.memmap(_memmap_path(), dtype='>f4', mode='w+', shape=(3, 4), offset=0)
     m[:] = np.arange(12).reshape(3, 4)
     return m
 
