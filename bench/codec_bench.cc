@@ -292,7 +292,7 @@ void write_all(int fd, std::string_view text) {
 }
 
 // `parity_codec_bench --read-child --method M --case X --file F ...`: one read run. The reply is one JSON line on
-// descriptor 3, the reply pipe of parity::ChildProcess (on stdout when started by hand, without one).
+// protocol::kReplyFd, the reply pipe of parity::ChildProcess (on stdout when started by hand, without one).
 int read_child_main(int argc, char** argv) {
   CLI::App app{"parity_codec_bench's read process: one timed read in a fresh process (internal)"};
   ReadRequest r;
@@ -310,7 +310,8 @@ int read_child_main(int argc, char** argv) {
                      {"ready_s", reply.ready_s},
                      {"check", reply.check},
                      {"error", reply.error}};
-  write_all(::fcntl(3, F_GETFD) != -1 ? 3 : 1, line.dump() + "\n");
+  const int reply_fd = parity::protocol::kReplyFd;
+  write_all(::fcntl(reply_fd, F_GETFD) != -1 ? reply_fd : 1, line.dump() + "\n");
   return 0;
 }
 
@@ -330,7 +331,7 @@ ReadReply read_in_child(const fs::path& exe, const ReadRequest& r) {
   const double spawned = now_s();
   parity::ChildProcess child(child_argv(exe, r));
   const std::string line = reply_line(child);
-  const std::string end = child.wait_end();
+  const std::string end = child.wait_end(60.0);  // both its pipes are closed: it is ending
   ReadReply reply;
   try {
     const json j = json::parse(line);

@@ -1,4 +1,4 @@
-// Child processes (see process.h): fork/exec with three pipes, non-blocking reads, process-group kills.
+// Child processes (see process.h): fork/exec with three pipes, non-blocking reads and writes, waits with deadlines.
 #include "process.h"
 
 #include <fcntl.h>
@@ -9,9 +9,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 namespace parity {
 namespace {
@@ -31,46 +35,52 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-// In the child, between fork and exec: only async-signal-safe calls. Commands on fd 4, replies on fd 3, output on
-// 1 and 2, stdin /dev/null (a scenario that reads stdin must not swallow the commands).
+// In the child, between fork and exec: only async-signal-safe calls. Commands and replies on the protocol's high
+// descriptors, output on 1 and 2, stdin /dev/null (a scenario that reads stdin must not swallow the commands).
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const Pipe& in, const Pipe& reply, const Pipe& out,
                              pid_t parent) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);       // a supervisor killed outright (SIGKILL) takes its workers with it
   if (::getppid() != parent) ::_exit(127);  // ... even when it died before the line above
-  // Moved above the targets first: a pipe may already sit on 3 or 4, which a direct dup2 would clobber (or, on
-  // itself, leave close-on-exec). dup2 onto a different descriptor clears O_CLOEXEC.
+  // Moved above the targets first: a pipe may already sit on a target, which a direct dup2 would clobber (or, on
+  // itself, leave close-on-exec). dup2 onto a different descriptor clears O_CLOEXEC; the copies on 10 and up close
+  // at exec.
   const int null = ::fcntl(::open("/dev/null", O_RDONLY | O_CLOEXEC), F_DUPFD_CLOEXEC, 10);
   const int output = ::fcntl(out.write, F_DUPFD_CLOEXEC, 10), replies = ::fcntl(reply.write, F_DUPFD_CLOEXEC, 10);
   const int commands = ::fcntl(in.read, F_DUPFD_CLOEXEC, 10);
-  ::dup2(null, 0);
-  ::dup2(output, 1);
-  ::dup2(output, 2);
-  ::dup2(replies, 3);
-  ::dup2(commands, 4);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  ::execv(args[0], args.data());
-  static const char msg[] = "parity: cannot start the worker process\n";
-  [[maybe_unused]] ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+  const bool moved = ::dup2(null, 0) == 0 && ::dup2(output, 1) == 1 && ::dup2(output, 2) == 2 &&
+                     ::dup2(replies, protocol::kReplyFd) == protocol::kReplyFd &&
+                     ::dup2(commands, protocol::kCommandFd) == protocol::kCommandFd;
+  if (moved) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+  }
+  static const char msg[] = "parity: cannot start the worker process (its descriptors or the program)\n";
+  [[maybe_unused]] ssize_t ignored = ::write(output, msg, sizeof msg - 1);
   ::_exit(127);
 }
 
-// Reads what a non-blocking descriptor has; false at end of file (or a hard error).
+// Reads what a non-blocking descriptor has, 1 MiB at most (a child that writes as fast as this reads must not keep
+// the caller here); false at end of file (or a hard error).
 bool drain(int fd, std::string& into) {
   char buffer[65536];
-  while (true) {
+  for (std::size_t total = 0; total < (std::size_t{1} << 20);) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n > 0) {
       into.append(buffer, static_cast<std::size_t>(n));
+      total += static_cast<std::size_t>(n);
       continue;
     }
     if (n == 0) return false;
     if (errno == EINTR) continue;
     return errno == EAGAIN || errno == EWOULDBLOCK;
   }
+  return true;
 }
+
+void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 }  // namespace
 
@@ -78,7 +88,7 @@ void OutputTail::append(const char* data, std::size_t size) {
   partial_.append(data, size);
   std::size_t start = 0;
   for (std::size_t nl = partial_.find('\n'); nl != std::string::npos; nl = partial_.find('\n', start)) {
-    if (partial_.compare(start, nl - start, kOutputRestart) == 0) {
+    if (partial_.compare(start, nl - start, protocol::kOutputRestart) == 0) {
       lines_.clear();
     } else {
       lines_.push_back(partial_.substr(start, nl - start));
@@ -101,7 +111,8 @@ void OutputTail::clear() {
   partial_.clear();
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, std::size_t max_reply_line)
+    : max_reply_line_(max_reply_line) {
   // A command to a child that died must be an error return of send_line, not a SIGPIPE that kills the parent.
   static const bool sigpipe_ignored = std::signal(SIGPIPE, SIG_IGN) != SIG_ERR;
   (void)sigpipe_ignored;
@@ -120,25 +131,29 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
   stdin_fd_ = in.write;
   reply_fd_ = reply.read;
   output_fd_ = out.read;
-  for (int fd : {reply_fd_, output_fd_}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  for (int fd : {stdin_fd_, reply_fd_, output_fd_}) set_nonblocking(fd);
 }
 
 ChildProcess::~ChildProcess() {
-  if (!waited_) {
-    kill_group();
-    wait_end();
-  }
+  wait_end(0);
   for (int* fd : {&stdin_fd_, &reply_fd_, &output_fd_}) close_fd(*fd);
 }
 
 bool ChildProcess::send_line(const std::string& line) {
-  const std::string text = line + "\n";
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(stdin_fd_, text.data() + done, text.size() - done);
+  if (stdin_fd_ < 0) return false;
+  pending_ += line + "\n";
+  return flush_commands();
+}
+
+bool ChildProcess::flush_commands() {
+  while (!pending_.empty()) {
+    const ssize_t n = ::write(stdin_fd_, pending_.data(), pending_.size());
+    if (n > 0) {
+      pending_.erase(0, static_cast<std::size_t>(n));
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);  // full: the rest goes with a later call
   }
   return true;
 }
@@ -151,6 +166,10 @@ bool ChildProcess::read_replies(std::vector<std::string>& lines) {
     start = nl + 1;
   }
   reply_partial_.erase(0, start);
+  if (reply_partial_.size() > max_reply_line_) {
+    reply_partial_.clear();
+    throw std::length_error("a reply line longer than " + std::to_string(max_reply_line_) + " bytes");
+  }
   return open;
 }
 
@@ -170,36 +189,50 @@ std::size_t ChildProcess::resident_bytes() const {
 
 bool ChildProcess::exited() {
   if (waited_) return true;
-  int status = 0;
-  if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
-  waited_ = true;
-  read_output();
-  end_ = describe_wait_status(status);
-  return true;
-}
-
-void ChildProcess::kill_group() {
-  if (!waited_ && pid_ > 0) ::kill(-pid_, SIGKILL);
-}
-
-std::string ChildProcess::finish(double grace) {
-  close_fd(stdin_fd_);
-  for (int waited_ms = 0; waited_ms < grace * 1000; waited_ms += 20) {
-    if (exited()) return end_;
-    ::usleep(20000);
-  }
-  kill_group();
-  return wait_end();
-}
-
-std::string ChildProcess::wait_end() {
-  if (waited_) return end_;
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pid_)
+    return false;
+  // Unreaped, its pid is still taken, so the group of that id is still what it started (what left the group is
+  // the orphan reaper's, process.h).
+  ::kill(-pid_, SIGKILL);
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   waited_ = true;
   read_output();  // whatever it wrote last, up to its end
-  return end_ = describe_wait_status(status);
+  end_ = describe_wait_status(status);
+  return true;
+}
+
+void ChildProcess::kill() {
+  if (waited_ || pid_ <= 0) return;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+}
+
+std::string ChildProcess::finish(double grace) {
+  close_fd(stdin_fd_);
+  return wait_end(grace);
+}
+
+// Polls for its end up to `seconds`; true when it ended.
+bool ChildProcess::wait_until(double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!exited()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+std::string ChildProcess::wait_end(double grace) {
+  if (wait_until(grace)) return end_;
+  kill();
+  killed_ = true;
+  // SIGKILL ends a process at once unless it is stuck in the kernel (a hung file system): then it is left.
+  if (wait_until(10.0)) return end_;
+  waited_ = true;
+  return end_ = "no end within 10 s of SIGKILL";
 }
 
 std::string describe_wait_status(int status) {
@@ -210,6 +243,59 @@ std::string describe_wait_status(int status) {
     return "signal " + std::to_string(sig) + (abbrev ? std::string(" (SIG") + abbrev + ")" : "");
   }
   return "status " + std::to_string(status);
+}
+
+OrphanReaper::OrphanReaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+OrphanReaper::~OrphanReaper() {
+  kill_children();
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+std::vector<pid_t> children_of_this_process() {
+  const pid_t self = ::getpid();
+  std::vector<pid_t> children;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text;
+    std::getline(stat, text);
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so the fields start after the last ')'.
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == self)
+      children.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return children;
+}
+
+void reap_children(const std::set<pid_t>& keep) {
+  for (const pid_t child : children_of_this_process())
+    if (!keep.count(child)) ::waitpid(child, nullptr, WNOHANG);
+}
+
+std::size_t kill_children() {
+  std::size_t killed = 0;
+  for (int round = 0; round < 20; ++round) {
+    const std::vector<pid_t> children = children_of_this_process();
+    if (children.empty()) break;
+    for (const pid_t child : children) {
+      ::kill(-child, SIGKILL);  // a daemon leads its own group (setsid): what it started there goes with it
+      ::kill(child, SIGKILL);
+    }
+    killed += children.size();
+    // Their ends make their own children ours: the next round finds them. A kill takes effect at once, but the
+    // reaping waits a little for each, a second at most in all.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    for (const pid_t child : children)
+      while (::waitpid(child, nullptr, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return killed;
 }
 
 }  // namespace parity

@@ -4,21 +4,19 @@
 #include <sys/types.h>
 
 #include <deque>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "protocol.h"
 
 namespace parity {
 
 /// The last lines a process wrote (its stdout and stderr together), for the report of a crash or a timeout.
-/// The line a worker prints before each scenario (harness/worker.cc): its output tail starts again there, so a crash
-/// report shows the dying scenario's output only. Sent through the output pipe itself, it cannot be misordered with
-/// what the scenarios print, as a reply on the other pipe could.
-inline constexpr const char* kOutputRestart = "\x1e parity: next scenario \x1e";
-
 class OutputTail {
  public:
   explicit OutputTail(std::size_t max_lines = 20) : max_lines_(max_lines) {}
-  /// Appends output; a complete line equal to kOutputRestart drops everything before it.
+  /// Appends output; a complete line equal to protocol::kOutputRestart drops everything before it.
   void append(const char* data, std::size_t size);
   /// The kept lines, the unfinished last one included, joined by '\n'.
   std::string text() const;
@@ -31,13 +29,19 @@ class OutputTail {
 };
 
 /// One child: `argv` executed in its own process group (a terminal's Ctrl-C reaches the supervisor only), with a
-/// pipe the parent writes commands to (file descriptor 4 in the child), a pipe for its replies (descriptor 3), its
-/// stdout and stderr one pipe the parent reads into an OutputTail, and /dev/null as stdin. The first one makes the
-/// parent ignore SIGPIPE, so that writing to a dead child fails instead of killing it.
+/// pipe the parent writes commands to (protocol::kCommandFd in the child), a pipe for its replies
+/// (protocol::kReplyFd), its stdout and stderr one pipe the parent reads into an OutputTail, and /dev/null as stdin.
+/// Nothing here blocks on the child: reads and writes are non-blocking and every wait has a deadline, so that a
+/// child that closes its pipes, leaves its process group or ignores its commands cannot stall the parent. The first
+/// one makes the parent ignore SIGPIPE, so that writing to a dead child fails instead of killing it.
 class ChildProcess {
  public:
+  /// The longest reply line it may send: past it, a reply is refused rather than kept growing in this process.
+  static constexpr std::size_t kMaxReplyLine = std::size_t{1} << 28;
+
   /// Starts it; throws std::runtime_error when the process cannot be created.
-  explicit ChildProcess(const std::vector<std::string>& argv);
+  explicit ChildProcess(const std::vector<std::string>& argv, std::size_t max_reply_line = kMaxReplyLine);
+  /// Kills it (and its group) unless it ended, and reaps it.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -46,9 +50,12 @@ class ChildProcess {
   int reply_fd() const { return reply_fd_; }
   int output_fd() const { return output_fd_; }
 
-  /// Writes one line to its command pipe; false when it is gone (the pipe is closed).
+  /// Queues one line for its command pipe and writes what the pipe takes; false when it is gone (the pipe closed).
   bool send_line(const std::string& line);
-  /// Reads what is available on the reply pipe; complete lines go to `lines`. False at end of file.
+  /// Writes what the command pipe takes of the queued lines; false when it is gone.
+  bool flush_commands();
+  /// Reads what is available on the reply pipe; complete lines go to `lines`. False at end of file. Throws
+  /// std::length_error for a line longer than `max_reply_line` (what is read of it is dropped).
   bool read_replies(std::vector<std::string>& lines);
   /// Reads what is available of its output into the tail; false at end of file.
   bool read_output();
@@ -56,25 +63,52 @@ class ChildProcess {
 
   /// Its resident memory in bytes (0 when it cannot be read).
   std::size_t resident_bytes() const;
-  /// Whether it has ended, without waiting (reaps it when it has). A pipe can stay open after its end: whatever
-  /// it started may hold it.
+  /// Whether it has ended, without waiting. When it has, what it started and left in its process group is killed
+  /// (before it is reaped, so that the group's id cannot have been reused), then it is reaped. A pipe can stay
+  /// open after its end: what it started outside its group may hold it.
   bool exited();
-  /// SIGKILLs its process group (the process and anything it started that stayed in the group).
-  void kill_group();
-  /// Closes its command pipe (a worker's signal to finish) and waits for it, `grace` seconds at most before
-  /// killing its group; returns what ended it.
+  /// SIGKILLs it and its process group: the group for what it started, the process itself in case it left the group.
+  void kill();
+  /// Closes its command pipe (a worker's signal to finish), then wait_end(grace).
   std::string finish(double grace);
-  /// Waits for it to end (after kill_group or end of file); returns what ended it: "exit code N", "signal N (SIGSEGV)".
-  std::string wait_end();
+  /// Waits `grace` seconds at most for it to end, then kills it (and waits a few seconds more at most); returns
+  /// what ended it: "exit code N", "signal N (SIGSEGV)".
+  std::string wait_end(double grace);
+  /// Whether wait_end or finish had to kill it.
+  bool was_killed() const { return killed_; }
 
  private:
+  bool wait_until(double seconds);
+
+  std::size_t max_reply_line_;
   pid_t pid_ = -1;
   int stdin_fd_ = -1, reply_fd_ = -1, output_fd_ = -1;
-  bool waited_ = false;
+  bool waited_ = false, killed_ = false;
   std::string end_;
+  std::string pending_;  ///< commands the pipe did not take yet
   std::string reply_partial_;
   OutputTail tail_;
 };
+
+/// Makes this process the reaper of its orphaned descendants (PR_SET_CHILD_SUBREAPER) while it lives: a process a
+/// worker's scenario started, even one that left the worker's group or session (a double-forked daemon), becomes
+/// this process's child when its parent ends instead of escaping to init. Its end kills and reaps every child of
+/// this process that is left (kill_children).
+class OrphanReaper {
+ public:
+  OrphanReaper();
+  ~OrphanReaper();
+  OrphanReaper(const OrphanReaper&) = delete;
+  OrphanReaper& operator=(const OrphanReaper&) = delete;
+};
+
+/// The children of this process (from /proc).
+std::vector<pid_t> children_of_this_process();
+/// Reaps the children that ended, other than `keep` (the workers, which reap their own), without waiting.
+void reap_children(const std::set<pid_t>& keep);
+/// SIGKILLs every child of this process and its process group, reaps them, and again for the orphans that then
+/// become children, a bounded number of rounds; returns how many it killed.
+std::size_t kill_children();
 
 /// "exit code N" or "signal N (SIGNAME)" for a wait(2) status.
 std::string describe_wait_status(int status);

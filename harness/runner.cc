@@ -1,6 +1,7 @@
 // `parity run`: supervises worker processes (worker.h) that run the scenarios, and writes each outcome as soon
-// as it is known. A scenario that kills its worker (a segfault, abort, os._exit, the memory limit) or outlives
-// its timeout is recorded as crash or timeout, the worker is replaced, and the run goes on.
+// as it is known. A scenario that kills its worker (a segfault, abort, os._exit, the memory limit), outlives
+// its timeout or breaks the protocol (protocol.h: a reply it forged, its reply descriptor closed) is recorded as
+// crash or timeout, the worker is replaced, and the run goes on. Nothing here waits on a worker without a deadline.
 #include "runner.h"
 
 #include <poll.h>
@@ -20,6 +21,7 @@
 #include "manifest.h"
 #include "process.h"
 #include "progress.h"
+#include "protocol.h"
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -77,7 +79,7 @@ struct Worker {
   std::unique_ptr<ChildProcess> process;
   bool ready = false;
   bool retiring = false;  ///< it said it exits after its last reply; a new worker replaces it
-  std::string importing;  ///< the scenario module it said it was importing, while it starts
+  std::string importing;  ///< the scenario module it said it was importing, until it said all are imported
   /// Indexes into Supervisor::ids_ of the scenarios sent to it: it runs the first, the others wait in its command
   /// pipe, so that it never idles waiting for the supervisor between two scenarios (kQueued).
   std::deque<std::size_t> tasks;
@@ -111,7 +113,13 @@ class Supervisor {
 
  private:
   void spawn(Worker& w);
+  void take_plan(const json& ready);
   void handle_line(Worker& w, const std::string& line, Progress* progress);
+  void handle_done(Worker& w, const json& message, Progress* progress);
+  std::string expected_file(std::size_t index) const;
+  ScenarioRecord checked_record(std::size_t index, const json& entry) const;
+  void misbehaved(Worker& w, const std::string& why, Progress* progress);
+  void poll_worker(Worker& w, Progress* progress);
   void lose(Worker& w, const std::string& status, const std::string& type, const std::string& message,
             Progress& progress);
   void stop(Worker& w, const std::string& status, const std::string& type, const std::string& message,
@@ -121,6 +129,7 @@ class Supervisor {
   void give_back(Worker& w);
   std::optional<std::size_t> take();
   void poll_workers(Progress* progress);
+  std::set<pid_t> worker_pids() const;
   void save();
 
   const RunOptions& options_;
@@ -132,6 +141,7 @@ class Supervisor {
   std::vector<ScenarioRecord> module_errors_;
   std::vector<std::string> ids_;
   std::vector<json> metas_;
+  std::vector<std::string> files_;  ///< each scenario's result file name, as the plan gave it
   std::vector<std::optional<ScenarioRecord>> results_;
   std::size_t next_ = 0, done_ = 0;
   std::vector<std::size_t> returned_;
@@ -160,39 +170,58 @@ void Supervisor::start(const std::string& backend) {
   }
 }
 
+void Supervisor::take_plan(const json& ready) {
+  have_plan_ = true;
+  manifest_.backend = ready.at("backend");
+  manifest_.environment = ready.at("environment");
+  try {
+    for (const json& e : ready.at("errors")) module_errors_.push_back(record_from_json(e));
+  } catch (const std::exception& e) {  // json::exception, std::invalid_argument (a result file outside results/)
+    throw protocol::ProtocolError(std::string("a ready event with a malformed module error: ") + e.what());
+  }
+  for (const json& s : ready.at("scenarios")) {
+    ids_.push_back(s.at("id").get<std::string>());
+    metas_.push_back(s.at("meta"));
+    files_.push_back(s.at("file").get<std::string>());
+  }
+  results_.resize(ids_.size());
+}
+
+// Events arrive in the order worker.h gives; one out of turn was not sent by the worker's own code (a scenario
+// wrote into the reply descriptor) and is that worker's misbehaviour, never the run's fatal error.
 void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progress) {
-  const json message = json::parse(line);
+  const json message = protocol::parse_reply(line);
   const std::string event = message.at("event").get<std::string>();
-  if (event == "fatal") throw RunAbort{message.at("message").get<std::string>()};
-  if (event == "started") {
+  const bool starting = !w.ready && !w.retiring;
+  const bool startup_event = event == protocol::kImporting || event == protocol::kImported ||
+                             event == protocol::kReady || event == protocol::kFatal;
+  if (starting != startup_event)
+    throw protocol::ProtocolError("a '" + event + "' event " + (starting ? "before" : "after") + " it was ready");
+  if (event == protocol::kFatal) throw RunAbort{message.at("message").get<std::string>()};
+  if (event == protocol::kImporting) {
+    w.importing = message.at("file").get<std::string>();
+  } else if (event == protocol::kImported) {
+    w.importing.clear();  // a death from now on is no module's
+  } else if (event == protocol::kReady) {
+    w.ready = true;
+    if (!have_plan_) take_plan(message);
+  } else if (event == protocol::kStarted) {
+    if (w.tasks.empty() || w.front_started) throw protocol::ProtocolError("a 'started' event with no scenario waiting");
     w.front_started = true;
     w.started = Clock::now();
-    return;
+  } else {
+    handle_done(w, message, progress);
   }
-  if (event == "importing") {
-    w.importing = message.at("file").get<std::string>();
-    return;
-  }
-  if (event == "ready") {
-    w.ready = true;
-    if (have_plan_) return;
-    have_plan_ = true;
-    manifest_.backend = message.at("backend");
-    manifest_.environment = message.at("environment");
-    for (const json& e : message.at("errors")) module_errors_.push_back(record_from_json(e));
-    for (const json& s : message.at("scenarios")) {
-      ids_.push_back(s.at("id").get<std::string>());
-      metas_.push_back(s.at("meta"));
-    }
-    results_.resize(ids_.size());
-    return;
-  }
-  // "done": the record of the first scenario this worker was given; it goes on with the next one at once.
-  ScenarioRecord record = record_from_json(message.at("record"));
+}
+
+// "done": the record of the first scenario this worker was given; it goes on with the next one at once.
+void Supervisor::handle_done(Worker& w, const json& message, Progress* progress) {
+  if (w.tasks.empty() || !w.front_started) throw protocol::ProtocolError("a 'done' event with no scenario running");
   const std::size_t index = w.tasks.front();
+  ScenarioRecord record = checked_record(index, message.at("record"));
   w.tasks.pop_front();
   w.front_started = false;
-  if (message.value("retiring", false)) w.ready = false, w.retiring = true, give_back(w);
+  if (message.at("retiring").get<bool>()) w.ready = false, w.retiring = true, give_back(w);
   results_[index] = std::move(record);
   ++done_;
   unsaved_ = true;
@@ -200,6 +229,32 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
   if (!w.tasks.empty()) {
     w.started = Clock::now();
     if (progress) progress->begin(ids_[w.tasks.front()]);
+  }
+}
+
+// The result file the worker running scenario `index` may name: the one the plan gave that scenario.
+std::string Supervisor::expected_file(std::size_t index) const {
+  return std::string(kResultsSubdir) + "/" + files_[index];
+}
+
+// A done record is accepted only as the running scenario's own: its id, the result files the plan names for it
+// (or none), a result file whenever it passed. Its declaration is the plan's, whatever the record says.
+ScenarioRecord Supervisor::checked_record(std::size_t index, const json& entry) const {
+  using protocol::ProtocolError;
+  if (entry.at("id") != ids_[index]) throw ProtocolError("a 'done' record for another scenario than the one it ran");
+  try {
+    ScenarioRecord record = record_from_json(entry);
+    const std::string file = expected_file(index);
+    if (!record.file.empty() && record.file != file) throw ProtocolError("a 'done' record naming another result file");
+    if (!record.pickle_file.empty() && record.pickle_file != file + ".pickle")
+      throw ProtocolError("a 'done' record naming another pickle file");
+    if (record.status == "ok" && record.file.empty()) throw ProtocolError("an ok 'done' record without a result file");
+    record.meta = metas_[index];
+    return record;
+  } catch (const json::exception& e) {
+    throw ProtocolError(std::string("a malformed 'done' record: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw ProtocolError(e.what());
   }
 }
 
@@ -242,9 +297,22 @@ void Supervisor::lose(Worker& w, const std::string& status, const std::string& t
 // The worker's scenario goes past a limit or the worker misbehaves: it is killed, with whatever it started.
 void Supervisor::stop(Worker& w, const std::string& status, const std::string& type, const std::string& message,
                       Progress& progress) {
-  w.process->kill_group();
-  w.process->wait_end();
+  w.process->kill();
+  w.process->wait_end(0);  // killed: its end is a moment away
   lose(w, status, type, message, progress);
+}
+
+// A reply it could not have sent: a scenario wrote into the reply descriptor (or the worker lost track). The
+// scenario it runs is its crash; one that is idle is replaced. One still starting (importing the scenario modules)
+// ends the run: no scenario is to blame.
+void Supervisor::misbehaved(Worker& w, const std::string& why, Progress* progress) {
+  const std::string message = "its worker sent an invalid reply (" + why + ") and was stopped";
+  if (progress && !w.tasks.empty()) return stop(w, "crash", "Crash", message, *progress);
+  if (!progress || (!w.ready && !w.retiring))
+    throw RunAbort{"a worker sent an invalid reply (" + why + ") before it was ready"};
+  w.process->kill();
+  w.process->wait_end(0);
+  spawn(w);
 }
 
 void Supervisor::check_limits(Worker& w, Progress& progress) {
@@ -320,13 +388,14 @@ void Supervisor::dispatch(Progress& progress) {
         w.started = Clock::now();
         progress.begin(ids_[*index]);
       }
-      if (w.process->send_line(json{{"run", ids_[*index]}}.dump())) continue;
+      if (w.process->send_line(json{{"run", ids_[*index]}}.dump(-1, ' ', false, json::error_handler_t::replace)))
+        continue;
       if (w.tasks.size() > 1) {
         // It died running the one before: poll_workers records that with how it ended; this one runs elsewhere.
         returned_.push_back(w.tasks.back());
         w.tasks.pop_back();
       } else {
-        w.process->wait_end();
+        w.process->wait_end(1.0);  // its command pipe is gone: it ended, or a scenario closed the descriptor
         lose(w, "crash", "Crash", "its worker was gone before it could start", progress);
       }
       break;
@@ -338,47 +407,56 @@ void Supervisor::dispatch(Progress& progress) {
 void Supervisor::poll_workers(Progress* progress) {
   std::vector<pollfd> fds;
   for (Worker& w : workers_) {
+    w.process->flush_commands();
     fds.push_back({w.process->reply_fd(), POLLIN, 0});
     fds.push_back({w.process->output_fd(), POLLIN, 0});
   }
   ::poll(fds.data(), fds.size(), 100);
-  for (Worker& w : workers_) {
-    w.process->read_output();
-    std::vector<std::string> lines;
-    const bool open = w.process->read_replies(lines);
-    try {
-      for (const std::string& line : lines) handle_line(w, line, progress);
-    } catch (const json::exception& e) {  // something in the worker wrote to the reply descriptor itself
-      if (w.tasks.empty() || !progress) throw RunAbort{std::string("a worker sent an unreadable reply: ") + e.what()};
-      stop(w, "crash", "Crash", std::string("its worker sent an unreadable reply (") + e.what() + ") and was stopped",
-           *progress);
-      continue;
-    }
-    // A worker's end shows as the end of its reply pipe, or, when something it started still holds that, as its exit.
-    if (open && !w.process->exited()) continue;
-    const std::string end = w.process->wait_end();
-    if (w.retiring) {
-      spawn(w);
-      continue;
-    }
-    if (!w.ready && !w.importing.empty()) {
-      // Importing a scenario module killed it: that module becomes a module error, the next worker skips it (a
-      // worker started before this was known dies on it too, and is simply started again).
-      if (crashed_modules_.insert(w.importing).second)
-        argv_.insert(argv_.end(), {"--crashed-module", w.importing + "=" + end});
-      spawn(w);
-      continue;
-    }
-    if (!w.ready || !progress) {
-      const std::string tail = w.process->output().text();
-      throw RunAbort{"the worker process ended (" + end + ") before it was ready" +
-                     (tail.empty() ? std::string() : ", after printing:\n" + tail)};
-    }
-    if (!w.tasks.empty())
-      lose(w, "crash", "Crash", "its worker process died running it (" + end + ")", *progress);
-    else
-      spawn(w);
+  for (Worker& w : workers_) poll_worker(w, progress);
+}
+
+std::set<pid_t> Supervisor::worker_pids() const {
+  std::set<pid_t> pids;
+  for (const Worker& w : workers_) pids.insert(w.process->pid());
+  return pids;
+}
+
+void Supervisor::poll_worker(Worker& w, Progress* progress) {
+  w.process->read_output();
+  std::vector<std::string> lines;
+  bool open = true;
+  try {
+    open = w.process->read_replies(lines);
+    for (const std::string& line : lines) handle_line(w, line, progress);
+  } catch (const protocol::ProtocolError& e) {
+    return misbehaved(w, e.what(), progress);
+  } catch (const std::length_error& e) {
+    return misbehaved(w, e.what(), progress);
   }
+  // A worker's end shows as the end of its reply pipe, or, when something it started still holds that, as its exit.
+  if (open && !w.process->exited()) return;
+  // A closed reply pipe and no end: a scenario closed the descriptor. It has a second to end, then it is stopped.
+  const std::string end = w.process->wait_end(1.0);
+  const bool cut = w.process->was_killed();
+  reap_children(worker_pids());  // what its scenarios started and left behind, now children of this process
+  if (w.retiring) return spawn(w);
+  if (!w.ready && !w.importing.empty()) {
+    // Importing a scenario module killed it: that module becomes a module error, the next worker skips it (a
+    // worker started before this was known dies on it too, and is simply started again).
+    if (crashed_modules_.insert(w.importing).second)
+      argv_.insert(argv_.end(), {"--crashed-module", w.importing + "=" + end});
+    return spawn(w);
+  }
+  if (!w.ready || !progress) {
+    const std::string tail = w.process->output().text();
+    throw RunAbort{"the worker process ended (" + end + ") before it was ready" +
+                   (tail.empty() ? std::string() : ", after printing:\n" + tail)};
+  }
+  if (w.tasks.empty()) return spawn(w);
+  lose(w, "crash", "Crash",
+       cut ? "its worker closed its reply descriptor and ran on; it was stopped"
+           : "its worker process died running it (" + end + ")",
+       *progress);
 }
 
 bool Supervisor::run(Progress& progress) {
@@ -509,6 +587,8 @@ int run_scenarios(const RunOptions& options) {
     }
   }
   StopSignals signals;
+  // Declared before the supervisor, so it ends after the workers: then it kills what their scenarios left running.
+  OrphanReaper reaper;
   Supervisor supervisor(options, manifest);
   try {
     supervisor.start(backend);  // the workers create the results directory once backend and selection are good

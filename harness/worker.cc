@@ -19,6 +19,7 @@
 #include "interpreter.h"
 #include "manifest.h"
 #include "process.h"
+#include "protocol.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -140,7 +141,7 @@ void reply(std::FILE* channel, const json& message) {
 }
 
 int fatal(std::FILE* channel, const std::string& message) {
-  reply(channel, {{"event", "fatal"}, {"message", message}});
+  reply(channel, {{"event", protocol::kFatal}, {"message", message}});
   return kExitUsage;
 }
 
@@ -164,7 +165,7 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
     crashed[py::str(entry.substr(0, eq))] = py::str(eq == std::string::npos ? "" : entry.substr(eq + 1));
   }
   py::cpp_function on_import([channel](const std::string& file) {
-    reply(channel, {{"event", "importing"}, {"file", file}});
+    reply(channel, {{"event", protocol::kImporting}, {"file", file}});
   });
   try {
     found = discover(options.selection, on_import, crashed);
@@ -186,9 +187,11 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
 json ready_message(py::handle backend, py::handle found) {
   json scenarios = json::array(), errors = json::array();
   for (py::handle s : found.attr("scenarios"))
-    scenarios.push_back({{"id", s.attr("id").cast<std::string>()}, {"meta", to_json(s.attr("metadata")())}});
+    scenarios.push_back({{"id", s.attr("id").cast<std::string>()},
+                         {"meta", to_json(s.attr("metadata")())},
+                         {"file", s.attr("file_name").cast<std::string>()}});
   for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
-  return {{"event", "ready"},
+  return {{"event", protocol::kReady},
           {"backend", to_json(backend.attr("info")())},
           {"environment", to_json(py::module_::import("parity.discovery").attr("environment_info")())},
           {"scenarios", scenarios},
@@ -198,14 +201,14 @@ json ready_message(py::handle backend, py::handle found) {
 }  // namespace
 
 int worker_main(const WorkerOptions& options) {
-  std::FILE* channel = ::fdopen(kWorkerReplyFd, "w");
-  std::FILE* commands = ::fdopen(kWorkerCommandFd, "r");
+  std::FILE* channel = ::fdopen(protocol::kReplyFd, "w");
+  std::FILE* commands = ::fdopen(protocol::kCommandFd, "r");
   // Not inherited by what a backend starts (loky's workers): the supervisor sees this process's end as theirs.
-  for (int fd : {kWorkerReplyFd, kWorkerCommandFd}) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  for (int fd : {protocol::kReplyFd, protocol::kCommandFd}) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
   if (!channel || !commands) {
     std::fprintf(stderr,
                  "parity _worker: no command and reply descriptors (%d, %d): only 'parity run' starts workers\n",
-                 kWorkerCommandFd, kWorkerReplyFd);
+                 protocol::kCommandFd, protocol::kReplyFd);
     return kExitUsage;
   }
   // What a scenario prints reaches the supervisor line by line, so a crash report shows its last words.
@@ -226,15 +229,15 @@ int worker_main(const WorkerOptions& options) {
     const std::string id = command.at("run").get<std::string>();
     // The supervisor queues the next scenario ahead: this tells it which one a death from now on belongs to, and
     // the restart line which output does (what the last scenario printed is flushed before it).
-    reply(channel, {{"event", "started"}});
+    reply(channel, {{"event", protocol::kStarted}});
     flush_python_output();
-    std::printf("%s\n", kOutputRestart);
+    std::printf("%s\n", protocol::kOutputRestart);
     std::fflush(stdout);
     ScenarioRecord record = run_one(by_id.at(id), backend, options.out, role, options.pickle_probe);
     // After a MemoryError nothing in this process can be trusted: it is a crash, and a fresh worker goes on.
     const bool exhausted = record.status == "error" && record.error.value("type", "") == "MemoryError";
     if (exhausted) record.status = "crash";
-    reply(channel, {{"event", "done"}, {"record", to_json(record)}, {"retiring", exhausted}});
+    reply(channel, {{"event", protocol::kDone}, {"record", to_json(record)}, {"retiring", exhausted}});
     if (exhausted) break;
   }
   std::free(line);

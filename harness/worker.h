@@ -20,17 +20,14 @@ struct WorkerOptions {
   std::vector<std::string> crashed_modules;
 };
 
-/// The file descriptors a worker writes its replies to and reads its commands from (process.h sets them up); its
-/// stdout and stderr carry what scenarios print.
-inline constexpr int kWorkerReplyFd = 3;
-inline constexpr int kWorkerCommandFd = 4;
-
 /// `parity _worker`: loads the backend, installs it, discovers the scenarios (replying {"event": "importing", file}
-/// before each module's import, so that an import that kills it is known) and replies one JSON line, either
-/// {"event": "ready", backend, environment, scenarios: [{id, meta}], errors: [records of module errors]} or
-/// {"event": "fatal", message} (then exits 2). Then, for each command line {"run": ID}, runs that scenario, writes
-/// its result files under `out` and replies {"event": "done", record, retiring}. Exits 0 at the end of the
-/// commands, or right after a reply with retiring true (a MemoryError left it untrustworthy: a crash record).
+/// before each module's import, so that an import that kills it is known, and {"event": "imported"} after the
+/// last) and replies one JSON line, either {"event": "ready", backend, environment, scenarios: [{id, meta, file}],
+/// errors: [records of module errors]} or {"event": "fatal", message} (then exits 2). Then, for each command line
+/// {"run": ID}, replies {"event": "started"}, runs that scenario, writes its result files under `out` and replies
+/// {"event": "done", record, retiring}. Exits 0 at the end of the commands, or right after a reply with retiring
+/// true (a MemoryError left it untrustworthy: a crash record). Commands and replies travel on the descriptors
+/// protocol.h names.
 int worker_main(const WorkerOptions& options);
 
 /// Prints the selected scenario ids (and modules that fail to import) without loading any backend.

@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,7 +19,8 @@ using parity::OutputTail;
 
 namespace {
 
-ChildProcess shell(const std::string& script) { return ChildProcess({"/bin/sh", "-c", script}); }
+// bash, not sh: dash cannot redirect descriptors above 9, and the protocol's are 200 (replies) and 201 (commands).
+ChildProcess shell(const std::string& script) { return ChildProcess({"/bin/bash", "-c", script}); }
 
 // Reads replies until `count` lines arrived or the reply pipe closed (10 s at most).
 std::vector<std::string> replies(ChildProcess& child, std::size_t count) {
@@ -41,7 +46,8 @@ TEST(OutputTail, KeepsTheLastLinesAndTheUnfinishedOne) {
 
 TEST(OutputTail, TheRestartLineDropsWhatCameBeforeIt) {
   OutputTail tail(5);
-  const std::string text = std::string("last scenario's\n") + parity::kOutputRestart + "\nthis one's\nunfinished";
+  const std::string text =
+      std::string("last scenario's\n") + parity::protocol::kOutputRestart + "\nthis one's\nunfinished";
   tail.append(text.data(), 20);  // the restart line arrives split, as a pipe may deliver it
   tail.append(text.data() + 20, text.size() - 20);
   EXPECT_EQ(tail.text(), "this one's\nunfinished");
@@ -53,8 +59,26 @@ TEST(DescribeWaitStatus, NamesExitCodesAndSignals) {
   EXPECT_EQ(parity::describe_wait_status(SIGABRT), "signal 6 (SIGABRT)");
 }
 
-TEST(ChildProcess, CommandsGoInOnDescriptor4AndRepliesComeOutOn3) {
-  ChildProcess child = shell("while read line <&4; do echo \"got $line\" >&3; done");
+// Whether `pid` is gone (or a zombie nobody reaped yet: ended all the same).
+bool gone(pid_t pid) {
+  if (::kill(pid, 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const std::size_t close = text.rfind(')');
+  return close != std::string::npos && text.compare(close, 4, ") Z ") == 0;
+}
+
+bool gone_within(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!gone(pid) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return gone(pid);
+}
+
+TEST(ChildProcess, CommandsGoInOnDescriptor201AndRepliesComeOutOn200AndTheLowOnesAreFree) {
+  static_assert(parity::protocol::kReplyFd == 200 && parity::protocol::kCommandFd == 201);
+  ChildProcess child = shell("exec 3>&- 4<&-; while read line <&201; do echo \"got $line\" >&200; done");
   ASSERT_TRUE(child.send_line("a"));
   ASSERT_TRUE(child.send_line("b"));
   EXPECT_EQ(replies(child, 2), (std::vector<std::string>{"got a", "got b"}));
@@ -62,48 +86,156 @@ TEST(ChildProcess, CommandsGoInOnDescriptor4AndRepliesComeOutOn3) {
 }
 
 TEST(ChildProcess, StdoutAndStderrReachTheTailAndStdinIsEmpty) {
-  ChildProcess child = shell("read x; echo \"stdin gave [$x]\"; echo to-stderr >&2; echo done >&3");
+  ChildProcess child = shell("read x; echo \"stdin gave [$x]\"; echo to-stderr >&2; echo done >&200");
   EXPECT_EQ(replies(child, 1), std::vector<std::string>{"done"});
-  EXPECT_EQ(child.wait_end(), "exit code 0");
+  EXPECT_EQ(child.wait_end(10.0), "exit code 0");
   EXPECT_EQ(child.output().text(), "stdin gave []\nto-stderr\n");
 }
 
 TEST(ChildProcess, ADeathBySignalIsNamedAndItsLastOutputKept) {
   ChildProcess child = shell("echo last words; kill -SEGV $$");
   EXPECT_TRUE(replies(child, 1).empty());  // the reply pipe closes without a reply
-  EXPECT_EQ(child.wait_end(), "signal 11 (SIGSEGV)");
+  EXPECT_EQ(child.wait_end(10.0), "signal 11 (SIGSEGV)");
   EXPECT_EQ(child.output().text(), "last words\n");
 }
 
 TEST(ChildProcess, KillGroupStopsTheChildAndWhatItStarted) {
-  ChildProcess child = shell("sleep 60 & echo started >&3; wait");
+  ChildProcess child = shell("sleep 60 & echo started >&200; wait");
   ASSERT_EQ(replies(child, 1), std::vector<std::string>{"started"});
   EXPECT_GT(child.resident_bytes(), 0u);
   const auto before = std::chrono::steady_clock::now();
-  child.kill_group();
-  EXPECT_EQ(child.wait_end(), "signal 9 (SIGKILL)");
+  child.kill();
+  EXPECT_EQ(child.wait_end(0), "signal 9 (SIGKILL)");
   EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(30));
 }
 
-TEST(ChildProcess, ItsEndIsSeenWhileWhatItStartedHoldsItsPipes) {
-  ChildProcess child = shell("sleep 5 & echo started >&3; exit 4");
-  ASSERT_EQ(replies(child, 1), std::vector<std::string>{"started"});
-  std::vector<std::string> lines;
+TEST(ChildProcess, ItsEndKillsWhatItLeftInItsGroup) {
+  ChildProcess child = shell("sleep 60 & echo $! >&200; exit 4");
+  const std::vector<std::string> lines = replies(child, 1);
+  ASSERT_EQ(lines.size(), 1u);
+  const pid_t grandchild = std::stoi(lines[0]);
   for (int i = 0; i < 500 && !child.exited(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_TRUE(child.exited());
-  EXPECT_TRUE(child.read_replies(lines)) << "the sleeping grandchild keeps the reply pipe open";
-  EXPECT_EQ(child.wait_end(), "exit code 4");  // the grandchild ends on its own, 5 s later
+  ASSERT_TRUE(child.exited());
+  EXPECT_EQ(child.wait_end(0), "exit code 4");
+  EXPECT_TRUE(gone_within(grandchild, std::chrono::seconds(10))) << "the sleep its script started outlived it";
 }
 
+TEST(ChildProcess, AChildThatLeftItsProcessGroupIsStillKilled) {
+  // It joins this test's own group: a kill of its former group alone would miss it, and waiting for it would hang.
+  ChildProcess child({"/usr/bin/env", "python3", "-c",
+                      "import os, time; os.setpgid(0, os.getpgid(os.getppid())); os.write(200, b'moved\\n'); "
+                      "time.sleep(60)"});
+  ASSERT_EQ(replies(child, 1), std::vector<std::string>{"moved"});
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_EQ(child.wait_end(0.1), "signal 9 (SIGKILL)");
+  EXPECT_TRUE(child.was_killed());
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(15));
+}
+
+TEST(ChildProcess, AClosedReplyPipeIsItsEndOfFileWhileItRunsOnAndWaitingForItHasADeadline) {
+  ChildProcess child = shell("exec 200>&-; sleep 60");
+  std::vector<std::string> lines;
+  bool open = true;
+  for (int i = 0; i < 500 && open; ++i) {
+    pollfd fd{child.reply_fd(), POLLIN, 0};
+    ::poll(&fd, 1, 20);
+    open = child.read_replies(lines);
+  }
+  EXPECT_FALSE(open);
+  EXPECT_FALSE(child.exited());
+  EXPECT_EQ(child.wait_end(0.2), "signal 9 (SIGKILL)");
+  EXPECT_TRUE(child.was_killed());
+}
+
+TEST(ChildProcess, ACommandTheChildDoesNotReadNeverBlocksTheSender) {
+  ChildProcess child = shell("sleep 60");
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_TRUE(child.send_line(std::string(1 << 20, 'x')));  // far more than a pipe holds: the rest waits here
+  EXPECT_TRUE(child.flush_commands());
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(5));
+  EXPECT_EQ(child.finish(0.1), "signal 9 (SIGKILL)");
+}
+
+TEST(ChildProcess, AnOverlongReplyLineIsRefused) {
+  ChildProcess child({"/bin/bash", "-c", "head -c 300000 /dev/zero >&200; sleep 60"}, 100000);
+  std::vector<std::string> lines;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool refused = false;
+  while (!refused && std::chrono::steady_clock::now() < deadline) {
+    pollfd fd{child.reply_fd(), POLLIN, 0};
+    ::poll(&fd, 1, 100);
+    try {
+      child.read_replies(lines);
+    } catch (const std::length_error&) {
+      refused = true;
+    }
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_TRUE(lines.empty());
+}
+
+TEST(OrphanReaper, KillsTheDaemonsAChildLeftBehindEvenInAnotherSession) {
+  pid_t daemon = -1;
+  {
+    parity::OrphanReaper reaper;
+    // A double fork into a new session: the script's subshell ends at once, so the daemon's parent is gone.
+    ChildProcess child = shell("(setsid sleep 60 >/dev/null 2>&1 & echo $! >&200); exit 0");
+    const std::vector<std::string> lines = replies(child, 1);
+    ASSERT_EQ(lines.size(), 1u);
+    daemon = std::stoi(lines[0]);
+    EXPECT_EQ(child.wait_end(5.0), "exit code 0");
+    EXPECT_FALSE(gone(daemon)) << "nothing has killed it yet";
+  }
+  EXPECT_TRUE(gone(daemon)) << "the reaper's end did not kill the daemon";
+  EXPECT_NE(::kill(daemon, 0), 0) << "and reaped it";
+}
 TEST(ChildProcess, ACommandToAChildThatIsGoneFailsInsteadOfRaisingSigpipe) {
   ChildProcess child = shell("exit 0");
-  EXPECT_EQ(child.wait_end(), "exit code 0");
+  EXPECT_EQ(child.wait_end(10.0), "exit code 0");
   EXPECT_FALSE(child.send_line("anyone?"));
 }
 
 TEST(ChildProcess, FinishKillsAChildThatIgnoresTheEndOfItsCommands) {
   ChildProcess child = shell("trap '' TERM; sleep 60");
   EXPECT_EQ(child.finish(0.2), "signal 9 (SIGKILL)");
+}
+
+}  // namespace
+
+namespace {
+
+using parity::protocol::parse_reply;
+using parity::protocol::ProtocolError;
+
+TEST(Protocol, AcceptsTheEventsAWorkerSends) {
+  EXPECT_EQ(parse_reply(R"({"event": "started"})")["event"], "started");
+  EXPECT_EQ(parse_reply(R"({"event": "importing", "file": "a.py"})")["file"], "a.py");
+  const std::string done = R"({"event": "done", "retiring": false,
+      "record": {"id": "m.f", "status": "ok", "file": "results/x", "seconds": 1}})";
+  EXPECT_EQ(parse_reply(done)["record"]["id"], "m.f");
+  const std::string ready =
+      R"({"event": "ready", "backend": {}, "environment": {}, "errors": [], "scenarios": [{"id": "m.f", "meta": {},
+          "file": "m.f-0123.parity"}]})";
+  EXPECT_EQ(parse_reply(ready)["scenarios"].size(), 1u);
+}
+
+TEST(Protocol, RefusesWhatAWorkerNeverSends) {
+  for (const std::string line : {
+           R"(not json)", R"([1, 2])", R"({"event": 5})", R"({"event": "launch"})", R"({"event": "fatal"})",
+           R"({"event": "done", "record": {"id": "m.f", "status": "ok", "file": "", "seconds": 0}})",
+           R"({"event": "done", "retiring": false, "record": {"id": "m.f", "status": "pass", "file": "",
+               "seconds": 0}})",
+           R"({"event": "done", "retiring": false, "record": {"id": 7, "status": "ok", "file": "", "seconds": 0}})",
+           R"({"event": "ready", "backend": {}, "environment": {}, "errors": [], "scenarios": [{"id": "m.f",
+               "meta": {}, "file": "../x"}]})",
+       })
+    EXPECT_THROW(parse_reply(line), ProtocolError) << line;
+}
+
+TEST(Protocol, APlainFileNameHasNoDirectory) {
+  EXPECT_TRUE(parity::protocol::is_plain_file_name("m.f_a_1..2_-0123.parity"));
+  for (const char* name : {"", ".", "..", "../x", "results/x", "/etc/passwd"})
+    EXPECT_FALSE(parity::protocol::is_plain_file_name(name)) << name;
 }
 
 }  // namespace

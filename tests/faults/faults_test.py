@@ -30,7 +30,7 @@ EXPECTED = {
     "faults.hangs_past_the_runs_timeout": ("timeout", "Timeout", "ran past its timeout of 2 s (--timeout)"),
     "faults.leaks": ("crash", "MemoryLimit", f"past the memory limit of {MEMORY_LIMIT_MB} MB"),
     "faults.runs_out_of_memory": ("crash", "MemoryError", "the allocator gave up"),
-    "faults.writes_into_the_reply_channel": ("crash", "Crash", "its worker sent an unreadable reply"),
+    "faults.writes_into_the_reply_channel": ("crash", "Crash", "its worker sent an invalid reply (not JSON)"),
     "faults.raises": ("error", "ValueError", "an ordinary failure"),
 }
 ORDINARY = ("faults.ordinary_first", "faults.ordinary_last")

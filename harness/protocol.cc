@@ -1,0 +1,85 @@
+// Checks of the replies a `parity run` worker sends (see protocol.h): the shape of each event, nothing more.
+#include "protocol.h"
+
+#include <initializer_list>
+
+using json = nlohmann::json;
+
+namespace parity::protocol {
+namespace {
+
+using Type = json::value_t;
+
+// `object` has `field` of one of `types`; the message names the event and the field.
+void require(const json& object, const char* what, const char* field, std::initializer_list<Type> types) {
+  const auto found = object.find(field);
+  if (found == object.end()) throw ProtocolError(std::string(what) + " without \"" + field + "\"");
+  for (const Type type : types)
+    if (found->type() == type) return;
+  throw ProtocolError(std::string(what) + " with a mistyped \"" + field + "\"");
+}
+
+void check_ready(const json& reply) {
+  require(reply, "ready", "backend", {Type::object});
+  require(reply, "ready", "environment", {Type::object});
+  require(reply, "ready", "errors", {Type::array});
+  require(reply, "ready", "scenarios", {Type::array});
+  for (const json& s : reply.at("scenarios")) {
+    if (!s.is_object()) throw ProtocolError("ready with a scenario that is not an object");
+    require(s, "a ready scenario", "id", {Type::string});
+    require(s, "a ready scenario", "meta", {Type::object});
+    require(s, "a ready scenario", "file", {Type::string});
+    if (!is_plain_file_name(s.at("file").get<std::string>()))
+      throw ProtocolError("ready with a result file name that is not a plain name");
+  }
+}
+
+// The shape of a done record; whether it is the right scenario's is the supervisor's check (runner.cc).
+void check_done(const json& reply) {
+  require(reply, "done", "record", {Type::object});
+  require(reply, "done", "retiring", {Type::boolean});
+  const json& record = reply.at("record");
+  require(record, "a done record", "id", {Type::string});
+  require(record, "a done record", "status", {Type::string});
+  require(record, "a done record", "file", {Type::string});
+  require(record, "a done record", "seconds", {Type::number_float, Type::number_integer, Type::number_unsigned});
+  // What a worker records itself; crash only for a MemoryError, after which it retires.
+  static constexpr const char* kStatuses[] = {"ok", "error", "skip", "xfail", "xpass", "crash"};
+  const std::string status = record.at("status").get<std::string>();
+  for (const char* s : kStatuses)
+    if (status == s) return;
+  throw ProtocolError("a done record with an unknown status");
+}
+
+}  // namespace
+
+json parse_reply(const std::string& line) {
+  json reply;
+  try {
+    reply = json::parse(line);
+  } catch (const json::exception&) {
+    throw ProtocolError("not JSON");
+  }
+  if (!reply.is_object()) throw ProtocolError("not a JSON object");
+  require(reply, "a reply", "event", {Type::string});
+  const std::string event = reply.at("event").get<std::string>();
+  if (event == kImporting) {
+    require(reply, event.c_str(), "file", {Type::string});
+  } else if (event == kFatal) {
+    require(reply, event.c_str(), "message", {Type::string});
+  } else if (event == kReady) {
+    check_ready(reply);
+  } else if (event == kDone) {
+    check_done(reply);
+  } else if (event != kImported && event != kStarted) {
+    throw ProtocolError("an unknown event");
+  }
+  return reply;
+}
+
+bool is_plain_file_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+}  // namespace parity::protocol
