@@ -418,8 +418,8 @@ def test_module_import_errors_are_reported_per_module_and_the_rest_runs(tmp_path
     ({"tolerances": {"outputs['x']": {"rtol": -1}}}, "must be a finite number >= 0"),
     ({"tolerances": {"outputs['x']": {"tol": 1}}}, "must be a dict with 'rtol' and/or 'atol'"),
     ({"signed_zeros": 1}, "signed_zeros must be True or False"),
-    ({"timeout": 0}, "timeout must be a positive number of seconds, got 0"),
-    ({"timeout": "60"}, "timeout must be a positive number of seconds, got '60'"),
+    ({"timeout": 0}, "timeout must be a finite positive number of seconds, got 0"),
+    ({"timeout": "60"}, "timeout must be a finite positive number of seconds, got '60'"),
     ({"xfail": [{"gold": "x"}]}, "a list given as xfail must hold parity.xfail_on(..., when=...) entries"),
 ])
 def test_the_decorator_rejects_bad_options_naming_them(kwargs, message):

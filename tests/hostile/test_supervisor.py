@@ -122,6 +122,16 @@ def test_forged_replies_are_the_forging_scenarios_crash_and_replace_no_record(tm
     assert not (tmp_path / "x").exists()
 
 
+def test_an_infinite_timeout_is_its_modules_error_and_no_other_module_is_blamed(tmp_path):
+    # D16: timeout=inf passed the decorator, JSON could not carry it, every worker died and innocent.py was blamed.
+    proc, _, by_id = run(tmp_path / "gold", HERE / "infinite_timeout.py", HERE / "innocent.py", check=1)
+    assert by_id["innocent.runs"]["status"] == "ok", proc.stderr
+    errors = [r for r in by_id.values() if r["status"] != "ok"]
+    assert len(errors) == 1 and errors[0]["id"].startswith("infinite_timeout"), errors
+    assert errors[0]["error"]["type"] == "ValueError"
+    assert "timeout must be a finite positive number of seconds, got inf" in errors[0]["error"]["message"]
+
+
 def test_processes_a_scenario_leaves_behind_end_with_the_run(tmp_path):
     # D18: a child in the worker's group outlived the run (its group was killed only after a grace period), and a
     # double-forked daemon in its own session escaped altogether.

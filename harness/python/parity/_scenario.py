@@ -109,8 +109,10 @@ def _check_timeout(timeout):
     """Seconds the scenario may run before the runner stops it (None: the run's --timeout)."""
     if timeout is None:
         return None
-    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
-        _fail(f"timeout must be a positive number of seconds, got {timeout!r}")
+    # Finite: the manifest's JSON cannot carry infinity (no limit is the run's --timeout 0).
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not math.isfinite(timeout) \
+            or not timeout > 0:
+        _fail(f"timeout must be a finite positive number of seconds, got {timeout!r}")
     return float(timeout)
 
 
