@@ -63,7 +63,7 @@ json error_record(const std::string& type, const std::string& message) {
 // Applies the strict per-pass xfail: an expected failure that happens is xfail, one that does not is xpass.
 void apply_xfail(ScenarioRecord& record, const std::string& role) {
   const json& xfail = record.meta.value("xfail", json::object());
-  if (!xfail.contains(role) || record.status == "skip") return;
+  if (!xfail.contains(role) || record.status == "skip" || record.status == "crash") return;
   const std::string reason = xfail.at(role).get<std::string>();
   if (record.status == "error") {
     record.status = "xfail";
@@ -234,9 +234,9 @@ int worker_main(const WorkerOptions& options) {
     std::printf("%s\n", protocol::kOutputRestart);
     std::fflush(stdout);
     ScenarioRecord record = run_one(by_id.at(id), backend, options.out, role, options.pickle_probe);
-    // After a MemoryError nothing in this process can be trusted: it is a crash, and a fresh worker goes on.
-    const bool exhausted = record.status == "error" && record.error.value("type", "") == "MemoryError";
-    if (exhausted) record.status = "crash";
+    // After a MemoryError (of any kind: NumPy's _ArrayMemoryError too) nothing in this process can be trusted: the
+    // scenario's call says crash, and a fresh worker goes on.
+    const bool exhausted = record.status == "crash";
     reply(channel, {{"event", protocol::kDone}, {"record", to_json(record)}, {"retiring", exhausted}});
     if (exhausted) break;
   }

@@ -152,3 +152,12 @@ def test_processes_a_scenario_leaves_behind_end_with_the_run(tmp_path):
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_numpys_memory_error_is_a_crash_and_the_next_scenario_runs(tmp_path):
+    # numpy._ArrayMemoryError subclasses MemoryError: the worker cannot be trusted after it, as after MemoryError.
+    proc, _, by_id = run(tmp_path / "gold", HERE / "memory_error.py", check=1)
+    record = by_id["memory_error.allocates_four_exbibytes"]
+    assert record["status"] == "crash", record
+    assert record["error"]["type"].endswith("_ArrayMemoryError"), record["error"]
+    assert by_id["memory_error.runs_after"]["status"] == "ok", proc.stderr

@@ -290,7 +290,8 @@ class Scenario:
     def call(self, backend) -> dict:
         """Runs the scenario through the backend; never raises except KeyboardInterrupt.
 
-        Returns {"status": "ok", "outputs": obj} or {"status": "skip"|"error", "error": {...}}.
+        Returns {"status": "ok", "outputs": obj} or {"status": "skip"|"error"|"crash", "error": {...}}: crash for a
+        MemoryError of any kind (NumPy raises a subclass), after which the process cannot be trusted (README).
         """
         try:
             outputs = backend.execute(self.fn, **self.arguments(backend))
@@ -299,6 +300,8 @@ class Scenario:
             raise
         except Skip as exc:
             return {"status": "skip", "error": describe_exception(exc)}
+        except MemoryError as exc:
+            return {"status": "crash", "error": describe_exception(exc)}
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a scenario is its error too
             return {"status": "error", "error": describe_exception(exc)}
 
