@@ -481,15 +481,17 @@ std::vector<std::string> Supervisor::selected() const {
 void Supervisor::keep(const std::vector<std::string>& ids) {
   const std::set<std::string> wanted(ids.begin(), ids.end());
   std::erase_if(module_errors_, [&](const ScenarioRecord& r) { return !wanted.count(r.id); });
-  std::vector<std::string> kept_ids;
+  std::vector<std::string> kept_ids, kept_files;
   std::vector<json> kept_metas;
   for (std::size_t i = 0; i < ids_.size(); ++i) {
     if (!wanted.count(ids_[i])) continue;
     kept_ids.push_back(ids_[i]);
     kept_metas.push_back(metas_[i]);
+    kept_files.push_back(files_[i]);
   }
   ids_ = std::move(kept_ids);
   metas_ = std::move(kept_metas);
+  files_ = std::move(kept_files);
   results_.assign(ids_.size(), std::nullopt);
 }
 
