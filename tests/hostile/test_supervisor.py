@@ -79,8 +79,9 @@ def test_sigterm_stops_a_run_whose_worker_left_its_process_group(tmp_path):
     marks = tmp_path / "marks"
     marks.mkdir()
     out = tmp_path / "gold"
+    scenario = "leaves_its_group.hangs_in_another_group_without_a_timeout"
     proc = subprocess.Popen([BIN, "run", "--backend", "gold", "--scenarios", HERE / "leaves_its_group.py", "--out",
-                             out, "--timeout", "0", "--only", "leaves_its_group.hangs_in_another_group_without_a_timeout"],
+                             out, "--timeout", "0", "--only", scenario],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, PARITY_HOSTILE_MARKS=str(marks)))
     try:
