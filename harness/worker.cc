@@ -74,12 +74,11 @@ void apply_xfail(ScenarioRecord& record, const std::string& role) {
 }
 
 // What compare needs to check parity's codec (leaf digests) and the ecosystem's pickle (a protocol 5 blob).
-void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out,
-                   const std::string& stem, bool pickle_probe) {
+void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
   py::module_ probe = py::module_::import("parity.probe");
   record.fidelity = to_json(probe.attr("digests")(outputs));
   if (!pickle_probe) return;
-  const std::string file = std::string(kResultsSubdir) + "/" + stem + ".pickle";
+  const std::string file = pickle_file_for(record.id);
   py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string());
   if (!error.is_none()) {
     record.pickle_error = to_json(error);
@@ -98,12 +97,12 @@ ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::files
   record.status = outcome["status"].cast<std::string>();
   if (record.status != "ok") record.error = to_json(outcome["error"]);
   if (record.status == "ok") {
-    const std::string file = std::string(kResultsSubdir) + "/" + scenario.attr("file_name").cast<std::string>();
+    const std::string file = result_file_for(record.id);
     try {
       write_result(out / file, outcome["outputs"]);
       record.file = file;
       try {
-        record_probes(record, outcome["outputs"], out, scenario.attr("file_name").cast<std::string>(), pickle_probe);
+        record_probes(record, outcome["outputs"], out, pickle_probe);
       } catch (py::error_already_set& e) {  // parity's own failure: this scenario reports it, the run goes on
         record.status = "error", record.error = error_record("ProbeError", e.what());
       }
