@@ -10,6 +10,7 @@
 #include "compare.h"
 #include "json_report.h"
 #include "runner.h"
+#include "text.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
