@@ -969,7 +969,7 @@ void load_reducers(const Manifest& m) {
     std::fprintf(stderr,
                  "parity compare: cannot import backend %s for its reducers (%s); outputs of its own types "
                  "cannot be rebuilt, so their fidelity and pickle checks fail\n",
-                 spec.c_str(), e.what());
+                 printable(spec).c_str(), printable(e.what(), Newlines::kKeep).c_str());
   }
 }
 

@@ -20,6 +20,7 @@
 #include "manifest.h"
 #include "process.h"
 #include "progress.h"
+#include "text.h"
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -433,9 +434,10 @@ void Supervisor::save() {
 
 void print_banner(const Manifest& manifest) {
   const json& b = manifest.backend;
+  const auto field = [](const json& object, const char* key) { return printable(object.value(key, "?")); };
   std::fprintf(stderr, "parity %s | Python %s | NumPy %s | backend %s %s (%s)\n", PARITY_VERSION,
-               manifest.environment.value("python", "?").c_str(), manifest.environment.value("numpy", "?").c_str(),
-               b.value("name", "?").c_str(), b.value("version", "?").c_str(), b.value("role", "?").c_str());
+               field(manifest.environment, "python").c_str(), field(manifest.environment, "numpy").c_str(),
+               field(b, "name").c_str(), field(b, "version").c_str(), field(b, "role").c_str());
 }
 
 int finish_run(Supervisor& supervisor, Manifest& manifest, Progress& progress, bool completed, double seconds) {
@@ -496,7 +498,7 @@ int run_scenarios(const RunOptions& options) {
   try {
     shard = resolve_shard_request(options.sharding);
   } catch (const ShardError& e) {
-    std::fprintf(stderr, "parity run: %s\n", e.what());
+    std::fprintf(stderr, "parity run: %s\n", printable(e.what(), Newlines::kKeep).c_str());
     return kExitUsage;
   }
   std::optional<Manifest> previous;
@@ -504,7 +506,8 @@ int run_scenarios(const RunOptions& options) {
     try {
       previous = read_manifest(options.out);
     } catch (const ManifestError& e) {
-      std::fprintf(stderr, "parity run: --resume: nothing to resume: %s\n", e.what());
+      std::fprintf(stderr, "parity run: --resume: nothing to resume: %s\n",
+                   printable(e.what(), Newlines::kKeep).c_str());
       return kExitUsage;
     }
   }
@@ -513,7 +516,7 @@ int run_scenarios(const RunOptions& options) {
   try {
     supervisor.start(backend);  // the workers create the results directory once backend and selection are good
   } catch (const RunAbort& e) {
-    std::fprintf(stderr, "parity run: %s\n", e.message.c_str());
+    std::fprintf(stderr, "parity run: %s\n", printable(e.message, Newlines::kKeep).c_str());
     return kExitUsage;
   }
   print_banner(manifest);
@@ -525,7 +528,7 @@ int run_scenarios(const RunOptions& options) {
       check_resume_shard(*previous, plan);
       adopted = supervisor.adopt(*previous);
     } catch (const RunAbort& e) {
-      std::fprintf(stderr, "parity run: %s\n", e.message.c_str());
+      std::fprintf(stderr, "parity run: %s\n", printable(e.message, Newlines::kKeep).c_str());
       return kExitUsage;
     }
     manifest.run["resumed"] = true;
@@ -540,7 +543,7 @@ int run_scenarios(const RunOptions& options) {
   try {
     completed = supervisor.run(progress);
   } catch (const RunAbort& e) {
-    std::fprintf(stderr, "parity run: %s\n", e.message.c_str());
+    std::fprintf(stderr, "parity run: %s\n", printable(e.message, Newlines::kKeep).c_str());
     manifest.scenarios = supervisor.finished();
     write_manifest(manifest);  // incomplete: what finished stays valid
     return kExitUsage;

@@ -19,6 +19,7 @@
 #include "interpreter.h"
 #include "manifest.h"
 #include "process.h"
+#include "text.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -250,7 +251,7 @@ int list_scenarios(const Selection& selection, bool as_json) {
     found = discover(selection);
   } catch (py::error_already_set& e) {
     if (!is_python_error(e, "builtins", "FileNotFoundError")) throw;
-    std::fprintf(stderr, "parity list: %s\n", py::str(e.value()).cast<std::string>().c_str());
+    std::fprintf(stderr, "parity list: %s\n", printable(py::str(e.value()).cast<std::string>()).c_str());
     return kExitUsage;
   }
   json listing = json::array();
@@ -260,11 +261,13 @@ int list_scenarios(const Selection& selection, bool as_json) {
     listing.push_back({{"id", e.attr("id").cast<std::string>()}, {"error", to_json(e.attr("error"))}});
   for (const json& entry : listing) {
     if (as_json) continue;
+    // Ids and messages are the scenario modules' own text: escaped, so that `parity list` cannot drive a terminal.
+    const std::string id = printable(entry["id"].get<std::string>());
     if (entry.contains("error"))
-      std::printf("%s  [module error: %s: %s]\n", entry["id"].get<std::string>().c_str(),
-                  entry["error"].value("type", "").c_str(), entry["error"].value("message", "").c_str());
+      std::printf("%s  [module error: %s: %s]\n", id.c_str(), printable(entry["error"].value("type", "")).c_str(),
+                  printable(entry["error"].value("message", "")).c_str());
     else
-      std::printf("%s\n", entry["id"].get<std::string>().c_str());
+      std::printf("%s\n", id.c_str());
   }
   if (as_json) std::printf("%s\n", listing.dump(1, ' ', false, json::error_handler_t::replace).c_str());
   return found.attr("errors").cast<py::list>().size() > 0 ? kExitFailed : kExitOk;
