@@ -56,12 +56,11 @@ std::size_t decode_utf8(std::string_view text, std::size_t at, char32_t& cp) {
     cp = (cp << 6) | (byte(k) & 0x3f);
   }
   static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  const bool surrogate = cp >= 0xd800 && cp <= 0xdfff;
-  return cp < kMin[len] || cp > 0x10ffff || surrogate ? 0 : len;
+  return cp < kMin[len] || cp > 0x10ffff ? 0 : len;
 }
 
 bool is_unprintable(char32_t cp) {
-  if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return true;
+  if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xdfff)) return true;
   for (const auto& range : kInvisible)
     if (cp >= range[0] && cp <= range[1]) return true;
   return false;

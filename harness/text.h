@@ -9,11 +9,12 @@
 namespace parity {
 
 /// Decodes one UTF-8 sequence at `at`; returns its length, or 0 if it is not valid UTF-8 (bad lead or continuation
-/// bytes, overlong forms, surrogates, beyond U+10FFFF). `cp` receives the code point.
+/// bytes, overlong forms, beyond U+10FFFF). A surrogate decodes, as one code point. `cp` receives the code point.
 std::size_t decode_utf8(std::string_view text, std::size_t at, char32_t& cp);
 
 /// Whether a terminal would act on `cp` rather than show it, or show nothing: C0 and C1 controls, DEL, and the
-/// invisible formatting characters (bidi overrides and isolates, zero-width characters, line separators).
+/// invisible formatting characters (bidi overrides and isolates, zero-width characters, line separators), and
+/// surrogates, which are no characters at all.
 bool is_unprintable(char32_t cp);
 
 /// Whether printable() keeps line breaks (a multi-line message, a traceback) or escapes them (an id, a name).
