@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "numpy_api.h"
+#include "text.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -855,29 +856,21 @@ CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy&
   return std::move(comparer.result);
 }
 
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() &&
-      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,") == std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
 std::string run_command(const std::string& program, const json& backend) {
-  std::string cmd = shell_quote(program) + " run --backend " + shell_quote(backend.value("spec", "gold"));
+  std::vector<std::string> words = {program, "run", "--backend", backend.value("spec", "gold")};
   const std::string role = backend.value("role", "");
-  if (!role.empty() && role != (backend.value("name", "") == "gold" ? "gold" : "candidate")) cmd += " --role " + role;
-  return cmd;
+  if (!role.empty() && role != (backend.value("name", "") == "gold" ? "gold" : "candidate"))
+    words.insert(words.end(), {"--role", role});
+  return shell_join(words);
 }
 
 std::string policy_flags(const PolicyChoice& policy) {
   const PolicyChoice defaults;
-  std::string flags;
-  if (policy.dtype != defaults.dtype) flags += " --dtype-policy " + policy.dtype;
-  if (policy.layout != defaults.layout) flags += " --layout-policy " + policy.layout;
-  if (policy.type != defaults.type) flags += " --type-policy " + policy.type;
-  return flags;
+  std::vector<std::string> words;
+  if (policy.dtype != defaults.dtype) words.insert(words.end(), {"--dtype-policy", policy.dtype});
+  if (policy.layout != defaults.layout) words.insert(words.end(), {"--layout-policy", policy.layout});
+  if (policy.type != defaults.type) words.insert(words.end(), {"--type-policy", policy.type});
+  return words.empty() ? "" : " " + shell_join(words);
 }
 
 std::string repro_command(const CompareOptions& options, const Manifest& gold, const Manifest& candidate,
@@ -885,13 +878,15 @@ std::string repro_command(const CompareOptions& options, const Manifest& gold, c
   const std::string& program = options.program;
   const std::string source = meta.value("source", "");
   auto run = [&](const Manifest& m, const char* dir) {
-    std::string cmd = run_command(program, m.backend);
-    if (!source.empty()) cmd += " --scenarios " + shell_quote(source);
-    return cmd + " --only " + shell_quote(id) + " --out " + dir;
+    std::vector<std::string> words;
+    if (!source.empty()) words = {"--scenarios", source};
+    words.insert(words.end(), {"--only", id, "--out", dir});
+    return run_command(program, m.backend) + " " + shell_join(words);
   };
   // ';' rather than '&&': a side whose run fails (exit 1) must not stop the other side or the compare.
-  const std::string compare = shell_quote(program) + " compare /tmp/parity-repro/gold /tmp/parity-repro/candidate" +
-                              policy_flags(options.policy);
+  const std::string compare =
+      shell_join({program, "compare", "/tmp/parity-repro/gold", "/tmp/parity-repro/candidate"}) +
+      policy_flags(options.policy);
   return run(gold, "/tmp/parity-repro/gold") + " ; " + run(candidate, "/tmp/parity-repro/candidate") + " ; " + compare;
 }
 
@@ -974,7 +969,7 @@ void load_reducers(const Manifest& m) {
     std::fprintf(stderr,
                  "parity compare: cannot import backend %s for its reducers (%s); outputs of its own types "
                  "cannot be rebuilt, so their fidelity and pickle checks fail\n",
-                 spec.c_str(), e.what());
+                 printable(spec).c_str(), printable(e.what(), Newlines::kKeep).c_str());
   }
 }
 

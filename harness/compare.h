@@ -129,10 +129,8 @@ std::vector<std::string> ids_to_compare(const Manifest& gold, const Manifest& ca
 /// DifferenceError (before comparing anything) when the candidate manifest's declared differences are malformed.
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
 
-/// `s` quoted for a POSIX shell (as it is when it needs no quotes).
-std::string shell_quote(const std::string& s);
 /// `PROGRAM run --backend SPEC`, with `--role ROLE` when the backend's recorded role is not its default one: the start
-/// of a command that runs a manifest's `backend` again.
+/// of a command that runs a manifest's `backend` again, every word quoted (shell_quote, text.h).
 std::string run_command(const std::string& program, const nlohmann::json& backend);
 /// The compare flags that set `policy` (" --dtype-policy kind", ...), "" for the defaults.
 std::string policy_flags(const PolicyChoice& policy);

@@ -19,11 +19,19 @@
 #include "merge.h"
 #include "progress.h"
 #include "runner.h"
+#include "text.h"
 #include "trends.h"
 #include "worker.h"
 
 namespace parity {
 namespace {
+
+constexpr auto kReplace = nlohmann::json::error_handler_t::replace;  // a damaged file's bad UTF-8 is shown, not thrown
+
+// Prints "parity COMMAND: MESSAGE", a message that may quote a file or a scenario: escaped (text.h).
+void print_line(const char* command, const std::string& message) {
+  std::fprintf(stderr, "parity %s: %s\n", command, printable(message, Newlines::kKeep).c_str());
+}
 
 std::string self_path(const char* argv0) {
   std::error_code ec;
@@ -100,7 +108,7 @@ void print_stale_differences(const CompareReport& report) {
   const std::vector<std::string> stale = report.stale_differences();
   if (stale.empty()) return;
   std::string ids;
-  for (const std::string& id : stale) ids += (ids.empty() ? "" : ", ") + id;
+  for (const std::string& id : stale) ids += (ids.empty() ? "" : ", ") + printable(id);
   std::fprintf(
       stderr, "parity compare: %s: %zu declared difference%s explained no failure in this run: %s%s\n",
       report.strict_differences ? "failed" : "note", stale.size(), stale.size() == 1 ? "" : "s", ids.c_str(),
@@ -120,9 +128,19 @@ std::string pairing_mistake(const Manifest& gold, const Manifest& candidate, con
   for (const ScenarioRecord& r : candidate.scenarios)
     if (in_gold.count(r.id)) return "";
   return g + " and " + c + " have no scenario in common: they ran different scenario sets (gold: " +
-         gold.run.value("paths", nlohmann::json::array()).dump() +
-         ", candidate: " + candidate.run.value("paths", nlohmann::json::array()).dump() +
+         gold.run.value("paths", nlohmann::json::array()).dump(-1, ' ', false, kReplace) +
+         ", candidate: " + candidate.run.value("paths", nlohmann::json::array()).dump(-1, ' ', false, kReplace) +
          "); run both over the same --scenarios";
+}
+
+// A compare of nothing passes nothing: two empty runs (that failed before their first scenario) or an --only that
+// names no scenario of either are a mistake to report, never a green result. Empty when there is something.
+std::string nothing_compared(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
+  if (!compared_ids(gold, candidate, only).empty()) return "";
+  const std::string both = gold.dir.string() + " and " + candidate.dir.string();
+  return "the compare covered 0 scenarios: " +
+         (only.empty() ? both + " list none (did their runs stop before the first scenario?)"
+                       : "no scenario of " + both + " has an id given with --only");
 }
 
 int compare_command(CompareArgs& args, const std::string& program) {
@@ -131,32 +149,37 @@ int compare_command(CompareArgs& args, const std::string& program) {
     gold = read_manifest(args.gold);
     candidate = read_manifest(args.candidate);
   } catch (const ManifestError& e) {
-    std::fprintf(stderr, "parity compare: %s\n", e.what());
+    print_line("compare", e.what());
+    return kExitUsage;
+  }
+  if (const std::string nothing = nothing_compared(gold, candidate, args.options.only); !nothing.empty()) {
+    print_line("compare", nothing);
     return kExitUsage;
   }
   try {  // the shard's ids: those of an unsharded compare's partition, or the partition the runs recorded
     args.options.shard = compare_shard_plan(gold, candidate, resolve_shard_request(args.sharding),
                                             compared_ids(gold, candidate, args.options.only));
   } catch (const ShardError& e) {
-    std::fprintf(stderr, "parity compare: %s\n", e.what());
+    print_line("compare", e.what());
     return kExitUsage;
   }
   if (const std::string mistake = pairing_mistake(gold, candidate, args.options.only); !mistake.empty()) {
-    std::fprintf(stderr, "parity compare: %s\n", mistake.c_str());
+    print_line("compare", mistake);
     return kExitUsage;
   }
   std::vector<Baseline> baselines;
   try {  // before comparing anything: a baseline that cannot serve is a usage error, found in a moment
     baselines = read_baselines(args.baselines, candidate.backend.value("name", ""), utc_timestamp());
   } catch (const ReportJsonError& e) {
-    std::fprintf(stderr, "parity compare: %s\n", e.what());
+    print_line("compare", e.what());
     return kExitUsage;
   }
   start_interpreter();
-  std::fprintf(stderr, "parity %s | compare %s %s (%s) vs %s %s (%s)\n", PARITY_VERSION,
-               gold.backend.value("name", "?").c_str(), gold.backend.value("version", "?").c_str(), args.gold.c_str(),
-               candidate.backend.value("name", "?").c_str(), candidate.backend.value("version", "?").c_str(),
-               args.candidate.c_str());
+  const auto side = [](const Manifest& m, const std::string& dir) {
+    return printable(m.backend.value("name", "?") + " " + m.backend.value("version", "?") + " (" + dir + ")");
+  };
+  std::fprintf(stderr, "parity %s | compare %s vs %s\n", PARITY_VERSION, side(gold, args.gold).c_str(),
+               side(candidate, args.candidate).c_str());
   args.options.program = program;
   const std::size_t total = ids_to_compare(gold, candidate, args.options).size();
   Progress progress(stderr, progress_options(stderr, "compare", total, args.verbosity));
@@ -167,7 +190,7 @@ int compare_command(CompareArgs& args, const std::string& program) {
   try {
     report = compare_runs(gold, candidate, args.options);
   } catch (const DifferenceError& e) {
-    std::fprintf(stderr, "parity compare: %s\n", e.what());
+    print_line("compare", e.what());
     return kExitUsage;
   }
   report.started = started;
@@ -179,7 +202,7 @@ int compare_command(CompareArgs& args, const std::string& program) {
     write_reports(document, args.reports, written);
   } catch (const std::runtime_error& e) {
     progress.summary(written);
-    std::fprintf(stderr, "parity compare: cannot write the report: %s\n", e.what());
+    print_line("compare", std::string("cannot write the report: ") + e.what());
     return kExitUsage;
   }
   progress.summary(written);
@@ -209,14 +232,13 @@ int report_command(const ReportArgs& args) {
     if (!args.reports.html.empty()) start_interpreter();
     write_reports(report, args.reports, written);
   } catch (const ReportJsonError& e) {
-    std::fprintf(stderr, "parity report: %s\n", e.what());
+    print_line("report", e.what());
     return kExitUsage;
   } catch (const std::exception& e) {  // a field of the wrong type (nlohmann), an unwritable file, a template error
-    std::fprintf(stderr, "parity report: %s: %s\n", args.input.c_str(), e.what());
+    print_line("report", args.input + ": " + e.what());
     return kExitUsage;
   }
-  for (const WrittenReport& w : written)
-    std::fprintf(stderr, "parity report: wrote %s %s\n", w.label.c_str(), w.path.c_str());
+  for (const WrittenReport& w : written) print_line("report", "wrote " + w.label + " " + w.path);
   return kExitOk;
 }
 
@@ -251,8 +273,7 @@ int merge_command(const MergeArgs& args, const std::string& program) {
     if (!args.reports.html.empty()) start_interpreter();
     std::vector<WrittenReport> written;
     write_reports(report, args.reports, written);
-    for (const WrittenReport& w : written)
-      std::fprintf(stderr, "parity merge: wrote %s %s\n", w.label.c_str(), w.path.c_str());
+    for (const WrittenReport& w : written) print_line("merge", "wrote " + w.label + " " + w.path);
     if (const std::string trends = trend_summary_text(report, false); !trends.empty())
       std::fprintf(stderr, "parity merge: %s", trends.c_str());
   });
@@ -371,9 +392,10 @@ int main(int argc, char** argv) {
   try {
     return parity::main_impl(argc, argv);
   } catch (const pybind11::error_already_set& e) {
-    std::fprintf(stderr, "parity: internal error (Python): %s\n", e.what());
+    std::fprintf(stderr, "parity: internal error (Python): %s\n",
+                 parity::printable(e.what(), parity::Newlines::kKeep).c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "parity: %s\n", e.what());
+    std::fprintf(stderr, "parity: %s\n", parity::printable(e.what(), parity::Newlines::kKeep).c_str());
   }
   return parity::kExitUsage;
 }

@@ -1,8 +1,11 @@
 // Reads and writes manifest.json (see manifest.h); validation errors name the file and the field.
 #include "manifest.h"
 
+#include <array>
+#include <cstdint>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -11,6 +14,107 @@
 using json = nlohmann::json;
 
 namespace parity {
+namespace {
+
+constexpr std::size_t kReadableChars = 80;  // of the id, in its file name: enough to recognise it in `ls`
+constexpr std::size_t kDigestHexDigits = 16;
+
+std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+// SHA-256 (FIPS 180-4): the file name's digest is the same on every machine, so a run resumed or merged elsewhere
+// names its files as the first did. Names of ordinary ids need no secrecy; SHA-256 is just a well-spread hash.
+std::array<std::uint8_t, 32> sha256(const std::string& message) {
+  static constexpr std::uint32_t k[64] = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+  std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string data = message + '\x80';
+  while (data.size() % 64 != 56) data += '\0';
+  const std::uint64_t bits = static_cast<std::uint64_t>(message.size()) * 8;
+  for (int i = 7; i >= 0; --i) data += static_cast<char>(bits >> (i * 8));
+  for (std::size_t block = 0; block < data.size(); block += 64) {
+    std::uint32_t w[64];
+    for (int i = 0; i < 16; ++i) {
+      w[i] = 0;
+      for (int j = 0; j < 4; ++j) w[i] = (w[i] << 8) | static_cast<std::uint8_t>(data[block + 4 * i + j]);
+    }
+    for (int i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; ++i) {
+      const std::uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+      const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+    }
+    const std::uint32_t add[8] = {a, b, c, d, e, f, g, hh};
+    for (int i = 0; i < 8; ++i) h[i] += add[i];
+  }
+  std::array<std::uint8_t, 32> digest{};
+  for (int i = 0; i < 32; ++i) digest[i] = static_cast<std::uint8_t>(h[i / 4] >> (24 - 8 * (i % 4)));
+  return digest;
+}
+
+bool is_word_char(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+}
+
+// The id as a file name's readable part: word characters kept, each run of anything else one '_', and a '.' only
+// between two kept characters (so never "..", never leading).
+std::string readable_part(const std::string& id) {
+  std::string out;
+  for (char ch : id) {
+    if (out.size() >= kReadableChars) break;
+    const bool dot_ok = ch == '.' && !out.empty() && out.back() != '.';
+    if (is_word_char(ch) || dot_ok)
+      out += ch;
+    else if (out.empty() || out.back() != '_')
+      out += '_';
+  }
+  return out.empty() ? "_" : out;
+}
+
+// The role goes into the commands parity prints (run_command): only a role `parity run --role` accepts is one.
+void check_role(const json& backend, const std::function<ManifestError(const std::string&)>& fail) {
+  if (!backend.is_object() || !backend.contains("role")) return;
+  const json& role = backend.at("role");
+  for (const char* known : kRoles)
+    if (role.is_string() && role.get<std::string>() == known) return;
+  throw fail("backend.role " + role.dump(-1, ' ', true, json::error_handler_t::replace) + " is not a role (" +
+             kRoles[0] + " or " + kRoles[1] + ")");
+}
+
+}  // namespace
+
+std::string result_file_for(const std::string& id) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const std::array<std::uint8_t, 32> digest = sha256(id);
+  std::string hex;
+  for (std::size_t i = 0; i < kDigestHexDigits / 2; ++i) hex += {kHex[digest[i] >> 4], kHex[digest[i] & 0xf]};
+  return std::string(kResultsSubdir) + "/" + readable_part(id) + "-" + hex + ".parity";
+}
+
+std::string pickle_file_for(const std::string& id) { return result_file_for(id) + ".pickle"; }
+
+bool is_result_file_of(const std::string& id, const std::string& file) {
+  return file == result_file_for(id) || file == pickle_file_for(id);
+}
+
+bool is_safe_result_path(const std::string& file) {
+  const std::string prefix = std::string(kResultsSubdir) + "/";
+  if (!file.starts_with(prefix)) return false;
+  const std::string name = file.substr(prefix.size());
+  return !name.empty() && name.size() <= 255 && name.front() != '.' && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
 
 json to_json(const ScenarioRecord& s) {
   json entry = {{"id", s.id}, {"status", s.status}, {"file", s.file}, {"seconds", s.seconds}, {"meta", s.meta}};
@@ -33,8 +137,9 @@ ScenarioRecord record_from_json(const json& s) {
   r.pickle_file = s.value("pickle_file", "");
   r.pickle_error = s.value("pickle_error", json());
   for (const std::string& f : {r.file, r.pickle_file})
-    if (f.find("..") != std::string::npos || (!f.empty() && f.front() == '/'))
-      throw std::invalid_argument("scenario " + r.id + ": result file '" + f + "' is outside the results directory");
+    if (!f.empty() && !is_safe_result_path(f))
+      throw std::invalid_argument("scenario " + r.id + ": result file '" + f +
+                                  "' is not a file of the results directory's " + kResultsSubdir + "/");
   return r;
 }
 
@@ -88,6 +193,7 @@ Manifest read_manifest(const std::filesystem::path& dir) {
       throw fail("written by a newer parity (manifest version " + std::to_string(version) +
                  "); upgrade parity or re-run with this one");
     m.backend = doc.at("backend");
+    check_role(m.backend, fail);
     m.environment = doc.value("environment", json::object());
     m.run = doc.value("run", json::object());
     m.complete = doc.value("complete", false);

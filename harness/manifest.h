@@ -12,6 +12,8 @@ namespace parity {
 inline constexpr int kManifestVersion = 1;
 inline constexpr const char* kManifestName = "manifest.json";
 inline constexpr const char* kResultsSubdir = "results";
+/// The roles a run can have (`parity run --role`); a manifest naming another is refused.
+inline constexpr const char* kRoles[] = {"gold", "candidate"};
 
 /// A manifest that is missing, malformed or too new; the message names the file and says what to do.
 struct ManifestError : std::runtime_error {
@@ -44,15 +46,26 @@ nlohmann::json to_json(const Manifest& manifest);
 /// One scenario's entry, as the manifest and the run's worker processes (runner.cc) write it.
 nlohmann::json to_json(const ScenarioRecord& record);
 /// The entry back; throws nlohmann::json::exception for a missing or mistyped field and std::invalid_argument for
-/// a result file outside the results directory.
+/// a result file that is not directly in the results directory (is_safe_result_path).
 ScenarioRecord record_from_json(const nlohmann::json& entry);
+/// Where scenario `id`'s result file goes, relative to the results directory: "results/<name>.parity", the name
+/// being the id made filesystem-safe (no '/', no "..", no leading '.', at most 80 characters) and 16 hex digits of
+/// its SHA-256, so that distinct ids never share a file and no id names one outside the directory.
+std::string result_file_for(const std::string& id);
+/// Where its pickled outputs go: result_file_for(id) + ".pickle".
+std::string pickle_file_for(const std::string& id);
+/// Whether `file` (relative to the results directory) is the result file or the pickle file parity writes for `id`.
+bool is_result_file_of(const std::string& id, const std::string& file);
+/// Whether `file` (relative to the results directory, as a manifest records it) names a file directly in its
+/// results/ subdirectory: a run of another parity version may name it otherwise, but never outside.
+bool is_safe_result_path(const std::string& file);
 /// Whether a run with these records failed (`parity run` exits 1): a scenario ended error, xpass, crash or timeout.
 bool run_failed(const std::vector<ScenarioRecord>& records);
 /// The current time as manifests and reports record it: ISO 8601 UTC, e.g. 2026-11-22T05:39:14Z.
 std::string utc_timestamp();
 /// Writes DIR/manifest.json atomically.
 void write_manifest(const Manifest& manifest);
-/// Reads DIR/manifest.json; throws ManifestError naming the file.
+/// Reads DIR/manifest.json; throws ManifestError naming the file (and the field: a backend role not in kRoles).
 Manifest read_manifest(const std::filesystem::path& dir);
 
 }  // namespace parity

@@ -10,6 +10,7 @@
 #include "compare.h"
 #include "json_report.h"
 #include "runner.h"
+#include "text.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -188,13 +189,14 @@ void print_missing(const json& groups) {
   for (const json& g : groups) {
     const json& ids = g.at("scenarios");
     std::string listed;
-    for (std::size_t i = 0; i < ids.size() && i < 3; ++i) listed += (i ? ", " : "") + ids[i].get<std::string>();
+    for (std::size_t i = 0; i < ids.size() && i < 3; ++i)
+      listed += (i ? ", " : "") + printable(ids[i].get<std::string>());
     if (ids.size() > 3) listed += ", ...";
     std::fprintf(stderr,
                  "parity merge: missing: %zu scenario%s of shard %s/%s (%s): %s; rerun that shard, then merge "
                  "again: %s\n",
                  ids.size(), ids.size() == 1 ? "" : "s", g.at("index").dump().c_str(), g.at("total").dump().c_str(),
-                 listed.c_str(), g.value("reason", "").c_str(), g.value("rerun", "").c_str());
+                 listed.c_str(), printable(g.value("reason", "")).c_str(), printable(g.value("rerun", "")).c_str());
   }
 }
 
@@ -495,16 +497,17 @@ int merge_results_command(const std::vector<std::string>& dirs, const std::strin
   try {
     merged = merge_results(std::vector<fs::path>(dirs.begin(), dirs.end()), out, program);
   } catch (const MergeError& e) {
-    std::fprintf(stderr, "parity merge: %s\n", e.what());
+    std::fprintf(stderr, "parity merge: %s\n", printable(e.what(), Newlines::kKeep).c_str());
     return kExitUsage;
   } catch (const fs::filesystem_error& e) {
-    std::fprintf(stderr, "parity merge: cannot write %s: %s\n", out.c_str(), e.what());
+    std::fprintf(stderr, "parity merge: cannot write %s: %s\n", printable(out).c_str(),
+                 printable(e.what(), Newlines::kKeep).c_str());
     return kExitUsage;
   }
   print_missing(merged.missing);
   const std::size_t missing = missing_count(merged.missing);
-  std::fprintf(stderr, "parity merge: %zu shards into %s: %zu scenarios, %zu missing\n", dirs.size(), out.c_str(),
-               merged.manifest.scenarios.size() + missing, missing);
+  std::fprintf(stderr, "parity merge: %zu shards into %s: %zu scenarios, %zu missing\n", dirs.size(),
+               printable(out).c_str(), merged.manifest.scenarios.size() + missing, missing);
   return missing == 0 && !run_failed(merged.manifest.scenarios) ? kExitOk : kExitFailed;
 }
 
@@ -536,14 +539,14 @@ int merge_reports_command(const std::vector<std::string>& files, const std::stri
     merged = merge_reports(reports, files, program);
     write(merged);
   } catch (const std::exception& e) {  // refused or unreadable input (named in the message), an unwritable report
-    std::fprintf(stderr, "parity merge: %s\n", e.what());
+    std::fprintf(stderr, "parity merge: %s\n", printable(e.what(), Newlines::kKeep).c_str());
     return kExitUsage;
   }
   print_missing(merged.at("/merged/missing"_json_pointer));
   std::string counts;
   for (const auto& [status, n] : merged.at("summary").items())
     if (status != "total" && n.get<int>() > 0)
-      counts += (counts.empty() ? "" : ", ") + std::to_string(n.get<int>()) + " " + status;
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n.get<int>()) + " " + printable(status);
   std::fprintf(stderr, "parity merge: %zu shard reports: %zu scenarios: %s (%zu missing)\n", files.size(),
                merged.at("scenarios").size(), counts.c_str(), missing_count(merged.at("/merged/missing"_json_pointer)));
   return merged_report_failed(merged) ? kExitFailed : kExitOk;

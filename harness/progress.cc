@@ -12,6 +12,8 @@
 #include <limits>
 #include <utility>
 
+#include "text.h"
+
 namespace parity {
 namespace {
 
@@ -98,8 +100,9 @@ std::vector<std::pair<std::string, int>> check_rows(const std::map<std::string, 
   return rows;
 }
 
-void print_table(std::FILE* out, const std::string& heading, const std::vector<std::pair<std::string, int>>& rows) {
+void print_table(std::FILE* out, const std::string& heading, std::vector<std::pair<std::string, int>> rows) {
   if (rows.empty()) return;
+  for (auto& row : rows) row.first = printable(row.first);  // statuses and check names a results file may spell
   std::size_t width = heading.size();
   for (const auto& row : rows) width = std::max(width, row.first.size());
   const int w = static_cast<int>(width);
@@ -111,7 +114,7 @@ void print_written(std::FILE* out, const std::vector<WrittenReport>& written) {
   std::size_t width = 0;
   for (const WrittenReport& w : written) width = std::max(width, w.label.size());
   for (const WrittenReport& w : written)
-    std::fprintf(out, "  %-*s  %s\n", static_cast<int>(width), w.label.c_str(), w.path.c_str());
+    std::fprintf(out, "  %-*s  %s\n", static_cast<int>(width), w.label.c_str(), printable(w.path).c_str());
 }
 
 // " (3 leaves)" from a passed check's details; empty when they do not say.
@@ -193,7 +196,7 @@ Progress::Progress(std::FILE* out, ProgressOptions options)
 Progress::~Progress() { erase(); }
 
 void Progress::begin(const std::string& id) {
-  current_ = id;
+  current_ = printable(id);
   const double t = now();
   if (live_ && t - last_draw_ >= kRedrawInterval) draw(t);
 }
@@ -220,7 +223,8 @@ void Progress::summary(const std::vector<WrittenReport>& written) {
       formatted("parity %s: %zu scenarios in %s", options_.verb.c_str(), done_, total_time(seconds).c_str());
   if (options_.verbosity == Verbosity::kQuiet) {
     std::vector<std::string> counts;
-    for (const auto& [status, n] : status_rows(by_status_)) counts.push_back(std::to_string(n) + " " + status);
+    for (const auto& [status, n] : status_rows(by_status_))
+      counts.push_back(std::to_string(n) + " " + printable(status));
     std::fprintf(out_, "%s%s%s\n", head.c_str(), counts.empty() ? "" : ": ", joined(counts, ", ").c_str());
   } else {
     std::fprintf(out_, "%s\n", head.c_str());
@@ -237,14 +241,18 @@ bool Progress::shows_line(const std::string& status) const {
 }
 
 void Progress::print_scenario(const ShownScenario& s) {
-  const std::string tail = s.note.empty() ? joined(s.failed_checks, ", ") : s.note;
-  std::fprintf(out_, "%s %-6s %s (%s)%s%s\n", counter(done_, options_.total).c_str(), s.status.c_str(), s.id.c_str(),
-               scenario_time(s.seconds).c_str(), tail.empty() ? "" : " ", tail.c_str());
+  // Everything shown here came from a scenario or a results directory: escaped, it cannot drive the terminal.
+  const std::string tail = printable(s.note.empty() ? joined(s.failed_checks, ", ") : s.note);
+  std::fprintf(out_, "%s %-6s %s (%s)%s%s\n", counter(done_, options_.total).c_str(), printable(s.status).c_str(),
+               printable(s.id).c_str(), scenario_time(s.seconds).c_str(), tail.empty() ? "" : " ", tail.c_str());
+  const auto print_detail = [this](const std::string& detail) {
+    std::fputs(indented(printable(detail, Newlines::kKeep)).c_str(), out_);
+  };
   const bool verbose = options_.verbosity == Verbosity::kVerbose;
   if (verbose || (options_.verbosity == Verbosity::kNormal && is_failure(s.status)))
-    for (const std::string& detail : s.details) std::fputs(indented(detail).c_str(), out_);
+    for (const std::string& detail : s.details) print_detail(detail);
   if (verbose)
-    for (const std::string& detail : s.verbose_details) std::fputs(indented(detail).c_str(), out_);
+    for (const std::string& detail : s.verbose_details) print_detail(detail);
 }
 
 void Progress::print_tables() const {

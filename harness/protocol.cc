@@ -28,9 +28,6 @@ void check_ready(const json& reply) {
     if (!s.is_object()) throw ProtocolError("ready with a scenario that is not an object");
     require(s, "a ready scenario", "id", {Type::string});
     require(s, "a ready scenario", "meta", {Type::object});
-    require(s, "a ready scenario", "file", {Type::string});
-    if (!is_plain_file_name(s.at("file").get<std::string>()))
-      throw ProtocolError("ready with a result file name that is not a plain name");
   }
 }
 
@@ -75,11 +72,6 @@ json parse_reply(const std::string& line) {
     throw ProtocolError("an unknown event");
   }
   return reply;
-}
-
-bool is_plain_file_name(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
-         name.find('\0') == std::string::npos;
 }
 
 }  // namespace parity::protocol

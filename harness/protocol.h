@@ -36,7 +36,4 @@ struct ProtocolError : std::runtime_error {
 /// Parses one reply line and checks its event's fields (their presence and JSON types); throws ProtocolError.
 nlohmann::json parse_reply(const std::string& line);
 
-/// Whether `name` may be a result file name the plan gives a scenario: one plain name inside the results directory.
-bool is_plain_file_name(const std::string& name);
-
 }  // namespace parity::protocol

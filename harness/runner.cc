@@ -22,6 +22,7 @@
 #include "process.h"
 #include "progress.h"
 #include "protocol.h"
+#include "text.h"
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -141,7 +142,6 @@ class Supervisor {
   std::vector<ScenarioRecord> module_errors_;
   std::vector<std::string> ids_;
   std::vector<json> metas_;
-  std::vector<std::string> files_;  ///< each scenario's result file name, as the plan gave it
   std::vector<std::optional<ScenarioRecord>> results_;
   std::size_t next_ = 0, done_ = 0;
   std::vector<std::size_t> returned_;
@@ -182,7 +182,6 @@ void Supervisor::take_plan(const json& ready) {
   for (const json& s : ready.at("scenarios")) {
     ids_.push_back(s.at("id").get<std::string>());
     metas_.push_back(s.at("meta"));
-    files_.push_back(s.at("file").get<std::string>());
   }
   results_.resize(ids_.size());
 }
@@ -232,10 +231,9 @@ void Supervisor::handle_done(Worker& w, const json& message, Progress* progress)
   }
 }
 
-// The result file the worker running scenario `index` may name: the one the plan gave that scenario.
-std::string Supervisor::expected_file(std::size_t index) const {
-  return std::string(kResultsSubdir) + "/" + files_[index];
-}
+// The result file the worker running scenario `index` may name: the one its id names (manifest.h), the same
+// function the worker wrote it with.
+std::string Supervisor::expected_file(std::size_t index) const { return result_file_for(ids_[index]); }
 
 // A done record is accepted only as the running scenario's own: its id, the result files the plan names for it
 // (or none), a result file whenever it passed. Its declaration is the plan's, whatever the record says.
@@ -246,7 +244,7 @@ ScenarioRecord Supervisor::checked_record(std::size_t index, const json& entry) 
     ScenarioRecord record = record_from_json(entry);
     const std::string file = expected_file(index);
     if (!record.file.empty() && record.file != file) throw ProtocolError("a 'done' record naming another result file");
-    if (!record.pickle_file.empty() && record.pickle_file != file + ".pickle")
+    if (!record.pickle_file.empty() && record.pickle_file != pickle_file_for(ids_[index]))
       throw ProtocolError("a 'done' record naming another pickle file");
     if (record.status == "ok" && record.file.empty()) throw ProtocolError("an ok 'done' record without a result file");
     record.meta = metas_[index];
@@ -481,17 +479,15 @@ std::vector<std::string> Supervisor::selected() const {
 void Supervisor::keep(const std::vector<std::string>& ids) {
   const std::set<std::string> wanted(ids.begin(), ids.end());
   std::erase_if(module_errors_, [&](const ScenarioRecord& r) { return !wanted.count(r.id); });
-  std::vector<std::string> kept_ids, kept_files;
+  std::vector<std::string> kept_ids;
   std::vector<json> kept_metas;
   for (std::size_t i = 0; i < ids_.size(); ++i) {
     if (!wanted.count(ids_[i])) continue;
     kept_ids.push_back(ids_[i]);
     kept_metas.push_back(metas_[i]);
-    kept_files.push_back(files_[i]);
   }
   ids_ = std::move(kept_ids);
   metas_ = std::move(kept_metas);
-  files_ = std::move(kept_files);
   results_.assign(ids_.size(), std::nullopt);
 }
 
@@ -513,9 +509,10 @@ void Supervisor::save() {
 
 void print_banner(const Manifest& manifest) {
   const json& b = manifest.backend;
+  const auto field = [](const json& object, const char* key) { return printable(object.value(key, "?")); };
   std::fprintf(stderr, "parity %s | Python %s | NumPy %s | backend %s %s (%s)\n", PARITY_VERSION,
-               manifest.environment.value("python", "?").c_str(), manifest.environment.value("numpy", "?").c_str(),
-               b.value("name", "?").c_str(), b.value("version", "?").c_str(), b.value("role", "?").c_str());
+               field(manifest.environment, "python").c_str(), field(manifest.environment, "numpy").c_str(),
+               field(b, "name").c_str(), field(b, "version").c_str(), field(b, "role").c_str());
 }
 
 int finish_run(Supervisor& supervisor, Manifest& manifest, Progress& progress, bool completed, double seconds) {
@@ -576,7 +573,7 @@ int run_scenarios(const RunOptions& options) {
   try {
     shard = resolve_shard_request(options.sharding);
   } catch (const ShardError& e) {
-    std::fprintf(stderr, "parity run: %s\n", e.what());
+    std::fprintf(stderr, "parity run: %s\n", printable(e.what(), Newlines::kKeep).c_str());
     return kExitUsage;
   }
   std::optional<Manifest> previous;
@@ -584,7 +581,8 @@ int run_scenarios(const RunOptions& options) {
     try {
       previous = read_manifest(options.out);
     } catch (const ManifestError& e) {
-      std::fprintf(stderr, "parity run: --resume: nothing to resume: %s\n", e.what());
+      std::fprintf(stderr, "parity run: --resume: nothing to resume: %s\n",
+                   printable(e.what(), Newlines::kKeep).c_str());
       return kExitUsage;
     }
   }
@@ -595,7 +593,7 @@ int run_scenarios(const RunOptions& options) {
   try {
     supervisor.start(backend);  // the workers create the results directory once backend and selection are good
   } catch (const RunAbort& e) {
-    std::fprintf(stderr, "parity run: %s\n", e.message.c_str());
+    std::fprintf(stderr, "parity run: %s\n", printable(e.message, Newlines::kKeep).c_str());
     return kExitUsage;
   }
   print_banner(manifest);
@@ -607,7 +605,7 @@ int run_scenarios(const RunOptions& options) {
       check_resume_shard(*previous, plan);
       adopted = supervisor.adopt(*previous);
     } catch (const RunAbort& e) {
-      std::fprintf(stderr, "parity run: %s\n", e.message.c_str());
+      std::fprintf(stderr, "parity run: %s\n", printable(e.message, Newlines::kKeep).c_str());
       return kExitUsage;
     }
     manifest.run["resumed"] = true;
@@ -622,7 +620,7 @@ int run_scenarios(const RunOptions& options) {
   try {
     completed = supervisor.run(progress);
   } catch (const RunAbort& e) {
-    std::fprintf(stderr, "parity run: %s\n", e.message.c_str());
+    std::fprintf(stderr, "parity run: %s\n", printable(e.message, Newlines::kKeep).c_str());
     manifest.scenarios = supervisor.finished();
     write_manifest(manifest);  // incomplete: what finished stays valid
     return kExitUsage;

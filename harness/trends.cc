@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "text.h"
+
 using json = nlohmann::json;
 
 namespace parity {
@@ -152,7 +154,9 @@ std::string plural(int n, const std::string& one, const std::string& many) {
 std::string counts_line(const json& report) {
   const json& counts = report.at("trend_summary");
   const json& baselines = report.at("baselines");
-  const std::string oldest = baselines.front().value("started", "?"), latest = baselines.back().value("started", "?");
+  // The dates and ids come from the baseline files: this text is for the terminal, so they are escaped (text.h).
+  const std::string oldest = printable(baselines.front().value("started", "?")),
+                    latest = printable(baselines.back().value("started", "?"));
   return plural(counts.value("new", 0), "new failure", "new failures") + ", " +
          std::to_string(counts.value("still_failing", 0)) + " still failing, " +
          std::to_string(counts.value("fixed", 0)) + " fixed, " + std::to_string(counts.value("gone", 0)) +
@@ -166,7 +170,8 @@ std::string marked_lines(const json& report) {
   for (const MarkName& m : kMarks)
     for (const char* list : {"scenarios", "gone"})
       for (const json& entry : report.value(list, json::array()))
-        if (mark_of(entry) == m.mark) rows.emplace_back(entry.value("id", ""), trend_label(entry["trend"]));
+        if (mark_of(entry) == m.mark)
+          rows.emplace_back(printable(entry.value("id", "")), printable(trend_label(entry["trend"])));
   std::size_t width = 0;
   for (const auto& row : rows) width = std::max(width, row.first.size());
   std::string text;

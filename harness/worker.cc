@@ -20,6 +20,7 @@
 #include "manifest.h"
 #include "process.h"
 #include "protocol.h"
+#include "text.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -75,12 +76,11 @@ void apply_xfail(ScenarioRecord& record, const std::string& role) {
 }
 
 // What compare needs to check parity's codec (leaf digests) and the ecosystem's pickle (a protocol 5 blob).
-void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out,
-                   const std::string& stem, bool pickle_probe) {
+void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
   py::module_ probe = py::module_::import("parity.probe");
   record.fidelity = to_json(probe.attr("digests")(outputs));
   if (!pickle_probe) return;
-  const std::string file = std::string(kResultsSubdir) + "/" + stem + ".pickle";
+  const std::string file = pickle_file_for(record.id);
   py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string());
   if (!error.is_none()) {
     record.pickle_error = to_json(error);
@@ -99,12 +99,12 @@ ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::files
   record.status = outcome["status"].cast<std::string>();
   if (record.status != "ok") record.error = to_json(outcome["error"]);
   if (record.status == "ok") {
-    const std::string file = std::string(kResultsSubdir) + "/" + scenario.attr("file_name").cast<std::string>();
+    const std::string file = result_file_for(record.id);
     try {
       write_result(out / file, outcome["outputs"]);
       record.file = file;
       try {
-        record_probes(record, outcome["outputs"], out, scenario.attr("file_name").cast<std::string>(), pickle_probe);
+        record_probes(record, outcome["outputs"], out, pickle_probe);
       } catch (py::error_already_set& e) {  // parity's own failure: this scenario reports it, the run goes on
         record.status = "error", record.error = error_record("ProbeError", e.what());
       }
@@ -188,8 +188,7 @@ json ready_message(py::handle backend, py::handle found) {
   json scenarios = json::array(), errors = json::array();
   for (py::handle s : found.attr("scenarios"))
     scenarios.push_back({{"id", s.attr("id").cast<std::string>()},
-                         {"meta", to_json(s.attr("metadata")())},
-                         {"file", s.attr("file_name").cast<std::string>()}});
+                         {"meta", to_json(s.attr("metadata")())}});
   for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
   return {{"event", protocol::kReady},
           {"backend", to_json(backend.attr("info")())},
@@ -254,7 +253,7 @@ int list_scenarios(const Selection& selection, bool as_json) {
     found = discover(selection);
   } catch (py::error_already_set& e) {
     if (!is_python_error(e, "builtins", "FileNotFoundError")) throw;
-    std::fprintf(stderr, "parity list: %s\n", py::str(e.value()).cast<std::string>().c_str());
+    std::fprintf(stderr, "parity list: %s\n", printable(py::str(e.value()).cast<std::string>()).c_str());
     return kExitUsage;
   }
   json listing = json::array();
@@ -264,11 +263,13 @@ int list_scenarios(const Selection& selection, bool as_json) {
     listing.push_back({{"id", e.attr("id").cast<std::string>()}, {"error", to_json(e.attr("error"))}});
   for (const json& entry : listing) {
     if (as_json) continue;
+    // Ids and messages are the scenario modules' own text: escaped, so that `parity list` cannot drive a terminal.
+    const std::string id = printable(entry["id"].get<std::string>());
     if (entry.contains("error"))
-      std::printf("%s  [module error: %s: %s]\n", entry["id"].get<std::string>().c_str(),
-                  entry["error"].value("type", "").c_str(), entry["error"].value("message", "").c_str());
+      std::printf("%s  [module error: %s: %s]\n", id.c_str(), printable(entry["error"].value("type", "")).c_str(),
+                  printable(entry["error"].value("message", "")).c_str());
     else
-      std::printf("%s\n", entry["id"].get<std::string>().c_str());
+      std::printf("%s\n", id.c_str());
   }
   if (as_json) std::printf("%s\n", listing.dump(1, ' ', false, json::error_handler_t::replace).c_str());
   return found.attr("errors").cast<py::list>().size() > 0 ? kExitFailed : kExitOk;

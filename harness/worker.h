@@ -22,7 +22,7 @@ struct WorkerOptions {
 
 /// `parity _worker`: loads the backend, installs it, discovers the scenarios (replying {"event": "importing", file}
 /// before each module's import, so that an import that kills it is known, and {"event": "imported"} after the
-/// last) and replies one JSON line, either {"event": "ready", backend, environment, scenarios: [{id, meta, file}],
+/// last) and replies one JSON line, either {"event": "ready", backend, environment, scenarios: [{id, meta}],
 /// errors: [records of module errors]} or {"event": "fatal", message} (then exits 2). Then, for each command line
 /// {"run": ID}, replies {"event": "started"}, runs that scenario, writes its result files under `out` and replies
 /// {"event": "done", record, retiring}. Exits 0 at the end of the commands, or right after a reply with retiring

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "json_report.h"
+#include "text.h"
 #include "trends.h"
 
 using json = nlohmann::json;
@@ -154,26 +155,6 @@ void require_version_1(const json& report) {
       !report["scenarios"].is_array())
     throw std::invalid_argument("not a version " + std::to_string(kReportJsonVersion) +
                                 " parity compare report (docs/report-json.md)");
-}
-
-// Decodes one UTF-8 sequence at `at`; returns its length, or 0 if it is not valid UTF-8 (bad lead or
-// continuation bytes, overlong forms, beyond U+10FFFF). `cp` receives the code point.
-std::size_t decode_utf8(const std::string& text, std::size_t at, char32_t& cp) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[at + k]); };
-  const unsigned char lead = byte(0);
-  const std::size_t len = lead < 0x80           ? 1
-                          : (lead >> 5) == 0x6  ? 2
-                          : (lead >> 4) == 0xe  ? 3
-                          : (lead >> 3) == 0x1e ? 4
-                                                : 0;
-  if (len == 0 || at + len > text.size()) return 0;
-  cp = len == 1 ? lead : lead & (0x7f >> len);
-  for (std::size_t k = 1; k < len; ++k) {
-    if ((byte(k) >> 6) != 0x2) return 0;
-    cp = (cp << 6) | (byte(k) & 0x3f);
-  }
-  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  return cp < kMin[len] || cp > 0x10ffff ? 0 : len;
 }
 
 // XML 1.0's Char production.

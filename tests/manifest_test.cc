@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "test_support.h"
 
@@ -241,6 +243,92 @@ TEST_F(ManifestTest, ResultFileOutsideTheDirectoryIsRefused) {
     EXPECT_TRUE(contains(message, file().string())) << message;
     EXPECT_TRUE(contains(message, "m.f")) << message;  // names the scenario
   }
+}
+
+TEST_F(ManifestTest, ResultFilesOfTheResultsDirectoryAreAccepted) {
+  // A result file another parity version named otherwise is still read, as long as it is in results/.
+  for (const char* path : {"results/m.f[r=1..2]-0123.parity", "results/a..b.parity.pickle", "results/x"}) {
+    SCOPED_TRACE(path);
+    json doc = valid_doc();
+    doc["scenarios"][0]["file"] = path;
+    write_text(doc.dump());
+    EXPECT_EQ(parity::read_manifest(dir_.path()).scenarios[0].file, path);
+  }
+}
+
+TEST_F(ManifestTest, ResultFileNotDirectlyInResultsIsRefused) {
+  for (const char* path :
+       {"results/..", "results/.hidden", "results/", "results/a/b.parity", "manifest.json", "results//x"}) {
+    SCOPED_TRACE(path);
+    json doc = valid_doc();
+    doc["scenarios"][0]["file"] = path;
+    write_text(doc.dump());
+    EXPECT_TRUE(contains(read_error(), "m.f"));
+  }
+}
+
+TEST_F(ManifestTest, UnknownRoleIsRefusedByName) {
+  // The role goes into every Repro line: a manifest cannot choose what those run.
+  for (const json& role : {json("candidate; touch x #"), json(""), json(5), json(nullptr)}) {
+    SCOPED_TRACE(role.dump());
+    json doc = valid_doc();
+    doc["backend"]["role"] = role;
+    write_text(doc.dump());
+    const std::string message = read_error();
+    EXPECT_TRUE(contains(message, file().string())) << message;
+    EXPECT_TRUE(contains(message, "backend.role")) << message;
+  }
+  for (const char* role : parity::kRoles) {
+    json doc = valid_doc();
+    doc["backend"]["role"] = role;
+    write_text(doc.dump());
+    EXPECT_EQ(parity::read_manifest(dir_.path()).backend["role"], role);
+  }
+}
+
+TEST(ResultFileFor, IsTheReadableIdAndItsSha256) {
+  EXPECT_EQ(parity::result_file_for("abc"), "results/abc-ba7816bf8f01cfea.parity");
+  EXPECT_EQ(parity::result_file_for(""), "results/_-e3b0c44298fc1c14.parity");
+  // Two SHA-256 blocks (the padding spills over), from FIPS 180-4's examples.
+  EXPECT_EQ(parity::result_file_for("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "results/abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq-248d6a61d20638b8.parity");
+  // Each run of other characters becomes one '_', and a '.' never follows another.
+  EXPECT_TRUE(parity::result_file_for("m.f[r=1..2]").starts_with("results/m.f_r_1._2_-"));
+  EXPECT_EQ(parity::pickle_file_for("abc"), "results/abc-ba7816bf8f01cfea.parity.pickle");
+}
+
+TEST(ResultFileFor, IsSafeAndDistinctForAnyId) {
+  const std::vector<std::string> ids = {"m.f[r=1..2]",
+                                        "m.f[r=1.2]",
+                                        "m.f[r=1_2]",
+                                        "m.f[r=1/2]",
+                                        "..",
+                                        "../x",
+                                        "/etc/passwd",
+                                        ".hidden",
+                                        "",
+                                        ".",
+                                        "a/../../b",
+                                        "x\n\x1b[2J\xff",
+                                        std::string(10000, '.'),
+                                        std::string(10000, 'a'),
+                                        std::string(10000, 'a') + "b"};
+  std::set<std::string> names;
+  for (const std::string& id : ids) {
+    SCOPED_TRACE(id.substr(0, 40));
+    const std::string file = parity::result_file_for(id), pickle = parity::pickle_file_for(id);
+    EXPECT_TRUE(parity::is_safe_result_path(file)) << file;
+    EXPECT_TRUE(parity::is_safe_result_path(pickle)) << pickle;
+    const std::string name = file.substr(std::string("results/").size());
+    EXPECT_EQ(name.find(".."), std::string::npos) << name;
+    EXPECT_NE(name.front(), '.') << name;
+    EXPECT_LE(pickle.size() + 32, 255u) << "room for the .tmp-<pid>-<n> suffix of an atomic write";
+    EXPECT_TRUE(parity::is_result_file_of(id, file));
+    EXPECT_TRUE(parity::is_result_file_of(id, pickle));
+    EXPECT_FALSE(parity::is_result_file_of(id + "x", file));
+    names.insert(file);
+  }
+  EXPECT_EQ(names.size(), ids.size());
 }
 
 }  // namespace

@@ -369,4 +369,31 @@ TEST_F(DisplayFor, AFileIsLinesWhateverTheTerm) {
   std::fclose(file);
 }
 
+// Ids, statuses, notes and details come from results directories and scenarios: a terminal gets them escaped, and
+// the live display's own erase code is the only control sequence written.
+TEST_F(ProgressTest, WhatFilesAndScenariosSayCannotDriveTheTerminal) {
+  const std::string attack = "\x1b[2J\r\x1b[1A[1/1] pass   forged\x1b]0;owned\x07\xe2\x80\xae\xff";
+  for (const Display display : {Display::kLines, Display::kLive}) {
+    SCOPED_TRACE(display == Display::kLive ? "live" : "lines");
+    const std::size_t start = text().size();
+    {
+      Progress progress(out_, options(display, Verbosity::kVerbose, 2));
+      ShownScenario s =
+          shown("m.a" + attack, "error" + attack, {"values" + attack}, {"detail\n" + attack}, {"traceback" + attack});
+      s.note = "note" + attack;
+      progress.begin(s.id);
+      progress.end(s);
+      progress.begin("m.b" + attack);
+      progress.summary({{"results", "/tmp/out" + attack}});
+    }
+    std::string written = text().substr(start);
+    for (std::size_t at; (at = written.find("\r\x1b[K")) != std::string::npos;) written.erase(at, 4);
+    for (const char* raw : {"\x1b", "\r", "\x07", "\xe2\x80\xae", "\xff"})
+      EXPECT_FALSE(contains(written, raw)) << written;
+    EXPECT_TRUE(contains(written, "m.a\\x1b[2J\\r\\x1b[1A[1/1] pass   forged\\x1b]0;owned\\x07\\u202e\\xff"))
+        << written;
+    EXPECT_TRUE(contains(written, "  detail\n")) << "a detail keeps its lines: " << written;
+  }
+}
+
 }  // namespace

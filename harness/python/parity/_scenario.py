@@ -8,7 +8,6 @@ import itertools
 import math
 import numbers
 import os
-import re
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -218,9 +217,6 @@ def _first(per_params, values):
     return next((e for e in (x.for_params(values) for x in per_params) if e is not None), None)
 
 
-_UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
-
-
 @dataclass
 class Scenario:
     """One runnable scenario: a function, its module, one parameter combination and its policies."""
@@ -254,11 +250,6 @@ class Scenario:
     def seed(self) -> int:
         """A stable 64-bit seed from the id: the same on every machine and Python version."""
         return int.from_bytes(self.digest[:8], "little")
-
-    @property
-    def file_name(self) -> str:
-        """Result file name: readable, filesystem-safe, and unique through a digest of the id."""
-        return f"{_UNSAFE_FILE_CHARS.sub('_', self.id)[:80]}-{self.digest.hex()[:12]}.parity"
 
     def metadata(self) -> dict:
         """What the manifest records so that the compare step never imports scenario code."""

@@ -29,10 +29,6 @@ class ModuleError:
     def id(self) -> str:
         return self.module
 
-    @property
-    def file_name(self) -> str:
-        return ""
-
     def metadata(self) -> dict:
         return {"module": self.module, "source": self.source, "kind": "module"}
 
