@@ -118,7 +118,8 @@ def verified_payload(blob: bytes) -> tuple:
         key_bytes = key()
     except NoKey as exc:
         return None, str(exc)
-    payload, written = blob[:-TRAILER_SIZE], blob[-TRAILER_SIZE + len(_TRAILER_PREFIX):-1]
+    # A view, not a copy: a pickle of large outputs is not held twice.
+    payload, written = memoryview(blob)[:-TRAILER_SIZE], blob[-TRAILER_SIZE + len(_TRAILER_PREFIX):-1]
     digest = mac(key_bytes)
     digest.update(payload)
     if not hmac.compare_digest(digest.hexdigest().encode(), written):
