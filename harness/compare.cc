@@ -609,14 +609,22 @@ bool pickles_verified(const Side& gold, const py::tuple& g, const Side& cand, co
   return verified;
 }
 
+// pickle, from the runs' records alone (no output rebuilt): the candidate's outputs refused to be pickled where
+// gold's did not. Returns whether that is so.
+bool pickle_refused(const ScenarioRecord& g, const ScenarioRecord& c, const std::string& gold_name,
+                    const std::string& cand_name, CheckList& list) {
+  const json &gerr = g.pickle_error, &cerr = c.pickle_error;
+  if (!cerr.is_object() || gerr.is_object()) return false;
+  list.failures.push_back({"pickle", false, cerr.value("path", "outputs"),
+                           "pickle (protocol 5) cannot pickle the " + cand_name + " output: " + error_summary(cerr) +
+                               "; " + gold_name + "'s output pickles",
+                           cerr});
+  return true;
+}
+
 // pickle: what the candidate's own pickling loses, judged against what plain NumPy (gold) loses too.
 void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
-  const json &gerr = gold.record.pickle_error, &cerr = cand.record.pickle_error;
-  if (cerr.is_object() && !gerr.is_object())
-    return list.failures.push_back({"pickle", false, cerr.value("path", "outputs"),
-                                    "pickle (protocol 5) cannot pickle the " + cand.name +
-                                        " output: " + error_summary(cerr) + "; " + gold.name + "'s output pickles",
-                                    cerr});
+  if (pickle_refused(gold.record, cand.record, gold.name, cand.name, list)) return;
   if (gold.record.pickle_file.empty() || cand.record.pickle_file.empty()) return;
   py::tuple g = unpickle(gold), c = unpickle(cand);
   if (!pickles_verified(gold, g, cand, c, list)) return;
@@ -695,7 +703,10 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
       return list.failures.push_back(
           {"fidelity", false, "outputs", std::string("cannot rebuild the outputs to check them: ") + e.what()});
     // An untrusted backend's reducers were never loaded: its own types cannot be rebuilt, and that is no failure.
-    return skip_probes(digests, pickles, !required.empty(), options.untrusted, list);
+    // A pickling error the run recorded needs no rebuilt output: it is still judged.
+    const bool refused = pickles && pickle_refused(g, c, gold.backend.value("name", "gold"),
+                                                   candidate.backend.value("name", "candidate"), list);
+    return skip_probes(digests, pickles && !refused, !required.empty(), options.untrusted, list);
   }
   const Side gs{gold.backend.value("name", "gold"), gold, g, gobj},
       cs{candidate.backend.value("name", "candidate"), candidate, c, cobj};
