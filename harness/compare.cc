@@ -598,16 +598,37 @@ py::tuple unpickle(const Side& side) {
   return py::module_::import("parity.probe").attr("unpickle")(blob);
 }
 
+// Whether both sides' pickles verify with the user's key; a side whose does not gets the probe skipped, saying why.
+bool pickles_verified(const Side& gold, const py::tuple& g, const Side& cand, const py::tuple& c, CheckList& list) {
+  bool verified = true;
+  for (const auto& [side, t] : {std::pair{&gold, &g}, std::pair{&cand, &c}}) {
+    if ((*t)[2].is_none()) continue;
+    verified = false;
+    list.skipped.push_back({"pickle", side == &gold ? "gold" : "candidate", "unverified-pickle",
+                            (*t)[2].cast<std::string>()});
+  }
+  return verified;
+}
+
+// pickle, from the runs' records alone (no output rebuilt): the candidate's outputs refused to be pickled where
+// gold's did not. Returns whether that is so.
+bool pickle_refused(const ScenarioRecord& g, const ScenarioRecord& c, const std::string& gold_name,
+                    const std::string& cand_name, CheckList& list) {
+  const json &gerr = g.pickle_error, &cerr = c.pickle_error;
+  if (!cerr.is_object() || gerr.is_object()) return false;
+  list.failures.push_back({"pickle", false, cerr.value("path", "outputs"),
+                           "pickle (protocol 5) cannot pickle the " + cand_name + " output: " + error_summary(cerr) +
+                               "; " + gold_name + "'s output pickles",
+                           cerr});
+  return true;
+}
+
 // pickle: what the candidate's own pickling loses, judged against what plain NumPy (gold) loses too.
 void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
-  const json &gerr = gold.record.pickle_error, &cerr = cand.record.pickle_error;
-  if (cerr.is_object() && !gerr.is_object())
-    return list.failures.push_back({"pickle", false, cerr.value("path", "outputs"),
-                                    "pickle (protocol 5) cannot pickle the " + cand.name +
-                                        " output: " + error_summary(cerr) + "; " + gold.name + "'s output pickles",
-                                    cerr});
+  if (pickle_refused(gold.record, cand.record, gold.name, cand.name, list)) return;
   if (gold.record.pickle_file.empty() || cand.record.pickle_file.empty()) return;
   py::tuple g = unpickle(gold), c = unpickle(cand);
+  if (!pickles_verified(gold, g, cand, c, list)) return;
   if (!c[1].is_none() && g[1].is_none()) {
     json err = json::parse(py::module_::import("parity._scenario").attr("json_text")(c[1]).cast<std::string>());
     return list.failures.push_back(
@@ -658,6 +679,16 @@ void check_required_attrs(const Side& cand, const json& required, CheckList& lis
   if (failures == 0) list.pass("attrs");
 }
 
+// The probes that would have run, recorded as skipped for each side whose backend compare does not trust.
+void skip_probes(bool digests, bool pickles, bool attrs, const std::map<std::string, std::string>& untrusted,
+                 CheckList& list) {
+  for (const auto& [side, reason] : untrusted) {
+    for (const auto& [check, would_run] :
+         {std::pair{"fidelity", digests}, std::pair{"attrs", attrs}, std::pair{"pickle", pickles}})
+      if (would_run) list.skipped.push_back({check, side, "untrusted-backend", reason});
+  }
+}
+
 void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
                 const Node& gn, const Node& cn, const CompareOptions& options, CheckList& list) {
   const bool digests = g.fidelity.is_object() || c.fidelity.is_object();
@@ -669,8 +700,14 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
     gobj = to_python(gn);
     cobj = to_python(cn);
   } catch (const FormatError& e) {
-    return list.failures.push_back(
-        {"fidelity", false, "outputs", std::string("cannot rebuild the outputs to check them: ") + e.what()});
+    if (options.untrusted.empty())
+      return list.failures.push_back(
+          {"fidelity", false, "outputs", std::string("cannot rebuild the outputs to check them: ") + e.what()});
+    // An untrusted backend's reducers were never loaded: its own types cannot be rebuilt, and that is no failure.
+    // A pickling error the run recorded needs no rebuilt output: it is still judged.
+    const bool refused = pickles && pickle_refused(g, c, gold.backend.value("name", "gold"),
+                                                   candidate.backend.value("name", "candidate"), list);
+    return skip_probes(digests, pickles && !refused, !required.empty(), options.untrusted, list);
   }
   const Side gs{gold.backend.value("name", "gold"), gold, g, gobj},
       cs{candidate.backend.value("name", "candidate"), candidate, c, cobj};
@@ -724,6 +761,7 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
   }
   out.status = list.failures.empty() ? "pass" : "fail";
   out.checks = std::move(list.failures);
+  out.skipped = std::move(list.skipped);
   for (const auto& [check, n] : list.passed) out.checks.push_back({check, true, "outputs", "", {{"leaves", n}}});
 }
 
@@ -960,16 +998,15 @@ bool CompareReport::failed() const {
   return failing_counts(counts()) || (strict_differences && !stale_differences().empty());
 }
 
-// The probes rebuild outputs through the backends' reducers, which are registered when their modules load.
-void load_reducers(const Manifest& m) {
-  const std::string spec = m.backend.value("spec", "");
+// The probes rebuild outputs through the backends' reducers, which are registered when their modules load: those
+// of a built-in backend, or of one the user trusts (parity.trust). Returns why they are not loaded, "" if they are.
+std::string load_reducers(const Manifest& m, const std::string& side, const std::vector<std::string>& trusted) {
   try {
-    py::module_::import("parity.backend").attr("load")(spec, m.backend.value("role", ""));
+    py::object why = py::module_::import("parity.trust").attr("load_reducers")(
+        py::module_::import("json").attr("loads")(m.backend.dump()), side, py::cast(trusted));
+    return why.is_none() ? "" : why.cast<std::string>();
   } catch (py::error_already_set& e) {
-    std::fprintf(stderr,
-                 "parity compare: cannot import backend %s for its reducers (%s); outputs of its own types "
-                 "cannot be rebuilt, so their fidelity and pickle checks fail\n",
-                 printable(spec).c_str(), printable(e.what(), Newlines::kKeep).c_str());
+    return "the " + side + " run's backend cannot be loaded for its reducers: " + e.what();
   }
 }
 
@@ -999,7 +1036,11 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
   CompareReport report;
   report.differences = parse_differences(candidate.backend, (candidate.dir / kManifestName).string());
   report.strict_differences = options.strict_differences;
-  for (const Manifest* m : {&gold, &candidate}) load_reducers(*m);
+  CompareOptions trusting = options;  // the same options, with what compare_runs learns about the backends' trust
+  for (const auto& [side, m] : {std::pair{"gold", &gold}, std::pair{"candidate", &candidate}}) {
+    const std::string why = load_reducers(*m, side, options.trusted_backends);
+    if (!why.empty()) trusting.untrusted[side] = why;
+  }
   report.gold = &gold;
   report.candidate = &candidate;
   report.policy = options.policy;
@@ -1009,7 +1050,7 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (options.on_start) options.on_start(ids[i], i, ids.size());
     report.scenarios.push_back(compare_scenario(gold, candidate, gold_index.find(ids[i]), candidate_index.find(ids[i]),
-                                                ids[i], options, report.differences));
+                                                ids[i], trusting, report.differences));
     if (options.on_outcome) options.on_outcome(report.scenarios.back());
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

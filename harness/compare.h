@@ -61,10 +61,21 @@ struct Policy {
                           std::string* matched = nullptr) const;
 };
 
-/// Failed checks, and how many leaves passed each check.
+/// A check compare did not run for one side of a scenario because running it would mean trusting the results
+/// directory: its backend is not one the user trusts, or its pickle does not carry the user's MAC (README,
+/// "Safety: what parity trusts"). Reported, never counted as a pass or a failure.
+struct SkippedCheck {
+  std::string check;   ///< fidelity, attrs or pickle
+  std::string side;    ///< gold or candidate
+  std::string kind;    ///< untrusted-backend or unverified-pickle: what the report's notices group by
+  std::string reason;  ///< why, and what would make compare run it
+};
+
+/// Failed checks, how many leaves passed each check, and the checks skipped for trust.
 struct CheckList {
   std::vector<Check> failures;
   std::map<std::string, std::int64_t> passed;
+  std::vector<SkippedCheck> skipped;
   void pass(const std::string& check) { ++passed[check]; }
 };
 
@@ -76,6 +87,7 @@ CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy&
 struct ScenarioOutcome {
   std::string id, status, message;
   std::vector<Check> checks;  ///< failures first, then one summary per check that passed
+  std::vector<SkippedCheck> skipped;  ///< checks not run because they would trust the results directory
   nlohmann::json meta;        ///< module, function, params, tags, rtol, atol, tolerances, policy, xfail, source
   nlohmann::json policy;      ///< the policies the outputs were compared under (null when they were not compared)
   double gold_seconds = 0, candidate_seconds = 0, compare_seconds = 0;
@@ -106,7 +118,12 @@ struct CompareReport {
 struct CompareOptions {
   std::string program = "parity";  ///< how the repro command invokes parity
   std::vector<std::string> only;   ///< restrict to these ids
-  bool pickle_probe = true;        ///< unpickle the stored pickles (runs code from them: trusted results only)
+  bool pickle_probe = true;        ///< unpickle the stored pickles whose MAC verifies with the user's key
+  /// Backend specs the user trusts (--trust-backend; PARITY_TRUST_BACKENDS adds more): compare may import them for
+  /// their reducers. Built-in backends are trusted by name; a spec a manifest names is never imported.
+  std::vector<std::string> trusted_backends;
+  /// Set by compare_runs: side ("gold", "candidate") -> why its backend's reducers are not loaded (absent: loaded).
+  std::map<std::string, std::string> untrusted;
   PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them
   /// The candidate's declared differences must each explain something (a whole-corpus run: stale ones fail it).
   bool strict_differences = false;

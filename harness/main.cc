@@ -115,6 +115,12 @@ void print_stale_differences(const CompareReport& report) {
       report.strict_differences ? " (the library no longer differs there: remove them from its DIFFERENCES)" : "");
 }
 
+// Checks skipped because they would trust the results directory: always shown, -q or not (README, "Safety").
+void print_notices(const nlohmann::json& document) {
+  for (const nlohmann::json& notice : document.value("notices", nlohmann::json::array()))
+    print_line("compare", "notice: " + notice.value("message", ""));
+}
+
 // Two results directories that cannot be meant as this pair: given the wrong way round, or runs of different
 // scenario sets (nothing in common to compare). Empty when the pair is usable.
 std::string pairing_mistake(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
@@ -209,6 +215,7 @@ int compare_command(CompareArgs& args, const std::string& program) {
   if (const std::string trends = trend_summary_text(document, args.verbosity == Verbosity::kQuiet); !trends.empty())
     std::fprintf(stderr, "parity compare: %s", trends.c_str());
   print_stale_differences(report);
+  print_notices(document);
   return report.failed() ? kExitFailed : kExitOk;
 }
 
@@ -334,7 +341,11 @@ int main_impl(int argc, char** argv) {
   add_baselines(compare, compare_args.baselines);
   compare->add_option("--only", compare_args.options.only, "compare only the scenario with this exact id (repeatable)");
   compare->add_flag("!--no-pickle-probe", compare_args.options.pickle_probe,
-                    "do not unpickle stored pickles (unpickling runs code: use it for results from elsewhere)");
+                    "do not unpickle stored pickles (without it, only pickles whose MAC verifies with your key "
+                    "are unpickled)");
+  compare->add_option("--trust-backend", compare_args.options.trusted_backends,
+                      "a backend (name, module or .py path) compare may import for its reducers, for runs that "
+                      "recorded it (repeatable; PARITY_TRUST_BACKENDS adds more); built-ins are always trusted");
   compare->add_flag("--strict-differences", compare_args.options.strict_differences,
                     "fail when a difference the candidate declares explains nothing (for whole-corpus runs)");
   // The run's policies; a scenario's own policy= overrides them (README, "Policies").

@@ -436,7 +436,7 @@ json merge_reports(const std::vector<json>& reports, const std::vector<std::stri
     seconds += report.value("seconds", 0.0);
   }
   const json& first = reports.front();
-  return {
+  json merged = {
       {"format", "parity-compare"},
       {"version", kReportJsonVersion},
       {"parity", first.value("parity", "")},
@@ -451,6 +451,8 @@ json merge_reports(const std::vector<json>& reports, const std::vector<std::stri
       {"scenarios", scenarios},
       {"merged",
        {{"total", plans.front().shard.total}, {"shards", shards_record(plans, files, "file")}, {"missing", missing}}}};
+  if (json notices = skipped_notices(scenarios); !notices.empty()) merged["notices"] = notices;  // as compare's
+  return merged;
 }
 
 bool merged_report_failed(const json& report) {

@@ -2,7 +2,10 @@
 #include "json_report.h"
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "config.h"
 
@@ -25,10 +28,38 @@ json check_json(const Check& c) {
 
 }  // namespace
 
+json skipped_notices(const json& scenarios) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;  // kind, check, side, reason
+  std::map<Key, int> groups;  // -> how many scenarios
+  for (const json& s : scenarios) {
+    const json skipped = s.is_object() ? s.value("skipped_checks", json::array()) : json::array();
+    std::set<Key> mine;
+    for (const json& k : skipped.is_array() ? skipped : json::array()) {
+      if (!k.is_object()) continue;
+      auto text = [&k](const char* key) {
+        return k.contains(key) && k[key].is_string() ? k[key].get<std::string>() : std::string();
+      };
+      mine.insert({text("kind"), text("check"), text("side"), text("reason")});
+    }
+    for (const Key& key : mine) ++groups[key];
+  }
+  json out = json::array();
+  for (const auto& [key, n] : groups) {
+    const auto& [kind, check, side, reason] = key;
+    out.push_back({{"kind", kind},
+                   {"check", check},
+                   {"side", side},
+                   {"scenarios", n},
+                   {"message", check + " check skipped (" + side + ") in " + std::to_string(n) + " scenario" +
+                                   (n == 1 ? "" : "s") + ": " + reason}});
+  }
+  return out;
+}
+
 json scenario_to_json(const ScenarioOutcome& s) {
   json checks = json::array();
   for (const Check& c : s.checks) checks.push_back(check_json(c));
-  return {{"id", s.id},
+  json doc = {{"id", s.id},
           {"module", s.meta.value("module", "")},
           {"function", s.meta.value("function", "")},
           {"params", s.meta.value("params", json::object())},
@@ -40,6 +71,10 @@ json scenario_to_json(const ScenarioOutcome& s) {
           {"policy", s.policy},
           {"source", s.meta.value("source", "")},
           {"repro", s.repro}};
+  // Present only when a check was skipped for trust (README, "Safety: what parity trusts").
+  for (const SkippedCheck& k : s.skipped)
+    doc["skipped_checks"].push_back({{"check", k.check}, {"side", k.side}, {"kind", k.kind}, {"reason", k.reason}});
+  return doc;
 }
 
 json report_to_json(const CompareReport& report) {
@@ -61,6 +96,7 @@ json report_to_json(const CompareReport& report) {
       {"strict_differences", report.strict_differences},
       {"scenarios", scenarios}};
   if (report.shard) doc["shard"] = report.shard->to_json();  // absent from an unsharded compare's report
+  if (json notices = skipped_notices(scenarios); !notices.empty()) doc["notices"] = notices;  // skipped for trust
   return doc;
 }
 

@@ -15,6 +15,10 @@ nlohmann::json report_to_json(const CompareReport& report);
 /// One scenario's entry of the report's `scenarios`.
 nlohmann::json scenario_to_json(const ScenarioOutcome& scenario);
 
+/// The report's `notices`: the scenarios' `skipped_checks` grouped by kind, check, side and reason, as [{kind,
+/// check, side, scenarios, message}] (empty when nothing was skipped). Entries that are not well-formed are ignored.
+nlohmann::json skipped_notices(const nlohmann::json& scenarios);
+
 /// A report file that cannot be read back; what() names the file and says what to do.
 struct ReportJsonError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -470,6 +470,39 @@ TEST_F(JunitReport, RefusesWhatIsNotVersion1CompareJson) {
   EXPECT_NO_THROW(parity::report_to_junit(report_));
 }
 
+// Checks skipped rather than trust a results directory are notices: grouped by reason in the JSON, one `notice`
+// property each in the JUnit XML (still valid against the schema), so a CI page shows them.
+TEST(JunitFromReportJson, CarriesTheNoticesOfChecksSkippedForTrust) {
+  Manifest gold, cand;
+  gold.backend = {{"name", "numpy"}, {"version", "2.1.0"}};
+  cand.backend = {{"name", "fsproxy"}, {"version", "0.3.1"}};
+  CompareReport report;
+  report.gold = &gold, report.candidate = &cand, report.started = "2024-05-01T12:00:00Z";
+  for (int i = 0; i < 3; ++i) {
+    ScenarioOutcome s;
+    s.id = "mod.f" + std::to_string(i);
+    s.status = "pass";
+    s.meta = {{"module", "mod"}, {"function", s.id.substr(4)}};
+    if (i < 2) s.skipped.push_back({"pickle", "candidate", "unverified-pickle", "the pickle carries no MAC"});
+    report.scenarios.push_back(s);
+  }
+  const json doc = parity::report_to_json(report);
+  ASSERT_EQ(doc.at("notices").size(), 1u) << doc.dump(1);
+  const json& notice = doc.at("notices").at(0);
+  EXPECT_EQ(notice.at("scenarios"), 2);
+  EXPECT_EQ(notice.at("message"), "pickle check skipped (candidate) in 2 scenarios: the pickle carries no MAC");
+  EXPECT_EQ(doc.at("scenarios").at(0).at("skipped_checks").at(0).at("kind"), "unverified-pickle");
+  EXPECT_FALSE(doc.at("scenarios").at(2).contains("skipped_checks"));
+  const std::string xml = parity::report_to_junit(doc);
+  EXPECT_EQ(schema_error(xml), "") << xml;
+  pugi::xml_document parsed;
+  ASSERT_TRUE(parsed.load_string(xml.c_str())) << xml;
+  const pugi::xml_node props = parsed.child("testsuites").child("testsuite").child("properties");
+  EXPECT_EQ(std::string(props.find_child_by_attribute("property", "name", "notice").attribute("value").as_string()),
+            notice.at("message").get<std::string>())
+      << xml;
+}
+
 // The writer's input is what report_to_json makes of a real CompareReport: the two agree on every count.
 TEST(JunitFromReportJson, CountsMatchTheJsonSummary) {
   Manifest gold, cand;

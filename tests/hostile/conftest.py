@@ -3,6 +3,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,9 @@ BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 HERE = Path(__file__).resolve().parent
 # Ordinary scenarios the hostile tests start from (tests/hostile/scenarios), beside the ones each test writes.
 SCENARIOS = HERE / "scenarios"
+
+# Runs sign their pickles with a key of the suite's own, never the user's (CTest sets one; pytest alone gets this).
+os.environ.setdefault("PARITY_KEY_FILE", str(Path(tempfile.mkdtemp(prefix="parity-hostile-key-")) / "key"))
 
 if not Path(BIN).is_file():
     pytest.exit(f"parity binary not found at {BIN}: build it first (cmake --build build)", returncode=2)

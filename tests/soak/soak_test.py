@@ -44,8 +44,9 @@ def one_round(root, n, tmp):
     codes, peaks = {}, {}
     for name, backend in (("gold", "gold"), ("candidate", CANDIDATE)):
         codes[name], peaks[name] = parity("run", "--backend", backend, "--out", out / name, "-q", tmp=tmp)
+    # PARITY_SOAK_CANDIDATE is named by whoever runs the soak: compare may import it (README, "Safety").
     codes["compare"], peaks["compare"] = parity("compare", out / "gold", out / "candidate", "--json",
-                                                out / "report.json", "-q", tmp=tmp)
+                                                out / "report.json", "-q", "--trust-backend", CANDIDATE, tmp=tmp)
     files = {(side, p.name): p.read_bytes() for side in ("gold", "candidate") for p in (out / side / "results").iterdir()}
     report = json.loads((out / "report.json").read_text())
     verdicts = {s["id"]: (s["status"], s["message"]) for s in report["scenarios"]}

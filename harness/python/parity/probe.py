@@ -9,7 +9,7 @@ import types
 
 import numpy as np
 
-from parity import reducers
+from parity import reducers, trust
 from parity._scenario import describe_exception
 
 PROTOCOL = 5
@@ -149,11 +149,17 @@ def _unpicklable_path(obj, path, depth=0):
 def pickle_outputs(obj, file: str):
     """Pickles the outputs into `file` the way the ecosystem would (streamed: large arrays go from their
     buffers to the file); returns None, or the error with the path of the output that refused. The file
-    appears whole or not at all."""
+    appears whole or not at all, and ends with the MAC compare verifies before unpickling it (parity.trust)."""
     temp = f"{file}.tmp-{os.getpid()}"
     try:
+        digest = trust.mac(trust.key(create=True))
+    except (trust.NoKey, OSError):  # no usable key: the pickle goes unsigned and compare skips its probe, saying why
+        digest = None
+    try:
         with open(temp, "wb") as out:
-            pickle.dump(obj, out, protocol=PROTOCOL)
+            pickle.dump(obj, out if digest is None else trust.MacWriter(out, digest), protocol=PROTOCOL)
+            if digest is not None:
+                out.write(trust.trailer(digest))
         os.replace(temp, file)
         return None
     except Exception as exc:  # noqa: BLE001 - a pickling failure is a finding, not a crash
@@ -166,11 +172,15 @@ def pickle_outputs(obj, file: str):
 
 
 def unpickle(blob: bytes):
-    """(obj, None), or (None, error) when unpickling raises (as the cuDF proxy did)."""
+    """(obj, None, None); (None, error, None) when unpickling raises (as the cuDF proxy did); or (None, None, why
+    not) when the blob's MAC does not verify with the user's key: it is then never unpickled (it could run code)."""
+    payload, untrusted = trust.verified_payload(blob)
+    if payload is None:
+        return None, None, untrusted
     try:
-        return pickle.loads(blob), None
+        return pickle.loads(payload), None, None
     except Exception as exc:  # noqa: BLE001
-        return None, describe_exception(exc)
+        return None, describe_exception(exc), None
 
 
 def _array_aspects(a):

@@ -7,7 +7,6 @@ subclass adds. Built-in reducers use this same API; see README, "Reducers".
 """
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from dataclasses import dataclass
@@ -115,14 +114,17 @@ def is_subclass(type_name: str, base_name: str) -> bool:
 
 
 def _resolve_array_type(type_name: str) -> type:
-    module, _, qualname = type_name.rpartition(".")
+    module = type_name.rpartition(".")[0]
     if not _module_allowed(module):
         raise RebuildError(f"type {type_name} is not rebuilt: module {module!r} is not on the allow-list "
                            f"({', '.join(allowed_modules())}); a backend adds its modules with "
                            "parity.reducers.allow_module()")
-    obj = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
+    # Only among modules already imported (a trusted backend's, NumPy's): importing a module a file names would
+    # run its code (numpy.f2py.__main__ runs f2py's command line).
+    obj = loaded_type(type_name)
+    if obj is None:
+        raise RebuildError(f"type {type_name} is not rebuilt: no module already imported here defines it (compare "
+                           "never imports a module a file names)")
     if not (isinstance(obj, type) and issubclass(obj, np.ndarray)):
         raise RebuildError(f"type {type_name} is not an ndarray subclass")
     return obj

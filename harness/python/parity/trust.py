@@ -1,0 +1,194 @@
+"""What `parity compare` trusts: backends the user names, and pickles that carry a MAC made with the user's key.
+
+A results directory may come from anywhere (a CI artifact, a colleague, a download), so nothing in it may make
+compare run code: a backend spec in a manifest is never imported, and a `*.parity.pickle` is unpickled only when
+its MAC verifies with the user's own key (README, "Safety: what parity trusts"; docs/format.md, "Pickles").
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import shlex
+import stat
+from pathlib import Path
+
+# The end of every pickle parity writes: a fixed-length line with the HMAC-SHA256 of everything before it.
+_TRAILER_PREFIX = b"\nparity-mac hmac-sha256 "
+TRAILER_SIZE = len(_TRAILER_PREFIX) + 64 + 1
+KEY_ENV = "PARITY_PROBE_KEY"            # the key itself, for CI jobs whose shards run on different machines
+KEY_FILE_ENV = "PARITY_KEY_FILE"        # where the key file is (default: $XDG_CONFIG_HOME/parity/key)
+TRUST_ENV = "PARITY_TRUST_BACKENDS"     # backend specs compare may import, separated by os.pathsep
+TRUST_FLAG = "--trust-backend"
+
+
+class NoKey(Exception):
+    """The key file exists but cannot be used (unreadable, not a regular file, writable by others)."""
+
+
+def key_file() -> Path:
+    """$PARITY_KEY_FILE, else $XDG_CONFIG_HOME/parity/key, else ~/.config/parity/key."""
+    named = os.environ.get(KEY_FILE_ENV)
+    if named:
+        return Path(named)
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "parity" / "key"
+
+
+def _read_key(path: Path) -> bytes:
+    # O_NOFOLLOW | O_NONBLOCK: a symlink or FIFO planted at the key's place is refused, never waited on.
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NoKey(f"key file {path} is not a regular file")
+        if info.st_mode & 0o022:
+            raise NoKey(f"key file {path} is writable by others (mode {info.st_mode & 0o777:o}): "
+                            f"anyone could replace it; chmod 600 {shlex.quote(str(path))}")
+        key = os.read(fd, 4096).strip()
+    finally:
+        os.close(fd)
+    if len(key) < 32:
+        raise NoKey(f"key file {path} holds fewer than 32 bytes")
+    return key
+
+
+def _create_key(path: Path) -> bytes:
+    """A new random key at `path`, mode 0600; whole or not at all, and the first of concurrent creators wins."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, (secrets.token_hex(32) + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(temp, path)  # atomic, and fails if another worker created the key first: then its key is used
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(temp)
+    return _read_key(path)
+
+
+def key(create: bool = False) -> bytes:
+    """The MAC key: $PARITY_PROBE_KEY, else the key file's (created when `create` and missing). Raises NoKey
+    when there is none (or it is unusable), with a message saying where it was looked for."""
+    given = os.environ.get(KEY_ENV)
+    if given:
+        return given.encode()
+    path = key_file()
+    try:
+        return _read_key(path)
+    except FileNotFoundError:
+        if create:
+            return _create_key(path)
+        raise NoKey(f"no key: {KEY_ENV} is unset and {path} does not exist (parity run creates it)") from None
+    except OSError as exc:
+        raise NoKey(f"key file {path} cannot be read: {exc}") from None
+
+
+def mac(key_bytes: bytes):
+    return hmac.new(key_bytes, digestmod=hashlib.sha256)
+
+
+def trailer(digest) -> bytes:
+    return _TRAILER_PREFIX + digest.hexdigest().encode() + b"\n"
+
+
+class MacWriter:
+    """A binary file that also feeds everything written to a MAC (pickle.dump streams through it)."""
+
+    def __init__(self, out, digest):
+        self._out, self._digest = out, digest
+
+    def write(self, data):
+        self._digest.update(data)
+        return self._out.write(data)
+
+
+def verified_payload(blob: bytes) -> tuple:
+    """(pickle bytes, None) when `blob` ends with a trailer whose MAC verifies with the user's key; else (None,
+    why not), saying what would make it verify."""
+    if len(blob) < TRAILER_SIZE or not blob[-TRAILER_SIZE:].startswith(_TRAILER_PREFIX):
+        return None, "the pickle carries no MAC (written by another program, or by an older parity)"
+    try:
+        key_bytes = key()
+    except NoKey as exc:
+        return None, str(exc)
+    # A view, not a copy: a pickle of large outputs is not held twice.
+    payload, written = memoryview(blob)[:-TRAILER_SIZE], blob[-TRAILER_SIZE + len(_TRAILER_PREFIX):-1]
+    digest = mac(key_bytes)
+    digest.update(payload)
+    if not hmac.compare_digest(digest.hexdigest().encode(), written):
+        return None, (f"the pickle's MAC does not verify with your key: it was written with another key (another "
+                      f"machine or user) or altered; for your own CI shards set {KEY_ENV} to one secret for all jobs")
+    return payload, None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Backends compare may import for their reducers.
+
+_trusted_loaded: dict = {}  # user-named spec -> (its Backend, None), or (None, why it failed to load)
+
+
+def trusted_specs(named: list) -> list:
+    """The specs named with --trust-backend, then those of $PARITY_TRUST_BACKENDS."""
+    env = [s for s in os.environ.get(TRUST_ENV, "").split(os.pathsep) if s]
+    return list(named) + env
+
+
+def _path_like(spec: str) -> bool:
+    return spec.endswith(".py") or "/" in spec
+
+
+def _load_trusted(spec: str, role: str):
+    """The Backend of a spec the user trusts, loaded once; raises BackendError when it cannot be loaded."""
+    from parity import backend
+
+    if spec not in _trusted_loaded:
+        try:
+            _trusted_loaded[spec] = backend.load(spec, role), None
+        except backend.BackendError as exc:
+            _trusted_loaded[spec] = None, f"the trusted backend {spec!r} cannot be loaded: {exc}"
+    return _trusted_loaded[spec]
+
+
+def _matches(user_spec: str, loaded, recorded: dict) -> bool:
+    """Whether the backend a manifest records is the one the user trusts: the same spec (a path resolved), or the
+    same module (a backend file in another place, as a CI artifact records it)."""
+    spec = recorded.get("spec")
+    if _path_like(user_spec) and str(Path(user_spec).resolve()) == spec:
+        return True
+    if user_spec == spec:
+        return True
+    return loaded is not None and loaded.module.__name__ == recorded.get("module")
+
+
+def load_reducers(recorded: dict, side: str, named: list) -> str | None:
+    """Registers the reducers of the backend a manifest records (its `backend` object), if compare may run its
+    code: a built-in backend, looked up by name, or one the user trusts. Returns None when they are loaded, else
+    why not, naming the flag that would trust it. Never imports the spec the manifest names."""
+    from parity import backend
+
+    recorded = recorded if isinstance(recorded, dict) else {}
+    spec, role = recorded.get("spec"), recorded.get("role")
+    role = role if isinstance(role, str) else ""
+    if isinstance(spec, str) and spec in backend.builtin_names():
+        backend.load(spec, role if role in backend.ROLES else "")
+        return None
+    problems = []
+    for user_spec in trusted_specs(named):
+        loaded, problem = _load_trusted(user_spec, "gold" if side == "gold" else "candidate")
+        if problem:
+            problems.append(problem)
+        if isinstance(spec, str) and _matches(user_spec, loaded, recorded):
+            return None if loaded is not None else problem
+    # The spec came from a file: shown printable only, so it cannot move the cursor or forge terminal lines.
+    shown = spec if isinstance(spec, str) and spec.isprintable() else ascii(spec)
+    return (f"the {side} run's backend {shown!r} is not a built-in backend and you have not trusted it; compare "
+            f"never imports code a results directory names, so checks that need its reducers are skipped (trust "
+            f"it with {TRUST_FLAG} {shlex.quote(shown)} or {TRUST_ENV}, if you trust that code)"
+            + "".join(f"; {p}" for p in problems))

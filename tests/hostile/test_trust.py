@@ -1,0 +1,194 @@
+"""Issue #16, D1/D2/D15: code named or carried by a results directory never runs in `parity compare`."""
+import json
+import os
+import pickle
+import stat
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, SCENARIOS, parity, read_json, statuses
+
+# A backend file whose import leaves a mark: compare must import it only when the user names it.
+MARKING_BACKEND = '''
+import pathlib
+pathlib.Path({marker!r}).write_text("imported")
+'''
+
+
+class Evil:
+    """Unpickling this runs a command (what a tampered *.parity.pickle can do)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def set_backend(results: Path, **fields):
+    manifest = results / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["backend"].update(fields)
+    manifest.write_text(json.dumps(doc))
+
+
+def pickles(results: Path) -> list:
+    found = sorted((results / "results").glob("*.pickle"))
+    assert found, f"no pickles in {results}"
+    return found
+
+
+def skipped(report: Path) -> dict:
+    """(check, side, kind) -> reason of every skipped check in a compare JSON."""
+    return {(k["check"], k["side"], k["kind"]): k["reason"]
+            for s in read_json(report)["scenarios"] for k in s.get("skipped_checks", [])}
+
+
+# --- D1: a backend spec in a manifest is never imported ---------------------------------------------------------
+
+@pytest.mark.parametrize("form", ["absolute", "relative", "module"])
+def test_compare_never_imports_the_backend_a_manifest_names(pair_copy, tmp_path, form):
+    gold, cand = pair_copy
+    marker = tmp_path / "imported"
+    evil = tmp_path / "evil" / "results"
+    evil.mkdir(parents=True)
+    (evil / "x.py").write_text(MARKING_BACKEND.format(marker=str(marker)))
+    (tmp_path / "evilmod.py").write_text(MARKING_BACKEND.format(marker=str(marker)))
+    spec = {"absolute": str(evil / "x.py"), "relative": "evil/results/x.py", "module": "evilmod"}[form]
+    set_backend(cand, spec=spec, module="parity_backend_x")
+    report = tmp_path / "r.json"
+    proc = parity("compare", gold, cand, "--json", report, cwd=tmp_path,
+                  env={"PYTHONPATH": str(tmp_path), "PARITY_TRUST_BACKENDS": ""})
+    assert not marker.exists(), f"compare imported {spec} named by the manifest\n{proc.stderr}"
+    assert proc.returncode in (0, 1), proc.stderr
+    # Everything else is compared: the outputs' checks ran, and the probes that need fsproxy's reducers say why
+    # they did not, naming the flag that would trust the backend.
+    scenarios = statuses(report)
+    assert scenarios and all(s["status"] in ("pass", "fail") for s in scenarios.values()), scenarios
+    assert any(c["check"] == "values" and c["ok"] for s in scenarios.values() for c in s["checks"])
+    reasons = {r for (check, side, kind), r in skipped(report).items() if kind == "untrusted-backend"}
+    assert reasons and all("--trust-backend" in r for r in reasons), skipped(report)
+    assert "--trust-backend" in proc.stderr and "notice" in proc.stderr
+    notices = read_json(report)["notices"]
+    assert any(n["kind"] == "untrusted-backend" and n["side"] == "candidate" for n in notices), notices
+
+
+def test_a_backend_the_user_trusts_is_loaded(pair_copy, tmp_path):
+    gold, cand = pair_copy
+    marker = tmp_path / "imported"
+    mine = tmp_path / "mine.py"
+    mine.write_text(MARKING_BACKEND.format(marker=str(marker)))
+    set_backend(cand, spec=str(mine), module="parity_backend_mine")
+    for how in ({"args": ["--trust-backend", mine]}, {"env": {"PARITY_TRUST_BACKENDS": str(mine)}}):
+        marker.unlink(missing_ok=True)
+        report = tmp_path / "r.json"
+        parity("compare", gold, cand, "--json", report, *how.get("args", []), env=how.get("env"))
+        assert marker.read_text() == "imported", how
+        assert not any(kind == "untrusted-backend" for _, _, kind in skipped(report)), (how, skipped(report))
+
+
+def test_built_in_backends_need_no_trust(pair):
+    gold, cand = pair
+    proc = parity("compare", gold, cand, check=0)
+    assert "notice" not in proc.stderr, proc.stderr
+
+
+# --- D2: only pickles that carry the user's MAC are unpickled ---------------------------------------------------
+
+def test_own_pickles_verify_and_are_probed(pair, tmp_path):
+    gold, cand = pair
+    report = tmp_path / "r.json"
+    parity("compare", gold, cand, "--json", report, check=0)
+    doc = read_json(report)
+    assert "notices" not in doc and not skipped(report)
+    assert any(c["check"] == "pickle" and c["ok"] for s in doc["scenarios"] for c in s["checks"])
+
+
+@pytest.mark.parametrize("forge", ["plain", "wrong-mac"])
+def test_a_tampered_pickle_is_never_unpickled(pair_copy, tmp_path, forge):
+    gold, cand = pair_copy
+    marker = tmp_path / "pwned"
+    payload = pickle.dumps(Evil(marker), protocol=5)
+    if forge == "wrong-mac":  # a well-formed trailer with a MAC made under another key
+        payload += b"\nparity-mac hmac-sha256 " + b"0" * 64 + b"\n"
+    for file in pickles(cand):
+        file.write_bytes(payload)
+    report, junit, html = tmp_path / "r.json", tmp_path / "j.xml", tmp_path / "r.html"
+    proc = parity("compare", gold, cand, "--json", report, "--junit", junit, "--html", html, check=0)
+    assert not marker.exists(), "compare unpickled a tampered pickle"
+    reasons = skipped(report)
+    assert {check for check, side, kind in reasons} == {"pickle"}, reasons
+    assert all(side == "candidate" and kind == "unverified-pickle" for _, side, kind in reasons), reasons
+    notice = read_json(report)["notices"][0]["message"]
+    assert "pickle check skipped" in notice and "notice: pickle check skipped" in proc.stderr
+    props = [p.get("value") for p in ET.parse(junit).iter("property") if p.get("name") == "notice"]
+    assert props == [notice]
+    assert 'id="notices"' in html.read_text() and "pickle check skipped" in html.read_text()
+
+
+def test_a_pickle_from_another_key_is_skipped_and_the_shared_key_verifies(tmp_path):
+    runs = {}
+    for backend in ("gold", "fsproxy"):
+        runs[backend] = tmp_path / backend
+        parity("run", "--backend", backend, "--scenarios", SCENARIOS, "--out", runs[backend], "-q", check=0,
+               env={"PARITY_PROBE_KEY": "the CI secret, shared by every shard"})
+    other = parity("compare", runs["gold"], runs["fsproxy"], "--json", tmp_path / "a.json", check=0,
+                   env={"PARITY_PROBE_KEY": "someone else's secret"})
+    assert "does not verify with your key" in other.stderr
+    same = parity("compare", runs["gold"], runs["fsproxy"], "--json", tmp_path / "b.json", check=0,
+                  env={"PARITY_PROBE_KEY": "the CI secret, shared by every shard"})
+    assert "notice" not in same.stderr and not skipped(tmp_path / "b.json")
+
+
+def test_the_key_is_created_private_on_first_use(tmp_path):
+    config = tmp_path / "config"
+    env = {"XDG_CONFIG_HOME": str(config), "PARITY_KEY_FILE": "", "PARITY_PROBE_KEY": ""}
+    parity("run", "--backend", "gold", "--scenarios", SCENARIOS, "--out", tmp_path / "g", "-q", check=0, env=env)
+    key = config / "parity" / "key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and stat.S_IMODE(key.parent.stat().st_mode) == 0o700
+    assert len(key.read_text().strip()) == 64
+    before = key.read_text()
+    parity("run", "--backend", "gold", "--scenarios", SCENARIOS, "--out", tmp_path / "g2", "-q", check=0, env=env)
+    assert key.read_text() == before, "a second run replaced the key"
+
+
+def test_a_key_file_others_can_write_is_refused(tmp_path):
+    key = tmp_path / "key"
+    key.write_text("k" * 64)
+    key.chmod(0o666)
+    code = ("from parity import trust\n"
+            "try:\n    trust.key()\nexcept trust.NoKey as e:\n    print('refused:', e)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO / "harness" / "python"),
+                                   PARITY_KEY_FILE=str(key), PARITY_PROBE_KEY=""))
+    assert "refused:" in proc.stdout and "writable by others" in proc.stdout, proc.stdout
+
+
+# --- D15: a type name in a file never makes compare import a module ---------------------------------------------
+
+def test_rebuilding_a_type_never_imports_its_module():
+    code = ("import sys, numpy as np\n"
+            "from parity import reducers\n"
+            "try:\n"
+            "    reducers.rebuild('ndarray-subclass', 'numpy.f2py.__main__.X', np.zeros(1), {})\n"
+            "except reducers.RebuildError as e:\n"
+            "    print('refused:', e)\n"
+            "print('imported' if 'numpy.f2py.__main__' in sys.modules else 'not imported')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(REPO / "harness" / "python")))
+    assert proc.stdout.strip().splitlines()[-2:] == [
+        "refused: type numpy.f2py.__main__.X is not rebuilt: no module already imported here defines it (compare "
+        "never imports a module a file names)", "not imported"], proc.stdout + proc.stderr
+
+
+def test_rebuilding_still_finds_types_already_imported():
+    code = ("import numpy as np\n"
+            "from parity import reducers\n"
+            "print(type(reducers.rebuild('ndarray-subclass', 'numpy.matrix', np.zeros((1, 1)), {})).__name__)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO / "harness" / "python")))
+    assert proc.stdout.strip() == "matrix"
