@@ -12,6 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "json_input.h"
 #include "numpy_api.h"
 
 namespace py = pybind11;
@@ -608,7 +609,7 @@ void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
   if (gold.record.pickle_file.empty() || cand.record.pickle_file.empty()) return;
   py::tuple g = unpickle(gold), c = unpickle(cand);
   if (!c[1].is_none() && g[1].is_none()) {
-    json err = json::parse(py::module_::import("parity._scenario").attr("json_text")(c[1]).cast<std::string>());
+    json err = parse_json(py::module_::import("parity._scenario").attr("json_text")(c[1]).cast<std::string>(), "");
     return list.failures.push_back(
         {"pickle", false, "outputs",
          "unpickling the " + cand.name + " outputs raised " + error_summary(err) + "\n" + err.value("traceback", ""),

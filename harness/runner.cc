@@ -17,6 +17,7 @@
 #include <set>
 
 #include "config.h"
+#include "json_input.h"
 #include "manifest.h"
 #include "process.h"
 #include "progress.h"
@@ -161,7 +162,7 @@ void Supervisor::start(const std::string& backend) {
 }
 
 void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progress) {
-  const json message = json::parse(line);
+  const json message = parse_json(line, "");
   const std::string event = message.at("event").get<std::string>();
   if (event == "fatal") throw RunAbort{message.at("message").get<std::string>()};
   if (event == "started") {

@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "json_input.h"
+
 using json = nlohmann::json;
 
 namespace parity {
@@ -26,15 +28,12 @@ std::optional<std::size_t> parse_count(const std::string& text) {
 // An unset variable and an empty one alike mean "not asked" (`export GTEST_TOTAL_SHARDS=` switches it off).
 const char* non_empty(const char* value) { return value && *value ? value : nullptr; }
 
-json read_json_file(const std::filesystem::path& file, const std::string& what) {
-  std::ifstream in(file);
-  if (!in) throw ShardError(what + ": cannot read " + file.string());
-  std::stringstream text;
-  text << in.rdbuf();
+// --shard-times' file, every failure naming the flag and the file (a number out of range included).
+json read_times_file(const std::filesystem::path& file, const std::string& what) {
   try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw ShardError(what + ": " + file.string() + " is not JSON (" + e.what() + ")");
+    return read_json_file(file, what + ": " + file.string());
+  } catch (const JsonInputError& e) {
+    throw ShardError(e.what());
   }
 }
 
@@ -155,7 +154,7 @@ std::optional<Shard> shard_from_environment(const std::function<const char*(cons
 ShardTimes load_shard_times(const std::filesystem::path& path) {
   const std::string what = "--shard-times " + path.string();
   const auto file = std::filesystem::is_directory(path) ? path / kManifestName : path;
-  const json doc = read_json_file(file, what);
+  const json doc = read_times_file(file, what);
   const std::string format = doc.is_object() ? doc.value("format", "") : "";
   if (format != "parity-manifest" && format != "parity-compare")
     throw ShardError(what + ": neither a results directory, its manifest.json, nor a compare JSON");

@@ -1,0 +1,32 @@
+// The one door through which every JSON document parity reads passes: nesting limited while parsing.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace parity {
+
+/// How deeply a manifest, a compare JSON, a times file or a worker's message may nest. nlohmann's copy, dump and
+/// comparison recurse once per level, and Python's json.loads (the HTML renderer) stops near 1000 levels; parity
+/// writes nothing deeper than a handful of levels outside result files, whose decoder asks for its own bound.
+inline constexpr int kJsonMaxDepth = 512;
+
+/// A document that is not JSON, nests deeper than allowed, or holds a number out of range (1e999). A
+/// nlohmann::json::exception, so that the `catch (const json::exception&)` of each reader keeps naming its file.
+class JsonInputError : public nlohmann::json::exception {
+ public:
+  explicit JsonInputError(const std::string& message) : exception(0, message.c_str()) {}
+};
+
+/// Parses `text` with at most `max_depth` nested arrays and objects, refused while parsing, before anything
+/// recursive sees the value. `what` (a file name, or "" when the caller's own message names it) opens every message.
+nlohmann::json parse_json(std::string_view text, const std::string& what, int max_depth = kJsonMaxDepth);
+
+/// Reads and parses `file` (see parse_json); the messages name `what` or else the file. Opens only what it can read as
+/// a whole: a missing file is refused with "cannot read it".
+nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& what = "",
+                              int max_depth = kJsonMaxDepth);
+
+}  // namespace parity

@@ -1,0 +1,127 @@
+"""Hostile JSON from a results directory or a report (issue #16: D3, D4, D7's grid and shard count, D13, number
+overflow): each is refused or made one scenario's error naming the file, never a crash or a hang."""
+import json
+import struct
+
+import pytest
+
+from conftest import parity, read_json, statuses
+
+DEEP = 200_000
+DEEP_ARRAY = "[" * DEEP + "]" * DEEP
+
+
+def manifest(run_dir):
+    return run_dir / "manifest.json"
+
+
+def edit_manifest(run_dir, change):
+    doc = read_json(manifest(run_dir))
+    change(doc)
+    manifest(run_dir).write_text(json.dumps(doc))
+
+
+def compare(gold, cand, tmp_path, *extra, timeout=120):
+    return parity("compare", gold, cand, "--json", tmp_path / "r.json", "--no-pickle-probe", "-q", *extra,
+                  timeout=timeout)
+
+
+def assert_refused_naming(proc, name):
+    """Exit 2 (a usage error), not a signal, with the file named."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert str(name) in proc.stderr, proc.stderr
+
+
+def first_id(run_dir):
+    return read_json(manifest(run_dir))["scenarios"][0]["id"]
+
+
+# --- D4: depth limited while parsing, for every JSON parity reads -----------------------------------------------
+
+def deep_header_file(path):
+    """A result file whose header's `blobs` nest DEEP levels (copying that value overflowed the stack)."""
+    data = path.read_bytes()
+    header_size = struct.unpack_from("<Q", data, 16)[0]
+    header = json.loads(data[24:24 + header_size])
+    text = json.dumps(header).replace('"blobs": ' + json.dumps(header["blobs"]), '"blobs": ' + DEEP_ARRAY, 1)
+    assert DEEP_ARRAY in text
+    body = text.encode()
+    path.write_bytes(data[:16] + struct.pack("<Q", len(body)) + body)
+
+
+def test_a_result_header_nested_deep_is_that_scenarios_error(pair_copy, tmp_path):
+    gold, cand = pair_copy
+    entry = read_json(manifest(cand))["scenarios"][0]
+    deep_header_file(cand / entry["file"])
+    proc = compare(gold, cand, tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    report = statuses(tmp_path / "r.json")
+    bad = report[entry["id"]]
+    assert bad["status"] == "error"
+    message = " ".join(c["message"] for c in bad["checks"] if not c["ok"])
+    assert entry["file"].split("/")[-1] in message and "nested deeper" in message, message
+    assert [s["status"] for i, s in report.items() if i != entry["id"]] == ["pass"] * (len(report) - 1)
+
+
+def test_a_manifest_field_nested_deep_is_refused_naming_the_manifest(pair_copy, tmp_path):
+    gold, cand = pair_copy
+    text = manifest(cand).read_text()
+    manifest(cand).write_text(text.replace('"environment":', '"deep": ' + "[" * 100_000 + "]" * 100_000
+                                           + ', "environment":', 1))
+    assert_refused_naming(compare(gold, cand, tmp_path), manifest(cand))
+
+
+@pytest.fixture
+def report_json(pair, tmp_path):
+    gold, cand = pair
+    parity("compare", gold, cand, "--json", tmp_path / "r.json", "--no-pickle-probe", "-q", check=0)
+    return tmp_path / "r.json"
+
+
+def nest_into_report(report, tmp_path, value_text):
+    """A copy of the compare JSON with `value_text` (raw JSON) as an extra top-level field."""
+    text = report.read_text()
+    assert text.startswith("{")
+    out = tmp_path / "hostile.json"
+    out.write_text('{"deep": ' + value_text + ", " + text[1:])
+    return out
+
+
+def test_report_html_of_a_compare_json_nested_deep_is_refused_naming_it(report_json, tmp_path):
+    hostile = nest_into_report(report_json, tmp_path, DEEP_ARRAY)
+    proc = parity("report", hostile, "--html", tmp_path / "r.html")
+    assert_refused_naming(proc, hostile)
+    assert "nested deeper" in proc.stderr
+
+
+def test_a_baseline_nested_deep_is_refused_naming_it(pair, report_json, tmp_path):
+    gold, cand = pair
+    hostile = nest_into_report(report_json, tmp_path, DEEP_ARRAY)
+    proc = compare(gold, cand, tmp_path, "--baseline", hostile)
+    assert_refused_naming(proc, hostile)
+
+
+def test_shard_times_nested_deep_are_refused_naming_the_file(pair, tmp_path):
+    times = tmp_path / "times.json"
+    times.write_text('{"format": "parity-manifest", "scenarios": ' + DEEP_ARRAY + "}")
+    proc = parity("run", "--backend", "gold", "--shard", "1/2", "--shard-times", times, "--out", tmp_path / "o")
+    assert_refused_naming(proc, times)
+
+
+# --- numbers out of range name the file ---------------------------------------------------------------------------
+
+def test_a_number_overflow_in_a_baseline_names_the_file(pair, report_json, tmp_path):
+    gold, cand = pair
+    hostile = tmp_path / "overflow.json"
+    hostile.write_text(report_json.read_text().replace('"version":', '"huge": 1e999, "version":', 1))
+    proc = compare(gold, cand, tmp_path, "--baseline", hostile)
+    assert_refused_naming(proc, hostile)
+    assert "number overflow" in proc.stderr
+
+
+def test_a_number_overflow_in_shard_times_names_the_file(tmp_path):
+    times = tmp_path / "times.json"
+    times.write_text('{"format": "parity-manifest", "scenarios": [{"id": "a", "seconds": 1e999}]}')
+    proc = parity("run", "--backend", "gold", "--shard", "1/2", "--shard-times", times, "--out", tmp_path / "o")
+    assert_refused_naming(proc, times)
+    assert "number overflow" in proc.stderr
