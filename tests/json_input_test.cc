@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "differences.h"
+#include "glob.h"
 #include "json_input.h"
 
 using json = nlohmann::json;
@@ -50,6 +52,71 @@ TEST(ParseJson, RefusesSyntaxAndNumberOverflowNamingTheDocument) {
   EXPECT_NE(refusal(R"({"seconds": 1e999})", "b.json").find("number overflow"), std::string::npos);
   // Still a json::exception, so that every reader's existing handler names its own file.
   EXPECT_THROW(parity::parse_json("[1e999]", ""), nlohmann::json::exception);
+}
+
+// --- glob_match: Python's fnmatch.fnmatchcase ---------------------------------------------------------------------
+
+TEST(GlobMatch, FollowsFnmatchcase) {
+  struct Case {
+    const char *pattern, *text;
+    bool match;
+  };
+  // Each verdict is fnmatch.fnmatchcase(text, pattern)'s.
+  const std::vector<Case> cases = {
+      {"layouts.*", "layouts.transpose", true},  {"layouts.*", "layout.x", false},
+      {"*", "", true},                           {"?", "", false},
+      {"a?c", "abc", true},                      {"a?c", "ac", false},
+      {"*a*b", "xxaxxb", true},                  {"*a*b", "xxaxxbx", false},
+      {"a*", "a/b/.c", true},                    {"[abc]x", "bx", true},
+      {"[!abc]x", "bx", false},                  {"[!abc]x", "dx", true},
+      {"[a-c]", "b", true},                      {"[a-c]", "d", false},
+      {"[]a]", "]", true},                       {"[!]a]", "]", false},
+      {"[a-]", "-", true},                       {"[z-a]", "a", false},
+      {"[!z-a]", "q", true},                     {"stats.iqr[[]axis=0]", "stats.iqr[axis=0]", true},
+      {"stats.iqr[axis=0]", "stats.iqr[axis=0]", false},  // a set: one character of a, x, i, s, =, 0
+      {"[", "[", true},                          {"a[b", "a[b", true},
+      {"\\*", "\\x", true},                      {"[^a]", "^", true},
+      {"[^a]", "b", false},                      {"é?", "éa", true},
+      {"?", "é", true},                          {"[à-ÿ]", "é", true},
+      {"**b", "ab", true},                       {"*?*?*", "a", false},
+  };
+  for (const Case& c : cases) EXPECT_EQ(parity::glob_match(c.pattern, c.text), c.match) << c.pattern << " ~ " << c.text;
+}
+
+TEST(GlobMatch, HostilePatternsEndQuicklyWithoutRecursion) {
+  const std::string text(40000, 'a');
+  const auto start = std::chrono::steady_clock::now();
+  std::string stars;
+  for (int i = 0; i < 200; ++i) stars += "*a";
+  EXPECT_FALSE(parity::glob_match(stars + "b", text));
+  EXPECT_TRUE(parity::glob_match(std::string(40000, '?'), text));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+// --- declared differences: ids checked by hand ---------------------------------------------------------------------
+
+std::string difference_refusal(const std::string& id) {
+  const json entry = {{"id", id}, {"check", "values"}, {"reason", "r"}};
+  try {
+    parity::parse_differences({{"name", "lib"}, {"differences", {entry}}}, "cand/manifest.json");
+  } catch (const parity::DifferenceError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DifferenceIds, LowercaseWordsJoinedByDashes) {
+  for (const std::string ok : {"a", "fresh-c", "x1-2b-c3"}) EXPECT_EQ(difference_refusal(ok), "") << ok;
+  for (const std::string bad : {"", "-a", "a-", "a--b", "A", "a_b", "a b"})
+    EXPECT_NE(difference_refusal(bad), "") << bad;
+}
+
+TEST(DifferenceIds, AFortyKilobyteIdIsCheckedWithoutRecursion) {
+  // std::regex_match recursed once per character here and died of SIGSEGV.
+  std::string id;
+  while (id.size() < 40000) id += "ab-";
+  EXPECT_NE(difference_refusal(id).find("is not lowercase words"), std::string::npos);  // ends with '-'
+  EXPECT_EQ(difference_refusal(id + "c"), "");
 }
 
 }  // namespace

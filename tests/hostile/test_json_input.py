@@ -36,6 +36,28 @@ def first_id(run_dir):
     return read_json(manifest(run_dir))["scenarios"][0]["id"]
 
 
+# --- D3: no std::regex on a declared difference's id ---------------------------------------------------------------
+
+def test_a_forty_kilobyte_difference_id_is_refused_naming_the_manifest(pair_copy, tmp_path):
+    gold, cand = pair_copy
+    long_id = "ab-" * 13_000 + "x_"  # 39 KB; the last word is not lowercase letters and digits
+    edit_manifest(cand, lambda m: m["backend"].__setitem__(
+        "differences", [{"id": long_id, "check": "values", "reason": "r"}]))
+    proc = compare(gold, cand, tmp_path)
+    assert_refused_naming(proc, manifest(cand))
+    assert "is not lowercase words" in proc.stderr
+
+
+def test_a_long_well_formed_difference_id_and_a_hostile_glob_are_accepted(pair_copy, tmp_path):
+    gold, cand = pair_copy
+    difference = {"id": "ab-" * 13_000 + "c", "check": "values", "reason": "r",
+                  "scenarios": ["*a" * 2_000 + "b"], "match": {"message": "*x" * 2_000 + "y"}}
+    edit_manifest(cand, lambda m: m["backend"].__setitem__("differences", [difference]))
+    proc = compare(gold, cand, tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert all(s["status"] == "pass" for s in statuses(tmp_path / "r.json").values())
+
+
 # --- D4: depth limited while parsing, for every JSON parity reads -----------------------------------------------
 
 def deep_header_file(path):
