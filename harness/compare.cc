@@ -10,10 +10,12 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "json_input.h"
 #include "numpy_api.h"
+#include "record_check.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -807,6 +809,22 @@ void apply_compare_xfail(ScenarioOutcome& out) {
   }
 }
 
+// A mistyped field in either side's record (record_check.h) is this scenario's error naming the manifest, the
+// scenario and the field; nothing else of the scenario is compared. Returns whether there was one.
+bool add_malformed_checks(const Manifest& gold, const Manifest& candidate, const ScenarioRecord* g,
+                          const ScenarioRecord* c, ScenarioOutcome& out) {
+  for (const auto& [side, manifest, record] : {std::tuple{"gold", &gold, g}, std::tuple{"candidate", &candidate, c}}) {
+    if (!record) continue;
+    const std::string field = malformed_field(*record);
+    if (field.empty()) continue;
+    const std::string file = (manifest->dir / kManifestName).string();
+    out.checks.push_back({"error", false, side,
+                          "malformed record: " + file + ": scenario '" + out.id + "': " + field,
+                          {{"malformed", {{"file", file}, {"problem", field}}}}});
+  }
+  return !out.checks.empty();
+}
+
 std::string summary_message(const ScenarioOutcome& out) {
   const std::string names = joined(failed_checks(out));
   return names.empty() ? names : "failed checks: " + names;
@@ -818,16 +836,22 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   const auto start = std::chrono::steady_clock::now();
   ScenarioOutcome out;
   out.id = id;
-  out.meta = g ? g->meta : c->meta;
+  const bool malformed = add_malformed_checks(gold, candidate, g, c, out);
+  // A malformed record's meta is not read at all: the scenario is shown without its declaration.
+  out.meta = malformed ? json::object() : g ? g->meta : c->meta;
   // The compare xfail is the candidate run's: parity.xfail_on scopes an xfail to the backend that earns it,
   // so only the candidate's manifest holds it (gold's resolved it for gold).
-  if (g && c && c->meta.contains("xfail")) out.meta["xfail"] = c->meta.at("xfail");
+  if (!malformed && g && c && c->meta.contains("xfail")) out.meta["xfail"] = c->meta.at("xfail");
   out.gold_seconds = g ? g->seconds : 0;
   out.candidate_seconds = c ? c->seconds : 0;
   out.repro = repro_command(options, gold, candidate, id, out.meta);
-  if (!decide_without_outputs(g, c, gold, candidate, out)) compare_files(gold, candidate, *g, *c, options, out);
+  if (malformed) {
+    out.status = "error", out.message = out.checks.front().message;
+  } else if (!decide_without_outputs(g, c, gold, candidate, out)) {
+    compare_files(gold, candidate, *g, *c, options, out);
+  }
   apply_compare_xfail(out);
-  apply_differences(differences, out);
+  if (!malformed) apply_differences(differences, out);  // the manifest that declares them is the one in doubt
   if (out.message.empty()) out.message = summary_message(out);
   for (Check& check : out.checks)
     if (!check.ok) check.message += "\nRepro: " + out.repro;

@@ -9,6 +9,7 @@
 #include "differences.h"
 #include "glob.h"
 #include "json_input.h"
+#include "record_check.h"
 
 using json = nlohmann::json;
 
@@ -117,6 +118,34 @@ TEST(DifferenceIds, AFortyKilobyteIdIsCheckedWithoutRecursion) {
   while (id.size() < 40000) id += "ab-";
   EXPECT_NE(difference_refusal(id).find("is not lowercase words"), std::string::npos);  // ends with '-'
   EXPECT_EQ(difference_refusal(id + "c"), "");
+}
+
+// --- scenario records: mistyped fields ----------------------------------------------------------------------------
+
+std::string malformed(const json& meta, const json& error = json()) {
+  parity::ScenarioRecord r;
+  r.id = "s";
+  r.status = "ok";
+  r.meta = meta;
+  r.error = error;
+  return parity::malformed_field(r);
+}
+
+TEST(MalformedField, NamesTheFieldAndWhatItShouldBe) {
+  EXPECT_EQ(malformed(json::object()), "");
+  EXPECT_EQ(malformed({{"rtol", 1e-7}, {"atol", nullptr}, {"policy", {{"layout", "strides"}}}}), "");
+  EXPECT_EQ(malformed({{"rtol", "x"}}), "meta.rtol is a string, not a number or null");
+  EXPECT_EQ(malformed(nullptr), "meta is null, not an object");
+  EXPECT_EQ(malformed({{"policy", {{"layout", 5}}}}), "meta.policy.layout is a number, not a string");
+  EXPECT_EQ(malformed({{"xfail", {{"compare", 5}}}}),
+            "meta.xfail.compare is a number, not a reason or {check: reason}");
+  EXPECT_EQ(malformed({{"xfail", {{"compare", {{"values", 1}}}}}}),
+            "meta.xfail.compare.values is a number, not a string");
+  EXPECT_EQ(malformed({{"tolerances", {{"outputs['x']", {{"atol", true}}}}}}),
+            "meta.tolerances.outputs['x'].atol is a boolean, not a number or null");
+  EXPECT_EQ(malformed({{"tags", "a"}}), "meta.tags is a string, not a list");
+  EXPECT_EQ(malformed(json::object(), "boom"), "error is a string, not an object or null");
+  EXPECT_EQ(malformed(json::object(), {{"message", {1}}}), "error.message is an array, not a string");
 }
 
 }  // namespace

@@ -147,3 +147,55 @@ def test_a_number_overflow_in_shard_times_names_the_file(tmp_path):
     proc = parity("run", "--backend", "gold", "--shard", "1/2", "--shard-times", times, "--out", tmp_path / "o")
     assert_refused_naming(proc, times)
     assert "number overflow" in proc.stderr
+
+
+# --- D13: a mistyped record field is one scenario's error, named -------------------------------------------------
+
+MISTYPED = [
+    ("meta", lambda s: s.__setitem__("meta", None), "meta"),
+    ("meta-list", lambda s: s.__setitem__("meta", [1]), "meta"),
+    ("rtol", lambda s: s["meta"].__setitem__("rtol", "x"), "meta.rtol"),
+    ("atol", lambda s: s["meta"].__setitem__("atol", [1]), "meta.atol"),
+    ("tolerances", lambda s: s["meta"].__setitem__("tolerances", "loose"), "meta.tolerances"),
+    ("tolerances-entry", lambda s: s["meta"].__setitem__("tolerances", {"outputs['m']": 1}),
+     "meta.tolerances.outputs['m']"),
+    ("tolerances-rtol", lambda s: s["meta"].__setitem__("tolerances", {"outputs['m']": {"rtol": "x"}}),
+     "meta.tolerances.outputs['m'].rtol"),
+    ("signed_zeros", lambda s: s["meta"].__setitem__("signed_zeros", "yes"), "meta.signed_zeros"),
+    ("policy", lambda s: s["meta"].__setitem__("policy", "strict"), "meta.policy"),
+    ("policy-layout", lambda s: s["meta"].__setitem__("policy", {"layout": 5}), "meta.policy.layout"),
+    ("xfail", lambda s: s["meta"].__setitem__("xfail", "all"), "meta.xfail"),
+    ("xfail-compare", lambda s: s["meta"].__setitem__("xfail", {"compare": 5}), "meta.xfail.compare"),
+    ("xfail-compare-check", lambda s: s["meta"].__setitem__("xfail", {"compare": {"values": 5}}),
+     "meta.xfail.compare.values"),
+    ("source", lambda s: s["meta"].__setitem__("source", 5), "meta.source"),
+    ("module", lambda s: s["meta"].__setitem__("module", 5), "meta.module"),
+    ("function", lambda s: s["meta"].__setitem__("function", {}), "meta.function"),
+    ("params", lambda s: s["meta"].__setitem__("params", 5), "meta.params"),
+    ("tags", lambda s: s["meta"].__setitem__("tags", 5), "meta.tags"),
+    ("fidelity", lambda s: s.__setitem__("fidelity", [1]), "fidelity"),
+    ("fidelity-digest", lambda s: s.__setitem__("fidelity", {"outputs['m']": 5}), "fidelity.outputs['m']"),
+    ("error", lambda s: (s.__setitem__("status", "error"), s.__setitem__("error", "boom")), "error"),
+    ("error-message", lambda s: (s.__setitem__("status", "error"), s.__setitem__("error", {"message": 5})),
+     "error.message"),
+    ("pickle_error", lambda s: s.__setitem__("pickle_error", 5), "pickle_error"),
+]
+
+
+@pytest.mark.parametrize("side", ["gold", "cand"])
+@pytest.mark.parametrize("name,change,field", MISTYPED, ids=[m[0] for m in MISTYPED])
+def test_a_mistyped_record_field_is_that_scenarios_error_naming_file_scenario_and_field(
+        pair_copy, tmp_path, side, name, change, field):
+    gold, cand = pair_copy
+    tampered = gold if side == "gold" else cand
+    target = first_id(tampered)
+    edit_manifest(tampered, lambda m: change(m["scenarios"][0]))
+    proc = compare(gold, cand, tmp_path, "--html", tmp_path / "r.html", "--junit", tmp_path / "r.xml")
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert (tmp_path / "r.html").is_file() and (tmp_path / "r.xml").is_file()
+    report = statuses(tmp_path / "r.json")
+    bad = report[target]
+    assert bad["status"] == "error", bad
+    message = bad["checks"][0]["message"]
+    assert str(manifest(tampered)) in message and f"'{target}'" in message and f"{field} is " in message, message
+    assert [s["status"] for i, s in report.items() if i != target] == ["pass"] * (len(report) - 1)
