@@ -10,6 +10,7 @@
 #include "glob.h"
 #include "json_input.h"
 #include "record_check.h"
+#include "shard.h"
 
 using json = nlohmann::json;
 
@@ -118,6 +119,34 @@ TEST(DifferenceIds, AFortyKilobyteIdIsCheckedWithoutRecursion) {
   while (id.size() < 40000) id += "ab-";
   EXPECT_NE(difference_refusal(id).find("is not lowercase words"), std::string::npos);  // ends with '-'
   EXPECT_EQ(difference_refusal(id + "c"), "");
+}
+
+// --- shards: counts from files ------------------------------------------------------------------------------------
+
+TEST(AssignShards, AHugeShardCountCostsNothingPerShard) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 1000; ++i) ids.push_back("s" + std::to_string(i));
+  const auto start = std::chrono::steady_clock::now();
+  const auto assigned = parity::assign_shards(ids, std::size_t(-1), {});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // One scenario per shard, in the greedy's order (equal times: id order), on the lowest shards.
+  std::set<std::size_t> shards(assigned.begin(), assigned.end());
+  EXPECT_EQ(shards.size(), ids.size());
+  EXPECT_EQ(*shards.rbegin(), ids.size() - 1);
+}
+
+TEST(AssignShards, TheHeapKeepsTheGreedysTieBreaks) {
+  // Longest first onto the least loaded; equal loads: fewer scenarios, then the lower shard.
+  const parity::ShardTimes times = {{"a", 5}, {"b", 3}, {"c", 2}, {"d", 2}, {"e", 1}};
+  EXPECT_EQ(parity::assign_shards({"a", "b", "c", "d", "e"}, 2, times), (std::vector<std::size_t>{0, 1, 1, 0, 1}));
+  EXPECT_EQ(parity::assign_shards({"x", "y", "z"}, 5, {}), (std::vector<std::size_t>{0, 1, 2}));
+}
+
+TEST(ShardRecord, RefusesAShardCountBeyondTheBound) {
+  const json record = {{"index", 1}, {"total", 100000000}, {"scenarios", {"a"}}};
+  EXPECT_THROW(parity::ShardPlan::from_json(record, "m.json"), parity::ShardError);
+  EXPECT_THROW(parity::parse_shard_flag("1/100000000"), parity::ShardError);
+  EXPECT_EQ(parity::parse_shard_flag("2/3").total, 3u);
 }
 
 // --- scenario records: mistyped fields ----------------------------------------------------------------------------

@@ -199,3 +199,32 @@ def test_a_mistyped_record_field_is_that_scenarios_error_naming_file_scenario_an
     message = bad["checks"][0]["message"]
     assert str(manifest(tampered)) in message and f"'{target}'" in message and f"{field} is " in message, message
     assert [s["status"] for i, s in report.items() if i != target] == ["pass"] * (len(report) - 1)
+
+
+# --- D7: a values map's grid and a shard count from a file -----------------------------------------------------------
+
+def test_report_html_of_a_values_map_with_a_huge_grid_ends(report_json, tmp_path):
+    doc = read_json(report_json)
+    scenario = doc["scenarios"][0]
+    scenario["status"] = "fail"
+    for grid, counts in (([10**18, 0], []), ([2, 2], [1]), ([10**18], [0]), (["x"], [0]), ([True, 1], [1])):
+        scenario["checks"] = [{"check": "values", "ok": False, "path": "outputs['m']", "message": "values differ",
+                               "details": {"map": {"grid": grid, "shape": [4, 3], "counts": counts,
+                                                   "sizes": counts}}}]
+        hostile = tmp_path / "grid.json"
+        hostile.write_text(json.dumps(doc))
+        proc = parity("report", hostile, "--html", tmp_path / "r.html", timeout=60)
+        assert proc.returncode == 0, (grid, proc.stderr)
+        assert "values differ" in (tmp_path / "r.html").read_text()
+
+
+@pytest.mark.parametrize("total", [10**8, 2**64 - 1])
+def test_a_huge_recorded_shard_count_is_refused_quickly_naming_the_manifest(pair_copy, tmp_path, total):
+    gold, cand = pair_copy
+    ids = [s["id"] for s in read_json(manifest(gold))["scenarios"]]
+    for run_dir in (gold, cand):
+        edit_manifest(run_dir, lambda m: m["run"].__setitem__(
+            "shard", {"index": 1, "total": total, "scenarios": ids, "times": {}, "times_from": None}))
+    proc = compare(gold, cand, tmp_path, timeout=60)
+    assert_refused_naming(proc, manifest(gold))
+    assert "total" in proc.stderr
