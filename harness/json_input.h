@@ -9,9 +9,10 @@
 namespace parity {
 
 /// How deeply a manifest, a compare JSON, a times file or a worker's message may nest. nlohmann's copy, dump and
-/// comparison recurse once per level, and Python's json.loads (the HTML renderer) stops near 1000 levels; parity
-/// writes nothing deeper than a handful of levels outside result files, whose decoder asks for its own bound.
-inline constexpr int kJsonMaxDepth = 512;
+/// comparison recurse once per level, which this keeps far from the stack's end; it is also about where Python's
+/// json.dumps stops (its recursion limit), so whatever a scenario's metadata could become, parity reads back.
+/// Result files' headers nest more (several levels per output node): their decoder asks for its own bound.
+inline constexpr int kJsonMaxDepth = 1000;
 
 /// A document that is not JSON, nests deeper than allowed, or holds a number out of range (1e999). A
 /// nlohmann::json::exception, so that the `catch (const json::exception&)` of each reader keeps naming its file.
