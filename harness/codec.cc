@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "atomic_file.h"
+#include "json_input.h"
 #include "numpy_api.h"
 
 namespace py = pybind11;
@@ -890,7 +891,7 @@ Node Decoder::read() {
   data_start_ = align_up(kPreamble + header_size);
   if (data_start_ > file_size_) data_start_ = file_size_;
   try {
-    const json doc = json::parse(header);
+    const json doc = parse_json(header, "", 4 * kMaxDepth + 64);  // 4 levels or fewer per node
     blobs_ = doc.at("blobs");
     if (!blobs_.is_array()) fail("blobs is not a list");
     Node root = decode(doc.at("outputs"), "outputs", 0);

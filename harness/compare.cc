@@ -10,9 +10,12 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
+#include "json_input.h"
 #include "numpy_api.h"
+#include "record_check.h"
 #include "text.h"
 
 namespace py = pybind11;
@@ -630,7 +633,7 @@ void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
   py::tuple g = unpickle(gold), c = unpickle(cand);
   if (!pickles_verified(gold, g, cand, c, list)) return;
   if (!c[1].is_none() && g[1].is_none()) {
-    json err = json::parse(py::module_::import("parity._scenario").attr("json_text")(c[1]).cast<std::string>());
+    json err = parse_json(py::module_::import("parity._scenario").attr("json_text")(c[1]).cast<std::string>(), "");
     return list.failures.push_back(
         {"pickle", false, "outputs",
          "unpickling the " + cand.name + " outputs raised " + error_summary(err) + "\n" + err.value("traceback", ""),
@@ -845,6 +848,22 @@ void apply_compare_xfail(ScenarioOutcome& out) {
   }
 }
 
+// A mistyped field in either side's record (record_check.h) is this scenario's error naming the manifest, the
+// scenario and the field; nothing else of the scenario is compared. Returns whether there was one.
+bool add_malformed_checks(const Manifest& gold, const Manifest& candidate, const ScenarioRecord* g,
+                          const ScenarioRecord* c, ScenarioOutcome& out) {
+  for (const auto& [side, manifest, record] : {std::tuple{"gold", &gold, g}, std::tuple{"candidate", &candidate, c}}) {
+    if (!record) continue;
+    const std::string field = malformed_field(*record);
+    if (field.empty()) continue;
+    const std::string file = (manifest->dir / kManifestName).string();
+    out.checks.push_back({"error", false, side,
+                          "malformed record: " + file + ": scenario '" + out.id + "': " + field,
+                          {{"malformed", {{"file", file}, {"problem", field}}}}});
+  }
+  return !out.checks.empty();
+}
+
 std::string summary_message(const ScenarioOutcome& out) {
   const std::string names = joined(failed_checks(out));
   return names.empty() ? names : "failed checks: " + names;
@@ -856,16 +875,22 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   const auto start = std::chrono::steady_clock::now();
   ScenarioOutcome out;
   out.id = id;
-  out.meta = g ? g->meta : c->meta;
+  const bool malformed = add_malformed_checks(gold, candidate, g, c, out);
+  // A malformed record's meta is not read at all: the scenario is shown without its declaration.
+  out.meta = malformed ? json::object() : g ? g->meta : c->meta;
   // The compare xfail is the candidate run's: parity.xfail_on scopes an xfail to the backend that earns it,
   // so only the candidate's manifest holds it (gold's resolved it for gold).
-  if (g && c && c->meta.contains("xfail")) out.meta["xfail"] = c->meta.at("xfail");
+  if (!malformed && g && c && c->meta.contains("xfail")) out.meta["xfail"] = c->meta.at("xfail");
   out.gold_seconds = g ? g->seconds : 0;
   out.candidate_seconds = c ? c->seconds : 0;
   out.repro = repro_command(options, gold, candidate, id, out.meta);
-  if (!decide_without_outputs(g, c, gold, candidate, out)) compare_files(gold, candidate, *g, *c, options, out);
+  if (malformed) {
+    out.status = "error", out.message = out.checks.front().message;
+  } else if (!decide_without_outputs(g, c, gold, candidate, out)) {
+    compare_files(gold, candidate, *g, *c, options, out);
+  }
   apply_compare_xfail(out);
-  apply_differences(differences, out);
+  if (!malformed) apply_differences(differences, out);  // the manifest that declares them is the one in doubt
   if (out.message.empty()) out.message = summary_message(out);
   for (Check& check : out.checks)
     if (!check.ok) check.message += "\nRepro: " + out.repro;

@@ -1,12 +1,10 @@
 // Declared differences (see differences.h): parsed from the candidate manifest, matched against failed checks.
 #include "differences.h"
 
-#include <fnmatch.h>
-
-#include <regex>
 #include <set>
 
 #include "compare.h"
+#include "glob.h"
 
 using json = nlohmann::json;
 
@@ -16,11 +14,6 @@ namespace {
 const std::set<std::string> kDeclarable = {"structure", "type",   "shape", "dtype",  "layout",    "strides",
                                            "writeable", "values", "attrs", "pickle", "serialize", "error"};
 
-// Python's fnmatch.fnmatchcase, which backend.py validates against: no escapes, '*' crosses every character.
-bool glob_matches(const std::string& pattern, const std::string& text) {
-  return ::fnmatch(pattern.c_str(), text.c_str(), FNM_NOESCAPE) == 0;
-}
-
 bool value_matches(const json& pattern, const json& value) {
   if (pattern.is_array()) {
     for (const json& p : pattern)
@@ -28,7 +21,7 @@ bool value_matches(const json& pattern, const json& value) {
     return false;
   }
   if (pattern.is_string())
-    return value.is_string() && glob_matches(pattern.get<std::string>(), value.get<std::string>());
+    return value.is_string() && glob_match(pattern.get<std::string>(), value.get<std::string>());
   return pattern == value && pattern.type() == value.type();
 }
 
@@ -44,6 +37,18 @@ const json* lookup(const json& root, const std::string& key) {
     if (dot == std::string::npos) return node;
     start = dot + 1;
   }
+}
+
+// [a-z0-9]+(-[a-z0-9]+)*, checked by hand: std::regex recurses once per character, and a long id from a manifest
+// would overflow the stack.
+bool is_word_id(const std::string& id) {
+  bool after_word = false;  // the previous character ends a word, so '-' or the end may follow
+  for (const char ch : id) {
+    const bool word = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+    if (!word && (ch != '-' || !after_word)) return false;
+    after_word = word;
+  }
+  return after_word;
 }
 
 [[noreturn]] void refuse(const std::string& source, std::size_t index, const std::string& what) {
@@ -73,8 +78,7 @@ Difference parse_one(const json& entry, const std::string& source, std::size_t i
   d.id = required_text(entry, "id", source, index);
   d.check = required_text(entry, "check", source, index);
   d.reason = required_text(entry, "reason", source, index);
-  static const std::regex id_form("[a-z0-9]+(-[a-z0-9]+)*");
-  if (!std::regex_match(d.id, id_form)) refuse(source, index, "id '" + d.id + "' is not lowercase words joined by '-'");
+  if (!is_word_id(d.id)) refuse(source, index, "id '" + d.id + "' is not lowercase words joined by '-'");
   if (!declarable_check(d.check))
     refuse(source, index,
            "('" + d.id + "') cannot declare check '" + d.check + "' (missing and fidelity are parity's own)");
@@ -95,7 +99,7 @@ bool any_scenario_glob(const Difference& d, const std::string& id) {
   if (d.scenarios.empty()) return true;
   // An exact id matches as itself: parametrized ids hold '[', which a glob reads as a character class.
   for (const std::string& pattern : d.scenarios)
-    if (pattern == id || glob_matches(pattern, id)) return true;
+    if (pattern == id || glob_match(pattern, id)) return true;
   return false;
 }
 

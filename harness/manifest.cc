@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "atomic_file.h"
+#include "json_input.h"
 
 using json = nlohmann::json;
 
@@ -184,7 +185,7 @@ Manifest read_manifest(const std::filesystem::path& dir) {
   Manifest m;
   m.dir = dir;
   try {
-    const json doc = json::parse(text.str());
+    const json doc = parse_json(text.str(), "");
     if (doc.value("format", "") != "parity-manifest") throw fail("not a parity manifest");
     // Checked before converting: a float out of int's range (a damaged file) would convert with undefined behaviour.
     if (!doc.at("version").is_number_integer()) throw fail("has no integer \"version\"");

@@ -18,6 +18,7 @@
 #include <set>
 
 #include "config.h"
+#include "json_input.h"
 #include "manifest.h"
 #include "process.h"
 #include "progress.h"

@@ -6,8 +6,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <queue>
 #include <set>
 #include <sstream>
+#include <tuple>
+
+#include "json_input.h"
 
 using json = nlohmann::json;
 
@@ -26,15 +30,12 @@ std::optional<std::size_t> parse_count(const std::string& text) {
 // An unset variable and an empty one alike mean "not asked" (`export GTEST_TOTAL_SHARDS=` switches it off).
 const char* non_empty(const char* value) { return value && *value ? value : nullptr; }
 
-json read_json_file(const std::filesystem::path& file, const std::string& what) {
-  std::ifstream in(file);
-  if (!in) throw ShardError(what + ": cannot read " + file.string());
-  std::stringstream text;
-  text << in.rdbuf();
+// --shard-times' file, every failure naming the flag and the file (a number out of range included).
+json read_times_file(const std::filesystem::path& file, const std::string& what) {
   try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw ShardError(what + ": " + file.string() + " is not JSON (" + e.what() + ")");
+    return read_json_file(file, what + ": " + file.string());
+  } catch (const JsonInputError& e) {
+    throw ShardError(e.what());
   }
 }
 
@@ -130,7 +131,9 @@ Shard parse_shard_flag(const std::string& text) {
     throw ShardError("--shard '" + text + "': expected I/N, shard I of N counted from 1, e.g. --shard 2/3");
   if (*total < 1 || *index < 1 || *index > *total)
     throw ShardError("--shard '" + text + "': the shard must be 1 to N and N at least 1, e.g. --shard 1/" +
-                     std::to_string(std::max<std::size_t>(*total, 1)));
+                     std::to_string(std::clamp<std::size_t>(*total, 1, kMaxShards)));
+  if (*total > kMaxShards)
+    throw ShardError("--shard '" + text + "': at most " + std::to_string(kMaxShards) + " shards");
   return {*index - 1, *total};
 }
 
@@ -143,8 +146,9 @@ std::optional<Shard> shard_from_environment(const std::function<const char*(cons
                      (total_text ? "GTEST_SHARD_INDEX" : "GTEST_TOTAL_SHARDS") +
                      " is not: GoogleTest sharding needs both (or use --shard I/N)");
   const auto total = parse_count(total_text);
-  if (!total || *total < 1)
-    throw ShardError(std::string("GTEST_TOTAL_SHARDS='") + total_text + "' is not a shard count (1 or more)");
+  if (!total || *total < 1 || *total > kMaxShards)
+    throw ShardError(std::string("GTEST_TOTAL_SHARDS='") + total_text + "' is not a shard count (1 to " +
+                     std::to_string(kMaxShards) + ")");
   const auto index = parse_count(index_text);
   if (!index || *index >= *total)
     throw ShardError(std::string("GTEST_SHARD_INDEX='") + index_text + "' is not a shard index: it counts from 0 " +
@@ -155,7 +159,7 @@ std::optional<Shard> shard_from_environment(const std::function<const char*(cons
 ShardTimes load_shard_times(const std::filesystem::path& path) {
   const std::string what = "--shard-times " + path.string();
   const auto file = std::filesystem::is_directory(path) ? path / kManifestName : path;
-  const json doc = read_json_file(file, what);
+  const json doc = read_times_file(file, what);
   const std::string format = doc.is_object() ? doc.value("format", "") : "";
   if (format != "parity-manifest" && format != "parity-compare")
     throw ShardError(what + ": neither a results directory, its manifest.json, nor a compare JSON");
@@ -206,16 +210,24 @@ std::vector<std::size_t> assign_shards(const std::vector<std::string>& ids, std:
   std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : *a.second < *b.second;
   });
-  std::vector<double> load(total, 0.0);
-  std::vector<std::size_t> count(total, 0);
+  // The least-loaded shard (then fewer scenarios, then the lower index) from a heap of the shards used so far and
+  // the lowest unused one: O(scenarios log scenarios) whatever `total` is, and no memory per unused shard.
+  using Load = std::tuple<double, std::size_t, std::size_t>;  // load, scenarios, shard
+  std::priority_queue<Load, std::vector<Load>, std::greater<Load>> used;
+  std::size_t fresh = 0;  // shards from here on hold nothing yet
   std::map<std::string, std::size_t> shard_of;
   for (const auto& [weight, id] : items) {
-    std::size_t best = 0;
-    for (std::size_t k = 1; k < total; ++k)
-      if (load[k] < load[best] || (load[k] == load[best] && count[k] < count[best])) best = k;
-    shard_of[*id] = best;
-    load[best] += weight;
-    ++count[best];
+    Load best{0.0, 0, fresh};
+    const bool reuse = fresh == total || (!used.empty() && used.top() < best);
+    if (reuse) {
+      best = used.top();
+      used.pop();
+    } else {
+      ++fresh;
+    }
+    auto& [load, count, shard] = best;
+    shard_of[*id] = shard;
+    used.push({load + weight, count + 1, shard});
   }
   std::vector<std::size_t> assigned;
   for (const std::string& id : ids) assigned.push_back(shard_of.at(id));
@@ -254,8 +266,9 @@ ShardPlan ShardPlan::from_json(const json& doc, const std::string& source) {
   if (!doc.is_object()) throw fail("not an object");
   const json &index = doc.value("index", json()), &total = doc.value("total", json());
   if (!index.is_number_unsigned() || !total.is_number_unsigned() || index.get<std::size_t>() < 1 ||
-      index.get<std::size_t>() > total.get<std::size_t>())
-    throw fail("\"index\" and \"total\" must be whole numbers with 1 <= index <= total");
+      index.get<std::size_t>() > total.get<std::size_t>() || total.get<std::size_t>() > kMaxShards)
+    throw fail("\"index\" and \"total\" must be whole numbers with 1 <= index <= total <= " +
+               std::to_string(kMaxShards));
   ShardPlan plan;
   plan.shard = {index.get<std::size_t>() - 1, total.get<std::size_t>()};
   try {

@@ -21,6 +21,10 @@ struct ShardError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The most shards a partition may have: far beyond any CI matrix, and small enough that a count read from a file
+/// (run.shard.total) stays an ordinary number in every message and loop.
+inline constexpr std::size_t kMaxShards = 100000;
+
 /// One shard of a partition into `total` shards. `index` is 0-based, as GoogleTest's GTEST_SHARD_INDEX is; the
 /// command line, messages and JSON spell it 1-based ("2/3"), as people count.
 struct Shard {

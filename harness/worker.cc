@@ -17,6 +17,7 @@
 #include "codec.h"
 #include "config.h"
 #include "interpreter.h"
+#include "json_input.h"
 #include "manifest.h"
 #include "process.h"
 #include "protocol.h"
@@ -31,7 +32,7 @@ namespace {
 // Python's own json module converts the metadata dicts; they hold only JSON-able values by construction.
 json to_json(py::handle obj) {
   static py::object text = py::module_::import("parity._scenario").attr("json_text");
-  return json::parse(text(obj).cast<std::string>());
+  return parse_json(text(obj).cast<std::string>(), "scenario metadata");
 }
 
 bool is_python_error(const py::error_already_set& e, const char* module, const char* name) {
@@ -224,7 +225,7 @@ int worker_main(const WorkerOptions& options) {
   char* line = nullptr;
   std::size_t capacity = 0;
   while (::getline(&line, &capacity, commands) > 0) {
-    const json command = json::parse(line);
+    const json command = parse_json(line, "command");
     const std::string id = command.at("run").get<std::string>();
     // The supervisor queues the next scenario ahead: this tells it which one a death from now on belongs to, and
     // the restart line which output does (what the last scenario printed is flushed before it).

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "config.h"
+#include "json_input.h"
 
 using json = nlohmann::json;
 
@@ -108,9 +109,9 @@ json read_report_json(const std::filesystem::path& file) {
   text << in.rdbuf();
   json doc;
   try {
-    doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw fail(std::string("not JSON (") + e.what() + ")");
+    doc = parse_json(text.str(), file.string());
+  } catch (const JsonInputError& e) {
+    throw ReportJsonError(e.what());
   }
   if (!doc.is_object() || doc.value("format", "") != "parity-compare")
     throw fail("not a parity compare report (its \"format\" is not \"parity-compare\")");

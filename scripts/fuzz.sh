@@ -22,8 +22,9 @@ CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=De
 cmake --build "$build" --target parity_decoder_fuzz
 fuzzer=$build/tests/fuzz/parity_decoder_fuzz
 
-# Seeds are written fresh by the fuzz binary itself (write_result on every node kind); the corpus of
-# inputs that found new coverage is kept between local runs.
+# Seeds are written fresh by the fuzz binary itself (write_result on every node kind), beside the hand-made
+# hostile ones of tests/fuzz/seeds (deep nesting); the corpus of inputs that found new coverage is kept
+# between local runs (libFuzzer adds to the first directory only).
 seeds=$build/fuzz-seeds corpus=$build/fuzz-corpus artifacts=$build/fuzz-artifacts
 rm -rf "$seeds"
 mkdir -p "$corpus" "$artifacts"
@@ -41,7 +42,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_
 
 echo "fuzz: running the decoder fuzzer for ${seconds}s"
 if ! "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 -print_final_stats=1 \
-  -dict="$repo/tests/fuzz/decoder.dict" -artifact_prefix="$artifacts/" "$@" "$corpus" "$seeds"; then
+  -dict="$repo/tests/fuzz/decoder.dict" -artifact_prefix="$artifacts/" "$@" "$corpus" "$seeds" "$repo/tests/fuzz/seeds"; then
   echo "fuzz: FAILED: the decoder fuzzer found a problem; the input is in $artifacts/" >&2
   echo "fuzz: reproduce with: $fuzzer $artifacts/<file>" >&2
   exit 1

@@ -38,6 +38,23 @@ def _fact_rows(table: dict) -> list:
     return [(n, cell(gold.get(n)), cell(cand.get(n)), gold.get(n) != cand.get(n)) for n in names]
 
 
+def _counts(value, length=None) -> bool:
+    """Whether `value` is a list of whole numbers >= 0 (of `length` items when given)."""
+    return (isinstance(value, list) and (length is None or len(value) == length)
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value))
+
+
+def _drawable_map(grid_map: dict) -> bool:
+    """Whether a mismatch map's grid has one count and size per cell: a report is data from elsewhere, and a grid
+    like [10**18, 0] would otherwise be walked row by row."""
+    grid = grid_map.get("grid")
+    if not _counts(grid) or len(grid) not in (1, 2):
+        return False
+    cells = grid[0] * (grid[1] if len(grid) == 2 else 1)
+    return (cells > 0 and _counts(grid_map.get("counts"), cells) and _counts(grid_map.get("sizes"), cells)
+            and isinstance(grid_map.get("shape"), list))
+
+
 def _map_runs(grid_map: dict) -> dict:
     """The mismatch map as rectangles: runs of equal colour along each row, so the SVG stays small."""
     grid = grid_map["grid"]
@@ -73,7 +90,7 @@ def _check_view(check: dict, repro: str) -> dict:
             "headline": message.split("\n", 1)[0], "facts": None, "map": None}
     if isinstance(details.get("table"), dict):
         view["facts"] = _fact_rows(details["table"])
-    if isinstance(details.get("map"), dict):
+    if isinstance(details.get("map"), dict) and _drawable_map(details["map"]):
         view["map"] = _map_runs(details["map"])
     return view
 

@@ -1,0 +1,33 @@
+// The one door through which every JSON document parity reads passes: nesting limited while parsing.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace parity {
+
+/// How deeply a manifest, a compare JSON, a times file or a worker's message may nest. nlohmann's copy, dump and
+/// comparison recurse once per level, which this keeps far from the stack's end; it is also about where Python's
+/// json.dumps stops (its recursion limit), so whatever a scenario's metadata could become, parity reads back.
+/// Result files' headers nest more (several levels per output node): their decoder asks for its own bound.
+inline constexpr int kJsonMaxDepth = 1000;
+
+/// A document that is not JSON, nests deeper than allowed, or holds a number out of range (1e999). A
+/// nlohmann::json::exception, so that the `catch (const json::exception&)` of each reader keeps naming its file.
+class JsonInputError : public nlohmann::json::exception {
+ public:
+  explicit JsonInputError(const std::string& message) : exception(0, message.c_str()) {}
+};
+
+/// Parses `text` with at most `max_depth` nested arrays and objects, refused while parsing, before anything
+/// recursive sees the value. `what` (a file name, or "" when the caller's own message names it) opens every message.
+nlohmann::json parse_json(std::string_view text, const std::string& what, int max_depth = kJsonMaxDepth);
+
+/// Reads and parses `file` (see parse_json); the messages name `what` or else the file. Opens only what it can read as
+/// a whole: a missing file is refused with "cannot read it".
+nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& what = "",
+                              int max_depth = kJsonMaxDepth);
+
+}  // namespace parity

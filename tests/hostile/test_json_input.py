@@ -1,0 +1,230 @@
+"""Hostile JSON from a results directory or a report (issue #16: D3, D4, D7's grid and shard count, D13, number
+overflow): each is refused or made one scenario's error naming the file, never a crash or a hang."""
+import json
+import struct
+
+import pytest
+
+from conftest import parity, read_json, statuses
+
+DEEP = 200_000
+DEEP_ARRAY = "[" * DEEP + "]" * DEEP
+
+
+def manifest(run_dir):
+    return run_dir / "manifest.json"
+
+
+def edit_manifest(run_dir, change):
+    doc = read_json(manifest(run_dir))
+    change(doc)
+    manifest(run_dir).write_text(json.dumps(doc))
+
+
+def compare(gold, cand, tmp_path, *extra, timeout=120):
+    return parity("compare", gold, cand, "--json", tmp_path / "r.json", "--no-pickle-probe", "-q", *extra,
+                  timeout=timeout)
+
+
+def assert_refused_naming(proc, name):
+    """Exit 2 (a usage error), not a signal, with the file named."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert str(name) in proc.stderr, proc.stderr
+
+
+def first_id(run_dir):
+    return read_json(manifest(run_dir))["scenarios"][0]["id"]
+
+
+# --- D3: no std::regex on a declared difference's id ---------------------------------------------------------------
+
+def test_a_forty_kilobyte_difference_id_is_refused_naming_the_manifest(pair_copy, tmp_path):
+    gold, cand = pair_copy
+    long_id = "ab-" * 13_000 + "x_"  # 39 KB; the last word is not lowercase letters and digits
+    edit_manifest(cand, lambda m: m["backend"].__setitem__(
+        "differences", [{"id": long_id, "check": "values", "reason": "r"}]))
+    proc = compare(gold, cand, tmp_path)
+    assert_refused_naming(proc, manifest(cand))
+    assert "is not lowercase words" in proc.stderr
+
+
+def test_a_long_well_formed_difference_id_and_a_hostile_glob_are_accepted(pair_copy, tmp_path):
+    gold, cand = pair_copy
+    difference = {"id": "ab-" * 13_000 + "c", "check": "values", "reason": "r",
+                  "scenarios": ["*a" * 2_000 + "b"], "match": {"message": "*x" * 2_000 + "y"}}
+    edit_manifest(cand, lambda m: m["backend"].__setitem__("differences", [difference]))
+    proc = compare(gold, cand, tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert all(s["status"] == "pass" for s in statuses(tmp_path / "r.json").values())
+
+
+# --- D4: depth limited while parsing, for every JSON parity reads -----------------------------------------------
+
+def deep_header_file(path):
+    """A result file whose header's `blobs` nest DEEP levels (copying that value overflowed the stack)."""
+    data = path.read_bytes()
+    header_size = struct.unpack_from("<Q", data, 16)[0]
+    header = json.loads(data[24:24 + header_size])
+    text = json.dumps(header).replace('"blobs": ' + json.dumps(header["blobs"]), '"blobs": ' + DEEP_ARRAY, 1)
+    assert DEEP_ARRAY in text
+    body = text.encode()
+    path.write_bytes(data[:16] + struct.pack("<Q", len(body)) + body)
+
+
+def test_a_result_header_nested_deep_is_that_scenarios_error(pair_copy, tmp_path):
+    gold, cand = pair_copy
+    entry = read_json(manifest(cand))["scenarios"][0]
+    deep_header_file(cand / entry["file"])
+    proc = compare(gold, cand, tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    report = statuses(tmp_path / "r.json")
+    bad = report[entry["id"]]
+    assert bad["status"] == "error"
+    message = " ".join(c["message"] for c in bad["checks"] if not c["ok"])
+    assert entry["file"].split("/")[-1] in message and "nested deeper" in message, message
+    assert [s["status"] for i, s in report.items() if i != entry["id"]] == ["pass"] * (len(report) - 1)
+
+
+def test_a_manifest_field_nested_deep_is_refused_naming_the_manifest(pair_copy, tmp_path):
+    gold, cand = pair_copy
+    text = manifest(cand).read_text()
+    manifest(cand).write_text(text.replace('"environment":', '"deep": ' + "[" * 100_000 + "]" * 100_000
+                                           + ', "environment":', 1))
+    assert_refused_naming(compare(gold, cand, tmp_path), manifest(cand))
+
+
+@pytest.fixture
+def report_json(pair, tmp_path):
+    gold, cand = pair
+    parity("compare", gold, cand, "--json", tmp_path / "r.json", "--no-pickle-probe", "-q", check=0)
+    return tmp_path / "r.json"
+
+
+def nest_into_report(report, tmp_path, value_text):
+    """A copy of the compare JSON with `value_text` (raw JSON) as an extra top-level field."""
+    text = report.read_text()
+    assert text.startswith("{")
+    out = tmp_path / "hostile.json"
+    out.write_text('{"deep": ' + value_text + ", " + text[1:])
+    return out
+
+
+def test_report_html_of_a_compare_json_nested_deep_is_refused_naming_it(report_json, tmp_path):
+    hostile = nest_into_report(report_json, tmp_path, DEEP_ARRAY)
+    proc = parity("report", hostile, "--html", tmp_path / "r.html")
+    assert_refused_naming(proc, hostile)
+    assert "nested deeper" in proc.stderr
+
+
+def test_a_baseline_nested_deep_is_refused_naming_it(pair, report_json, tmp_path):
+    gold, cand = pair
+    hostile = nest_into_report(report_json, tmp_path, DEEP_ARRAY)
+    proc = compare(gold, cand, tmp_path, "--baseline", hostile)
+    assert_refused_naming(proc, hostile)
+
+
+def test_shard_times_nested_deep_are_refused_naming_the_file(pair, tmp_path):
+    times = tmp_path / "times.json"
+    times.write_text('{"format": "parity-manifest", "scenarios": ' + DEEP_ARRAY + "}")
+    proc = parity("run", "--backend", "gold", "--shard", "1/2", "--shard-times", times, "--out", tmp_path / "o")
+    assert_refused_naming(proc, times)
+
+
+# --- numbers out of range name the file ---------------------------------------------------------------------------
+
+def test_a_number_overflow_in_a_baseline_names_the_file(pair, report_json, tmp_path):
+    gold, cand = pair
+    hostile = tmp_path / "overflow.json"
+    hostile.write_text(report_json.read_text().replace('"version":', '"huge": 1e999, "version":', 1))
+    proc = compare(gold, cand, tmp_path, "--baseline", hostile)
+    assert_refused_naming(proc, hostile)
+    assert "number overflow" in proc.stderr
+
+
+def test_a_number_overflow_in_shard_times_names_the_file(tmp_path):
+    times = tmp_path / "times.json"
+    times.write_text('{"format": "parity-manifest", "scenarios": [{"id": "a", "seconds": 1e999}]}')
+    proc = parity("run", "--backend", "gold", "--shard", "1/2", "--shard-times", times, "--out", tmp_path / "o")
+    assert_refused_naming(proc, times)
+    assert "number overflow" in proc.stderr
+
+
+# --- D13: a mistyped record field is one scenario's error, named -------------------------------------------------
+
+MISTYPED = [
+    ("meta", lambda s: s.__setitem__("meta", None), "meta"),
+    ("meta-list", lambda s: s.__setitem__("meta", [1]), "meta"),
+    ("rtol", lambda s: s["meta"].__setitem__("rtol", "x"), "meta.rtol"),
+    ("atol", lambda s: s["meta"].__setitem__("atol", [1]), "meta.atol"),
+    ("tolerances", lambda s: s["meta"].__setitem__("tolerances", "loose"), "meta.tolerances"),
+    ("tolerances-entry", lambda s: s["meta"].__setitem__("tolerances", {"outputs['m']": 1}),
+     "meta.tolerances.outputs['m']"),
+    ("tolerances-rtol", lambda s: s["meta"].__setitem__("tolerances", {"outputs['m']": {"rtol": "x"}}),
+     "meta.tolerances.outputs['m'].rtol"),
+    ("signed_zeros", lambda s: s["meta"].__setitem__("signed_zeros", "yes"), "meta.signed_zeros"),
+    ("policy", lambda s: s["meta"].__setitem__("policy", "strict"), "meta.policy"),
+    ("policy-layout", lambda s: s["meta"].__setitem__("policy", {"layout": 5}), "meta.policy.layout"),
+    ("xfail", lambda s: s["meta"].__setitem__("xfail", "all"), "meta.xfail"),
+    ("xfail-compare", lambda s: s["meta"].__setitem__("xfail", {"compare": 5}), "meta.xfail.compare"),
+    ("xfail-compare-check", lambda s: s["meta"].__setitem__("xfail", {"compare": {"values": 5}}),
+     "meta.xfail.compare.values"),
+    ("source", lambda s: s["meta"].__setitem__("source", 5), "meta.source"),
+    ("module", lambda s: s["meta"].__setitem__("module", 5), "meta.module"),
+    ("function", lambda s: s["meta"].__setitem__("function", {}), "meta.function"),
+    ("params", lambda s: s["meta"].__setitem__("params", 5), "meta.params"),
+    ("tags", lambda s: s["meta"].__setitem__("tags", 5), "meta.tags"),
+    ("fidelity", lambda s: s.__setitem__("fidelity", [1]), "fidelity"),
+    ("fidelity-digest", lambda s: s.__setitem__("fidelity", {"outputs['m']": 5}), "fidelity.outputs['m']"),
+    ("error", lambda s: (s.__setitem__("status", "error"), s.__setitem__("error", "boom")), "error"),
+    ("error-message", lambda s: (s.__setitem__("status", "error"), s.__setitem__("error", {"message": 5})),
+     "error.message"),
+    ("pickle_error", lambda s: s.__setitem__("pickle_error", 5), "pickle_error"),
+]
+
+
+@pytest.mark.parametrize("side", ["gold", "cand"])
+@pytest.mark.parametrize("name,change,field", MISTYPED, ids=[m[0] for m in MISTYPED])
+def test_a_mistyped_record_field_is_that_scenarios_error_naming_file_scenario_and_field(
+        pair_copy, tmp_path, side, name, change, field):
+    gold, cand = pair_copy
+    tampered = gold if side == "gold" else cand
+    target = first_id(tampered)
+    edit_manifest(tampered, lambda m: change(m["scenarios"][0]))
+    proc = compare(gold, cand, tmp_path, "--html", tmp_path / "r.html", "--junit", tmp_path / "r.xml")
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert (tmp_path / "r.html").is_file() and (tmp_path / "r.xml").is_file()
+    report = statuses(tmp_path / "r.json")
+    bad = report[target]
+    assert bad["status"] == "error", bad
+    message = bad["checks"][0]["message"]
+    assert str(manifest(tampered)) in message and f"'{target}'" in message and f"{field} is " in message, message
+    assert [s["status"] for i, s in report.items() if i != target] == ["pass"] * (len(report) - 1)
+
+
+# --- D7: a values map's grid and a shard count from a file -----------------------------------------------------------
+
+def test_report_html_of_a_values_map_with_a_huge_grid_ends(report_json, tmp_path):
+    doc = read_json(report_json)
+    scenario = doc["scenarios"][0]
+    scenario["status"] = "fail"
+    for grid, counts in (([10**18, 0], []), ([2, 2], [1]), ([10**18], [0]), (["x"], [0]), ([True, 1], [1])):
+        scenario["checks"] = [{"check": "values", "ok": False, "path": "outputs['m']", "message": "values differ",
+                               "details": {"map": {"grid": grid, "shape": [4, 3], "counts": counts,
+                                                   "sizes": counts}}}]
+        hostile = tmp_path / "grid.json"
+        hostile.write_text(json.dumps(doc))
+        proc = parity("report", hostile, "--html", tmp_path / "r.html", timeout=60)
+        assert proc.returncode == 0, (grid, proc.stderr)
+        assert "values differ" in (tmp_path / "r.html").read_text()
+
+
+@pytest.mark.parametrize("total", [10**8, 2**64 - 1])
+def test_a_huge_recorded_shard_count_is_refused_quickly_naming_the_manifest(pair_copy, tmp_path, total):
+    gold, cand = pair_copy
+    ids = [s["id"] for s in read_json(manifest(gold))["scenarios"]]
+    for run_dir in (gold, cand):
+        edit_manifest(run_dir, lambda m: m["run"].__setitem__(
+            "shard", {"index": 1, "total": total, "scenarios": ids, "times": {}, "times_from": None}))
+    proc = compare(gold, cand, tmp_path, timeout=60)
+    assert_refused_naming(proc, manifest(gold))
+    assert "total" in proc.stderr
