@@ -12,15 +12,18 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "atomic_file.h"
 #include "json_input.h"
 #include "numpy_api.h"
+#include "safe_file.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -533,8 +536,9 @@ std::uint64_t get_u64(const unsigned char* at, int bytes) {
 
 class Decoder {
  public:
-  explicit Decoder(std::filesystem::path file) : file_(std::move(file)) {}
-  Node read();
+  Decoder(std::filesystem::path file, const ReadLimits& limits) : file_(std::move(file)), limits_(limits) {}
+  /// Decodes the file open at `fd` (file_ names it in messages).
+  Node read(int fd);
 
  private:
   [[noreturn]] void fail(const std::string& why) const { throw FormatError(file_.string() + ": " + why); }
@@ -578,8 +582,14 @@ class Decoder {
   py::object copy_misaligned(std::uint64_t file_offset, std::uint64_t size, std::uint64_t misalign);
   void read_exact(char* into, std::uint64_t size, std::uint64_t offset) const;
   void map_file(int fd);
+  void charge(std::uint64_t bytes, const std::string& path);
 
   std::filesystem::path file_;
+  ReadLimits limits_;
+  std::uint64_t charged_ = 0;  // bytes of copies made so far (charge)
+  // Misaligned blobs copied once, by (file offset, size, misalignment): a file naming one blob from many
+  // arrays costs one copy, not one per array.
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, py::object> misaligned_;
   std::uint64_t file_size_ = 0, data_start_ = 0;
   json blobs_;
   // The whole file, mapped privately: arrays view their blobs in place (copy-on-write when written to).
@@ -616,6 +626,16 @@ void Decoder::map_file(int fd) {
 void Decoder::read_exact(char* into, std::uint64_t size, std::uint64_t offset) const {
   if (offset > file_size_ || size > file_size_ - offset) fail("truncated");
   std::memcpy(into, map_ + offset, size);
+}
+
+// Every copy decoding makes counts against the limit, so a blob named by many nodes cannot multiply a small
+// file into gigabytes; the one that passes it is refused before anything is allocated.
+void Decoder::charge(std::uint64_t bytes, const std::string& path) {
+  if (bytes > limits_.max_memory || charged_ > limits_.max_memory - bytes)
+    fail(path + ": decoding the outputs would take more than " + std::to_string(limits_.max_memory) +
+         " bytes of memory (values copied so far: " + std::to_string(charged_) +
+         ", this one: " + std::to_string(bytes) + "; raise it with --max-result-memory)");
+  charged_ += bytes;
 }
 
 std::pair<std::uint64_t, std::uint64_t> Decoder::blob(const json& node, const std::string& path) const {
@@ -729,7 +749,12 @@ Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string&
   py::object base = mapping_;
   char* start = const_cast<char*>(map_) + file_offset;
   if (misalign != 0) {
-    base = copy_misaligned(file_offset, size, misalign);
+    auto [cached, fresh] = misaligned_.try_emplace({file_offset, size, misalign});
+    if (fresh) {
+      charge(size + 2 * kAlign, path);
+      cached->second = copy_misaligned(file_offset, size, misalign);
+    }
+    base = cached->second;
     start = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(base.ptr())) + misalign;
   }
   PyObject* raw = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()), shape.data(),
@@ -811,6 +836,7 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
   auto read_text = [&](Node::Kind k) {
     out.kind = k;
     const auto [offset, size] = blob(node, path);
+    charge(size, path);
     out.text.resize(size);
     read_exact(out.text.data(), size, offset);
   };
@@ -826,6 +852,7 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
     PyObject* decoded =
         PyUnicode_DecodeUTF8(out.text.data(), static_cast<Py_ssize_t>(out.text.size()), "surrogatepass");
     if (!decoded) {
+      if (PyErr_ExceptionMatches(PyExc_MemoryError)) throw py::error_already_set();  // no fault of the file's
       PyErr_Clear();
       fail(path + ": str is not UTF-8");
     }
@@ -869,10 +896,7 @@ void check_references(const Node& root) {
   visit(root);
 }
 
-Node Decoder::read() {
-  int fd = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(std::string("cannot open: ") + std::strerror(errno));
-  std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { ::close(*f); });
+Node Decoder::read(int fd) {
   const off_t end = ::lseek(fd, 0, SEEK_END);
   if (end < 0) fail(std::string("cannot seek: ") + std::strerror(errno));
   file_size_ = static_cast<std::uint64_t>(end);
@@ -886,6 +910,7 @@ Node Decoder::read() {
     fail("written by result format " + std::to_string(major) + "." + std::to_string(minor) +
          ", newer than this parity reads (" + std::to_string(kFormatMajor) + ".x): upgrade parity");
   if (header_size > file_size_ - kPreamble) fail("header extends past the end of the file (truncated?)");
+  charge(header_size, "the header");  // a sparse file can claim a header of gigabytes
   std::string header(header_size, '\0');
   read_exact(header.data(), header_size, kPreamble);
   data_start_ = align_up(kPreamble + header_size);
@@ -907,7 +932,8 @@ Node Decoder::read() {
     fail(std::string("malformed number: ") + e.what());
   } catch (const std::out_of_range& e) {
     fail(std::string("malformed number: ") + e.what());
-  } catch (py::error_already_set& e) {  // NumPy refusing a description (e.g. "array is too big")
+  } catch (py::error_already_set& e) {        // NumPy refusing a description (e.g. "array is too big")
+    if (e.matches(PyExc_MemoryError)) throw;  // the machine's limit, not the file's fault: compare says so
     fail(std::string("invalid array description: ") + e.what());
   }
 }
@@ -966,7 +992,29 @@ void write_result(const std::filesystem::path& file, py::handle outputs) {
   out.commit();
 }
 
-Node read_result(const std::filesystem::path& file) { return Decoder(file).read(); }
+namespace {
+// Opens the file as safe_file.h does; a refusal is the file's FormatError, like any other unreadable file.
+template <typename Open>
+Node read_opened(const std::filesystem::path& shown, const ReadLimits& limits, Open open) {
+  FileDescriptor fd;
+  try {
+    fd = open();
+  } catch (const UnsafeFileError& e) {
+    throw FormatError(e.what());
+  } catch (const std::system_error& e) {
+    throw FormatError(shown.string() + ": cannot open: " + e.code().message());
+  }
+  return Decoder(shown, limits).read(fd.get());
+}
+}  // namespace
+
+Node read_result(const std::filesystem::path& file, const ReadLimits& limits) {
+  return read_opened(file, limits, [&] { return open_regular_file(file); });
+}
+
+Node read_result(const std::filesystem::path& dir, const std::filesystem::path& relative, const ReadLimits& limits) {
+  return read_opened(dir / relative, limits, [&] { return open_regular_file(dir, relative); });
+}
 
 namespace {
 

@@ -54,9 +54,23 @@ const char* kind_name(Node::Kind kind);
 /// e.g. "outputs['f'][2]") for values the format cannot carry, std::runtime_error for I/O errors.
 void write_result(const std::filesystem::path& file, pybind11::handle outputs);
 
+/// The memory one result file may expand to beyond its mapping, by default (`compare --max-result-memory`).
+inline constexpr std::uint64_t kDefaultMaxResultMemory = std::uint64_t{2} << 30;
+
+/// Bounds on decoding one result file. A file is bounded by its size, but its nodes may name one blob many
+/// times: every copy decoding makes (str and bytes values, misaligned arrays) is counted against `max_memory`.
+struct ReadLimits {
+  std::uint64_t max_memory = kDefaultMaxResultMemory;
+};
+
 /// Reads a file written by write_result. Never executes code from the file: dtypes are rebuilt from
-/// plain descriptions and object dtypes are refused. Throws FormatError naming the file.
-Node read_result(const std::filesystem::path& file);
+/// plain descriptions and object dtypes are refused. Throws FormatError naming the file (and the path inside
+/// the outputs when decoding would pass `limits`).
+Node read_result(const std::filesystem::path& file, const ReadLimits& limits = {});
+/// read_result of `relative` inside the results directory `dir`: a regular file reached without following
+/// a symbolic link (safe_file.h); anything else is a FormatError naming it.
+Node read_result(const std::filesystem::path& dir, const std::filesystem::path& relative,
+                 const ReadLimits& limits = {});
 
 /// Finds the node a reference stands for (references are not expanded when read). Built once per decoded
 /// tree; valid while the tree lives.

@@ -10,12 +10,15 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <system_error>
 #include <tuple>
 #include <unordered_map>
 
+#include "deadline.h"
 #include "json_input.h"
 #include "numpy_api.h"
 #include "record_check.h"
+#include "safe_file.h"
 #include "text.h"
 
 namespace py = pybind11;
@@ -313,6 +316,38 @@ json values_details(const ValueReport& r, const Tolerance& t) {
   return d;
 }
 
+// Both sides' views without the axes along which both repeat one element (stride 0: np.broadcast_to, or a
+// hostile file describing 10^12 elements over 8 bytes), and how many elements each one left stands for.
+struct DistinctElements {
+  py::object gold, candidate;
+  std::int64_t repeats = 1;
+};
+
+DistinctElements distinct_elements(py::handle g, py::handle c) {
+  auto* ga = reinterpret_cast<PyArrayObject*>(g.ptr());
+  auto* ca = reinterpret_cast<PyArrayObject*>(c.ptr());
+  DistinctElements out{py::reinterpret_borrow<py::object>(g), py::reinterpret_borrow<py::object>(c)};
+  if (PyArray_SIZE(ga) == 0) return out;
+  py::tuple key(PyArray_NDIM(ga));
+  for (int d = 0; d < PyArray_NDIM(ga); ++d) {
+    const bool repeated = PyArray_DIM(ga, d) > 1 && PyArray_STRIDE(ga, d) == 0 && PyArray_STRIDE(ca, d) == 0;
+    if (repeated) out.repeats *= PyArray_DIM(ga, d);
+    key[static_cast<std::size_t>(d)] = repeated ? py::slice(0, 1, 1) : py::slice(py::none(), py::none(), py::none());
+  }
+  if (out.repeats > 1) out.gold = g[key], out.candidate = c[key];
+  return out;
+}
+
+// A report on the distinct elements, scaled back to the whole arrays: counts multiplied, the first mismatches
+// kept (index 0 along a repeated axis is the first in C order), the map dropped (it was of the smaller shape).
+void scale_report(ValueReport& r, std::int64_t repeats, std::int64_t total) {
+  if (repeats == 1) return;
+  r.total = total;
+  for (std::int64_t* n : {&r.mismatched, &r.nan_mismatched, &r.inf_mismatched, &r.signed_zero_mismatched})
+    *n *= repeats;
+  r.map = MismatchMap{};
+}
+
 void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::string& path) {
   if (PyDataType_REFCHK(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(g.ptr())))) return;  // walked by compare_leaf
   py::object names = g.attr("dtype").attr("names");
@@ -326,7 +361,9 @@ void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::s
   std::string tolerance_path;
   const Tolerance tol = policy_.tolerance_for(path, g.attr("dtype"), c.attr("dtype"), &tolerance_path);
   if (!tolerance_path.empty()) state_.tolerance_paths_used.insert(tolerance_path);
-  const ValueReport r = compare_values(g, c, tol);
+  const DistinctElements distinct = distinct_elements(g, c);
+  ValueReport r = compare_values(distinct.gold, distinct.candidate, tol);
+  scale_report(r, distinct.repeats, PyArray_SIZE(reinterpret_cast<PyArrayObject*>(g.ptr())));
   if (r.ok()) return result.pass("values");
   if (!r.not_comparable.empty())
     return fail("values", path,
@@ -493,6 +530,7 @@ void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string&
 constexpr std::int64_t kMaxVisits = 10'000'000;
 
 void TreeComparer::walk(const Node& gold_node, const Node& candidate_node, const std::string& path) {
+  check_deadline(path.c_str());
   if (++state_.visits > kMaxVisits)
     throw FormatError(path + ": more than " + std::to_string(kMaxVisits) + " nodes to compare (references expanding?)");
   // The same earlier object on both sides has been compared where it first appeared.
@@ -595,9 +633,7 @@ void check_fidelity(const Side& side, CheckList& list) {
 }
 
 py::tuple unpickle(const Side& side) {
-  py::object blob = py::module_::import("pathlib")
-                        .attr("Path")((side.manifest.dir / side.record.pickle_file).string())
-                        .attr("read_bytes")();
+  py::object blob = py::bytes(read_regular_file(side.manifest.dir, side.record.pickle_file));
   return py::module_::import("parity.probe").attr("unpickle")(blob);
 }
 
@@ -720,10 +756,17 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
   if (options.pickle_probe) check_pickle(gs, cs, list);
 }
 
+// A Python error that is no bug: the probes' time limit (parity.probe.DeadlineExceeded), or MemoryError.
+bool out_of_time_or_memory(py::error_already_set& e) {
+  return e.matches(PyExc_MemoryError) || e.matches(py::module_::import("parity.probe").attr("DeadlineExceeded"));
+}
+
 void compare_files(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
                    const CompareOptions& options, ScenarioOutcome& out) {
   for (const auto* side : {&g, &c}) {
-    if (side->file.empty() || !std::filesystem::exists((side == &g ? gold : candidate).dir / side->file)) {
+    // symlink_status: a dangling symbolic link is there, and refused as one when read.
+    if (side->file.empty() ||
+        !std::filesystem::exists(std::filesystem::symlink_status((side == &g ? gold : candidate).dir / side->file))) {
       out.status = "fail";
       out.checks.push_back({"missing", false, "outputs",
                             "the " + std::string(side == &g ? "gold" : "candidate") + " result file '" + side->file +
@@ -733,8 +776,8 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
   if (!out.checks.empty()) return;
   Node gn, cn;
   try {
-    gn = read_result(gold.dir / g.file);
-    cn = read_result(candidate.dir / c.file);
+    gn = read_result(gold.dir, g.file, options.limits);
+    cn = read_result(candidate.dir, c.file, options.limits);
   } catch (const FormatError& e) {
     out.status = "error";
     out.checks.push_back({"error", false, "outputs", std::string("cannot read result file: ") + e.what()});
@@ -757,7 +800,8 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
     out.status = "error";
     out.checks.push_back({"error", false, "outputs", std::string("cannot compare the result files: ") + e.what()});
     return;
-  } catch (py::error_already_set& e) {  // parity's own bug, reported where it happened; the run goes on
+  } catch (py::error_already_set& e) {    // parity's own bug, reported where it happened; the run goes on
+    if (out_of_time_or_memory(e)) throw;  // compare_files_within_limits says which
     out.status = "error";
     out.checks.push_back({"error", false, "outputs", std::string("internal error while comparing: ") + e.what()});
     return;
@@ -766,6 +810,39 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
   out.checks = std::move(list.failures);
   out.skipped = std::move(list.skipped);
   for (const auto& [check, n] : list.passed) out.checks.push_back({check, true, "outputs", "", {{"leaves", n}}});
+}
+
+// compare_files, with what a hostile pair can exhaust (time, memory) ending this scenario only: past
+// options.timeout it is a timeout, out of memory an error, and the rest of the run is compared.
+void compare_files_within_limits(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g,
+                                 const ScenarioRecord& c, const CompareOptions& options, ScenarioOutcome& out) {
+  auto stop = [&](const char* status, const std::string& message) {
+    out.status = status;
+    out.checks.clear();
+    out.checks.push_back({"error", false, "outputs", message});
+  };
+  const auto timed_out = [&](const std::string& where) {
+    stop("timeout",
+         where + ": scenario '" + out.id + "' took longer than --timeout " + fmt_g(options.timeout) + " s to compare");
+  };
+  try {
+    const ScopedDeadline deadline(options.timeout);
+    py::module_::import("parity.probe").attr("set_deadline")(options.timeout);
+    compare_files(gold, candidate, g, c, options, out);
+  } catch (const TimeLimitExceeded& e) {
+    timed_out(e.what());
+  } catch (const UnsafeFileError& e) {  // a pickle that is a FIFO or a symbolic link
+    stop("error", std::string("cannot read a file of the results: ") + e.what());
+  } catch (const std::system_error& e) {
+    stop("error", std::string("cannot read a file of the results: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    stop("error", "out of memory while comparing scenario '" + out.id + "' (" + (gold.dir / g.file).string() + ", " +
+                      (candidate.dir / c.file).string() + "); lower --max-result-memory to refuse such files");
+  } catch (py::error_already_set& e) {
+    if (!out_of_time_or_memory(e)) throw;
+    if (!e.matches(PyExc_MemoryError)) return timed_out("time limit reached in the fidelity or pickle probe");
+    stop("error", "out of memory while comparing scenario '" + out.id + "' (Python: " + e.what() + ")");
+  }
 }
 
 // The verdict when at least one side did not produce outputs to compare.
@@ -887,7 +964,7 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   if (malformed) {
     out.status = "error", out.message = out.checks.front().message;
   } else if (!decide_without_outputs(g, c, gold, candidate, out)) {
-    compare_files(gold, candidate, *g, *c, options, out);
+    compare_files_within_limits(gold, candidate, *g, *c, options, out);
   }
   apply_compare_xfail(out);
   if (!malformed) apply_differences(differences, out);  // the manifest that declares them is the one in doubt
@@ -1001,7 +1078,7 @@ std::map<std::string, int> count_statuses(const std::vector<std::string>& status
 }
 
 bool failing_counts(const std::map<std::string, int>& counts) {
-  for (const char* status : {"fail", "error", "xpass"})
+  for (const char* status : {"fail", "error", "xpass", "timeout"})
     if (const auto n = counts.find(status); n != counts.end() && n->second > 0) return true;
   return false;
 }

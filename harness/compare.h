@@ -83,7 +83,8 @@ struct CheckList {
 /// `error` check at that path (a misspelt path would otherwise loosen nothing, silently).
 CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy& policy);
 
-/// One scenario's verdict: pass, fail, error, xfail, xpass or skip.
+/// One scenario's verdict: pass, fail, error, xfail, xpass or skip; timeout when comparing it took longer than
+/// CompareOptions::timeout.
 struct ScenarioOutcome {
   std::string id, status, message;
   std::vector<Check> checks;  ///< failures first, then one summary per check that passed
@@ -94,9 +95,10 @@ struct ScenarioOutcome {
   std::string repro;
 };
 
-/// How many scenarios have each status: pass, fail, error, xfail, xpass and skip always present (0 when none).
+/// How many scenarios have each status: pass, fail, error, xfail, xpass and skip always present (0 when none),
+/// timeout when some scenario timed out.
 std::map<std::string, int> count_statuses(const std::vector<std::string>& statuses);
-/// Whether counts like count_statuses' fail a compare: any fail, error or xpass.
+/// Whether counts like count_statuses' fail a compare: any fail, error, xpass or timeout.
 bool failing_counts(const std::map<std::string, int>& counts);
 
 struct CompareReport {
@@ -125,6 +127,8 @@ struct CompareOptions {
   /// Set by compare_runs: side ("gold", "candidate") -> why its backend's reducers are not loaded (absent: loaded).
   std::map<std::string, std::string> untrusted;
   PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them
+  ReadLimits limits;               ///< what one result file may expand to in memory (--max-result-memory)
+  double timeout = 0;              ///< seconds one scenario's compare may take (--timeout); 0: no limit
   /// The candidate's declared differences must each explain something (a whole-corpus run: stale ones fail it).
   bool strict_differences = false;
   /// Compare only this shard's scenarios (compare_shard_plan, shard.h); nullopt: all of them.

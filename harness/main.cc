@@ -2,10 +2,13 @@
 #include <pybind11/embed.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "atomic_file.h"
@@ -96,6 +99,7 @@ void add_baselines(CLI::App* cmd, std::vector<std::string>& files) {
 
 struct CompareArgs {
   std::string gold, candidate;
+  std::optional<double> timeout;
   ReportPaths reports;
   std::vector<std::string> baselines;
   CompareOptions options;
@@ -149,6 +153,19 @@ std::string nothing_compared(const Manifest& gold, const Manifest& candidate, co
                        : "no scenario of " + both + " has an id given with --only");
 }
 
+// The per-scenario time limit the runs had (run.timeout): the longer of the two, 0 (none) if either had none,
+// RunOptions' default for manifests written before parity recorded it.
+double recorded_timeout(const Manifest& gold, const Manifest& candidate) {
+  double longest = 0;
+  for (const Manifest* m : {&gold, &candidate}) {
+    const auto it = m->run.find("timeout");
+    const double t = it != m->run.end() && it->is_number() ? it->get<double>() : RunOptions().timeout;
+    if (!(t > 0) || !std::isfinite(t)) return 0;
+    longest = std::max(longest, t);
+  }
+  return longest;
+}
+
 int compare_command(CompareArgs& args, const std::string& program) {
   Manifest gold, candidate;
   try {
@@ -187,6 +204,7 @@ int compare_command(CompareArgs& args, const std::string& program) {
   std::fprintf(stderr, "parity %s | compare %s vs %s\n", PARITY_VERSION, side(gold, args.gold).c_str(),
                side(candidate, args.candidate).c_str());
   args.options.program = program;
+  args.options.timeout = args.timeout ? *args.timeout : recorded_timeout(gold, candidate);
   const std::size_t total = ids_to_compare(gold, candidate, args.options).size();
   Progress progress(stderr, progress_options(stderr, "compare", total, args.verbosity));
   args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
@@ -358,6 +376,17 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::IsMember(PolicyChoice::values("layout")));
   compare->add_option("--type-policy", policy.type, "type check: exact-or-mapped (default), subclass-ok or ignore")
       ->check(CLI::IsMember(PolicyChoice::values("type")));
+  compare
+      ->add_option("--timeout", compare_args.timeout,
+                   "seconds one scenario's compare may take before it is recorded as timeout and the next one "
+                   "compared (default: the runs' own --timeout, as their manifests record it; 0: none)")
+      ->check(CLI::NonNegativeNumber);
+  compare
+      ->add_option("--max-result-memory", compare_args.options.limits.max_memory,
+                   "bytes of memory one result file may expand to when read (copies of its values); a file "
+                   "past it is that scenario's error")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   add_sharding(compare, compare_args.sharding);
 
   MergeArgs merge_args;

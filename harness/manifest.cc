@@ -8,9 +8,11 @@
 #include <functional>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include "atomic_file.h"
 #include "json_input.h"
+#include "safe_file.h"
 
 using json = nlohmann::json;
 
@@ -178,10 +180,16 @@ Manifest read_manifest(const std::filesystem::path& dir) {
   auto fail = [&](const std::string& why) -> ManifestError { return ManifestError(file.string() + ": " + why); };
   if (!std::filesystem::is_directory(dir))
     throw ManifestError(dir.string() + ": not a results directory (it does not exist or is not a directory)");
-  std::ifstream in(file);
-  if (!in) throw fail("missing: is this a directory written by 'parity run --out'?");
   std::stringstream text;
-  text << in.rdbuf();
+  try {
+    text << read_regular_file(dir, kManifestName);
+  } catch (const UnsafeFileError& e) {
+    throw ManifestError(e.what());
+  } catch (const std::system_error& e) {
+    if (e.code() == std::errc::no_such_file_or_directory)
+      throw fail("missing: is this a directory written by 'parity run --out'?");
+    throw fail(std::string("cannot read: ") + e.code().message());
+  }
   Manifest m;
   m.dir = dir;
   try {

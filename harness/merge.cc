@@ -10,6 +10,7 @@
 #include "compare.h"
 #include "json_report.h"
 #include "runner.h"
+#include "safe_file.h"
 #include "text.h"
 
 namespace fs = std::filesystem;
@@ -352,9 +353,18 @@ std::vector<ShardPlan> run_plans(const std::vector<Manifest>& manifests) {
 }
 
 // A hard link shares the shard's bytes (nothing copied); across file systems it is a copy. A file the shard lacks
-// stays absent: compare reports it missing, naming it.
+// stays absent: compare reports it missing, naming it. A symbolic link or anything but a regular file is refused
+// (MergeError naming it): copying one would turn what it points at into a file of the merged directory.
+bool shard_file_there(const fs::path& from_dir, const std::string& file) {
+  try {
+    return !file.empty() && is_safe_regular_file(from_dir, file);
+  } catch (const UnsafeFileError& e) {
+    throw MergeError(e.what());
+  }
+}
+
 void link_or_copy(const fs::path& from_dir, const fs::path& to_dir, const std::string& file) {
-  if (file.empty() || !fs::exists(from_dir / file)) return;
+  if (!shard_file_there(from_dir, file)) return;
   fs::create_directories((to_dir / file).parent_path());
   std::error_code ec;
   fs::create_hard_link(from_dir / file, to_dir / file, ec);
@@ -408,6 +418,10 @@ ShardRuns read_shard_runs(const std::vector<fs::path>& dirs, const fs::path& out
 
 // The shards' records into `m`, in the unsharded run's order, their files linked into `out`.
 void link_scenarios(const ShardRuns& shards, const fs::path& out, Manifest& m) {
+  for (const auto& [id, at] : shards.records)  // every file checked before any is linked: no half-merged directory
+    for (const ScenarioRecord& r = shards.manifests[at.first].scenarios[at.second];
+         const std::string& file : {r.file, r.pickle_file})
+      shard_file_there(shards.manifests[at.first].dir, file);
   fs::create_directories(out / kResultsSubdir);
   for (const std::string& id : shards.plans.front().scenarios) {
     const auto found = shards.records.find(id);

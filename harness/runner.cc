@@ -23,6 +23,7 @@
 #include "process.h"
 #include "progress.h"
 #include "protocol.h"
+#include "safe_file.h"
 #include "text.h"
 
 using json = nlohmann::json;
@@ -356,8 +357,14 @@ std::size_t Supervisor::adopt(const Manifest& previous) {
     const auto found = by_id.find(ids_[i]);
     if (found == by_id.end()) continue;
     const ScenarioRecord& r = *found->second;
-    const bool files_there = (r.file.empty() || std::filesystem::is_regular_file(previous.dir / r.file)) &&
-                             (r.pickle_file.empty() || std::filesystem::is_regular_file(previous.dir / r.pickle_file));
+    bool files_there = true;
+    for (const std::string& file : {r.file, r.pickle_file}) {
+      try {  // a symbolic link or a FIFO among the results is refused, not adopted (nor run again over it)
+        files_there = files_there && (file.empty() || is_safe_regular_file(previous.dir, file));
+      } catch (const UnsafeFileError& e) {
+        throw RunAbort{std::string("cannot resume: ") + e.what()};
+      }
+    }
     if (!files_there) continue;
     results_[i] = r;
     ++done_, ++adopted;
@@ -565,11 +572,9 @@ int run_scenarios(const RunOptions& options) {
   const std::string backend = backend_name(options);
   Manifest manifest;
   manifest.dir = options.out;
-  manifest.run = {{"parity", PARITY_VERSION},
-                  {"paths", options.selection.paths},
-                  {"only", options.selection.only},
-                  {"keyword", options.selection.keyword},
-                  {"started", utc_timestamp()}};
+  manifest.run = {{"parity", PARITY_VERSION},       {"paths", options.selection.paths},
+                  {"only", options.selection.only}, {"keyword", options.selection.keyword},
+                  {"timeout", options.timeout},     {"started", utc_timestamp()}};
   std::optional<ShardRequest> shard;
   try {
     shard = resolve_shard_request(options.sharding);

@@ -182,7 +182,7 @@ std::string marked_lines(const json& report) {
 }  // namespace
 
 bool is_failing_status(const std::string& status) {
-  static const std::set<std::string> kFailing = {"fail", "error", "xpass", "missing"};
+  static const std::set<std::string> kFailing = {"fail", "error", "timeout", "xpass", "missing"};
   return kFailing.count(status) > 0;
 }
 

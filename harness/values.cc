@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "deadline.h"
 #include "numpy_api.h"
 
 namespace py = pybind11;
@@ -496,6 +497,7 @@ void iterate(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER ord
   const std::size_t itemsize = static_cast<std::size_t>(PyDataType_ELSIZE(dtypes[0]));
   std::int64_t flat = 0;
   do {
+    check_deadline("array values");
     run_loop(plan, data, strides, *size, flat, tol, itemsize, out);
     flat += *size;
   } while (!out.done() && next(it));

@@ -114,9 +114,9 @@ std::string body(const json& s) {
 
 // The element a status becomes; pass becomes none. A status this writer does not know is an error, never a pass.
 const char* outcome_element(const std::string& status) {
-  static const std::map<std::string, const char*> kElements = {{"pass", nullptr},    {"fail", "failure"},
-                                                               {"xpass", "failure"}, {"error", "error"},
-                                                               {"skip", "skipped"},  {"xfail", "skipped"}};
+  static const std::map<std::string, const char*> kElements = {
+      {"pass", nullptr},    {"fail", "failure"}, {"xpass", "failure"}, {"error", "error"},
+      {"timeout", "error"}, {"skip", "skipped"}, {"xfail", "skipped"}};
   const auto it = kElements.find(status);
   return it == kElements.end() ? "error" : it->second;
 }

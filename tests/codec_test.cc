@@ -3,16 +3,20 @@
 
 #include <gtest/gtest.h>
 #include <pybind11/embed.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 
 #include "compare.h"
 #include "numpy_api.h"
+#include "raw_result.h"
+#include "safe_file.h"
 #include "test_support.h"
 
 namespace py = pybind11;
@@ -292,6 +296,72 @@ TEST_F(DamagedFile, MalformedHeadersAreRejected) {
 TEST_F(DamagedFile, DtypesThatCouldRunCodeOrHoldObjectsAreRefused) {
   expect_format_error(with_header(replace(header(), "{\"str\":\"<f8\"}", "{\"str\":\"|O\"}")), "holds Python objects");
   expect_format_error(with_header(replace(header(), "{\"str\":\"<f8\"}", "{\"str\":\"os.system\"}")), "invalid dtype");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Resources a hostile file can claim (issue #16): memory through shared blobs, files that are not files
+
+using parity::testing::shared_blob_header;
+using parity::testing::write_raw_result;
+
+std::string format_error(const std::function<void()>& read) {
+  try {
+    read();
+  } catch (const FormatError& e) {
+    return e.what();
+  }
+  return "(no FormatError)";
+}
+
+constexpr const char* kMisalignedArray =
+    R"({"kind":"ndarray","type":"numpy.ndarray","dtype":{"str":"<f8"},"writeable":false,"shape":[8192],)"
+    R"("strides":[8],"blob":0,"offset":0,"misalign":8})";
+
+TEST(ReadLimits, StrNodesSharingABlobCountEveryCopy) {
+  TempDir dir;
+  const fs::path file = dir.path() / "shared.parity";
+  write_raw_result(file, shared_blob_header(R"({"kind":"str","blob":0})", 100, 65536), std::string(65536, 'a'));
+  constexpr std::uint64_t kHeader = 16384;  // the header is counted too (a few KB here)
+  EXPECT_EQ(read_result(file, ReadLimits{100 * 65536 + kHeader}).items.size(), 100u);
+  const std::string why = format_error([&] { read_result(file, ReadLimits{99 * 65536 + kHeader}); });
+  EXPECT_NE(why.find("outputs[99]: decoding the outputs would take more than 6504448 bytes"), std::string::npos) << why;
+  EXPECT_NE(why.find("--max-result-memory"), std::string::npos) << why;
+}
+
+TEST(ReadLimits, MisalignedArraysSharingABlobShareOneCopy) {
+  TempDir dir;
+  const fs::path file = dir.path() / "misaligned.parity";
+  write_raw_result(file, shared_blob_header(kMisalignedArray, 50, 65536), std::string(65536, '\1'));
+  const Node root = read_result(file, ReadLimits{65536 + 128 + 16384});  // one copy and the header, not fifty
+  ASSERT_EQ(root.items.size(), 50u);
+  auto* first = reinterpret_cast<PyArrayObject*>(root.items[0].array.ptr());
+  auto* last = reinterpret_cast<PyArrayObject*>(root.items[49].array.ptr());
+  EXPECT_EQ(PyArray_BYTES(first), PyArray_BYTES(last));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(PyArray_BYTES(first)) % 16, 8u);  // still misaligned as written
+  EXPECT_NE(format_error([&] { read_result(file, ReadLimits{60000}); }).find("outputs[0]: decoding"),
+            std::string::npos);
+}
+
+TEST(SafeFile, FifosAndSymbolicLinksAreRefusedByName) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "results");
+  write_result(dir.path() / "results" / "real.parity", py::dict());
+  ASSERT_EQ(::mkfifo((dir.path() / "results" / "fifo.parity").c_str(), 0600), 0);
+  fs::create_symlink(dir.path() / "results" / "real.parity", dir.path() / "results" / "link.parity");
+  fs::create_directory_symlink(dir.path() / "results", dir.path() / "linked");
+  EXPECT_EQ(read_result(dir.path(), "results/real.parity").kind, Node::Kind::Dict);
+  const auto refused = [&](const char* relative, const char* what) {
+    const std::string why = format_error([&] { read_result(dir.path(), relative); });
+    EXPECT_NE(why.find((dir.path() / relative).string() + ": is " + what), std::string::npos) << why;
+  };
+  refused("results/fifo.parity", "a FIFO");
+  refused("results/link.parity", "a symbolic link");
+  refused("linked/real.parity", "a symbolic link");
+  EXPECT_THROW(read_regular_file(dir.path(), "results/fifo.parity"), UnsafeFileError);
+  EXPECT_THROW(read_regular_file(dir.path(), "../x"), UnsafeFileError);
+  EXPECT_THROW(is_safe_regular_file(dir.path(), "results/link.parity"), UnsafeFileError);
+  EXPECT_FALSE(is_safe_regular_file(dir.path(), "results/absent.parity"));
+  EXPECT_TRUE(is_safe_regular_file(dir.path(), "results/real.parity"));
 }
 
 }  // namespace

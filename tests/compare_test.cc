@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codec.h"
+#include "deadline.h"
 #include "manifest.h"
 #include "test_support.h"
 
@@ -97,6 +98,28 @@ const std::string kAny;
     if (!contains(f.message, part)) wrong += "message lacks '" + part + "'\n";
   if (wrong.empty()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << wrong << "in:\n" << describe(list);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Zero strides and time limits (issue #16, D6)
+
+TEST_F(CompareOutputs, BroadcastsAreComparedByTheirDistinctElements) {
+  // 10^12 elements each; walked one by one this would take hours.
+  const CheckList list = check("np.broadcast_to(np.arange(3.0), (10**6, 10**6, 3))",
+                               "np.broadcast_to(np.array([0.0, 1.0, 2.5]), (10**6, 10**6, 3))");
+  const auto values = of_kind(list, "values");
+  ASSERT_EQ(values.size(), 1u) << describe(list);
+  EXPECT_EQ(values[0].details.at("total"), 3'000'000'000'000LL);
+  EXPECT_EQ(values[0].details.at("mismatched"), 1'000'000'000'000LL);
+  EXPECT_EQ(values[0].details.at("first").at(0).at("index"), json::array({0, 0, 2}));
+  EXPECT_TRUE(contains(values[0].message, "Mismatched elements: 1000000000000 / 3000000000000"));
+}
+
+TEST_F(CompareOutputs, AWalkPastItsDeadlineStops) {
+  const Node g = node("np.broadcast_to(np.zeros((1, 4000)), (4000, 4000))");
+  const Node c = node("np.broadcast_to(np.zeros((4000, 1)), (4000, 4000))");  // no axis both repeat
+  const ScopedDeadline deadline(1e-9);
+  EXPECT_THROW(compare_outputs(g, c, Policy{}), TimeLimitExceeded);
 }
 
 // ---------------------------------------------------------------------------------------------------------

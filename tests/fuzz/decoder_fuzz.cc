@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "../raw_result.h"
 #include "codec.h"
 #include "interpreter.h"
 
@@ -30,6 +31,28 @@ py::dict seed_cases() {
   return cases;
 }
 
+// Files whose nodes share one blob (shared_blob_*): str and bytes copies, misaligned arrays and zero-stride
+// broadcasts over it, which mutations turn into reuse the budget (ReadLimits) must bound.
+void write_shared_blob_seeds(const fs::path& dir) {
+  using parity::testing::shared_blob_header;
+  const std::string data(4096, '\x01');
+  const std::string array = R"({"kind":"ndarray","type":"numpy.ndarray","dtype":{"str":"<f8"},"writeable":false,)";
+  const struct {
+    const char* name;
+    std::string header;
+  } seeds[] = {
+      {"shared_blob_str", shared_blob_header(R"({"kind":"str","blob":0})", 64, data.size())},
+      {"shared_blob_bytes", shared_blob_header(R"({"kind":"bytes","blob":0})", 64, data.size())},
+      {"shared_blob_misaligned",
+       shared_blob_header(array + R"("shape":[512],"strides":[8],"blob":0,"offset":0,"misalign":8})", 64, data.size())},
+      {"shared_blob_broadcast",
+       shared_blob_header(array + R"("shape":[1000000,1000000],"strides":[0,0],"blob":0,"offset":0,"misalign":0})", 4,
+                          8)},
+  };
+  for (const auto& seed : seeds)
+    parity::testing::write_raw_result(dir / (std::string(seed.name) + ".parity"), seed.header, data);
+}
+
 void write_seeds(const fs::path& dir) {
   fs::create_directories(dir);
   py::dict all;
@@ -45,6 +68,7 @@ void write_seeds(const fs::path& dir) {
     ++written;
   }
   parity::write_result(dir / "all.parity", all);
+  write_shared_blob_seeds(dir);
   std::printf("wrote %zu seeds and all.parity to %s\n", written, dir.c_str());
 }
 
@@ -86,7 +110,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Only FormatError is an answer. Anything else (py::error_already_set, std::out_of_range, ...) escapes on
   // purpose: std::terminate aborts and libFuzzer records the input as a crash.
   try {
-    const parity::Node root = parity::read_result(input_file);
+    // A budget well under libFuzzer's -rss_limit_mb: running past it is a FormatError, not an out-of-memory.
+    const parity::Node root = parity::read_result(input_file, parity::ReadLimits{64 << 20});
     try {
       const py::object rebuilt = parity::to_python(root);  // rebuilding a decoded tree must be as safe
     } catch (const parity::FormatError& e) {

@@ -9,8 +9,8 @@ from collections import Counter
 import jinja2
 
 # Display order: what needs a person first. `FAILING` are the statuses that make a run red.
-STATUS_ORDER = ("fail", "error", "xpass", "xfail", "skip", "pass")
-FAILING = ("fail", "error", "xpass")
+STATUS_ORDER = ("fail", "error", "timeout", "xpass", "xfail", "skip", "pass")
+FAILING = ("fail", "error", "timeout", "xpass")
 # Checks whose details carry a side-by-side `table` of both arrays' facts (compare.cc, expect_array).
 FACT_ROWS = ("dtype", "shape", "strides", "c_contiguous", "f_contiguous", "writeable", "aligned", "type", "memmap",
              "attributes")
@@ -180,7 +180,9 @@ def view_model(report: dict) -> dict:
     summary = report.get("summary", {})
     return {
         "report": report, "scenarios": scenarios, "summary": summary,
-        "statuses": [(status, summary.get(status, 0)) for status in STATUS_ORDER],
+        # timeout (compare --timeout) only when some scenario had it: the others are always shown.
+        "statuses": [(status, summary.get(status, 0)) for status in STATUS_ORDER
+                     if status != "timeout" or summary.get(status)],
         "failing_total": sum(summary.get(status, 0) for status in FAILING),
         "by_check": _bars(by_check), "by_tag": _bars(by_tag),
         "all_checks": sorted({c for v in scenarios for c in v["failed_checks"]}),

@@ -5,6 +5,7 @@ import hashlib
 import os
 import pickle
 import struct
+import time
 import types
 
 import numpy as np
@@ -13,6 +14,25 @@ from parity import reducers, trust
 from parity._scenario import describe_exception
 
 PROTOCOL = 5
+
+
+# time.monotonic() past which the probes stop (compare --timeout, set per scenario by compare), or None.
+_deadline = None
+
+
+class DeadlineExceeded(Exception):
+    """The scenario's compare ran past its time limit inside a probe; compare records the scenario as timeout."""
+
+
+def set_deadline(seconds):
+    """Starts the current scenario's time limit (None or 0: none)."""
+    global _deadline
+    _deadline = time.monotonic() + seconds if seconds else None
+
+
+def _check_deadline():
+    if _deadline is not None and time.monotonic() > _deadline:
+        raise DeadlineExceeded("time limit reached in the fidelity or pickle probe")
 
 
 def _children(obj, path):
@@ -46,16 +66,32 @@ def _state(obj):
 _BLOCK = 4 << 20  # bytes hashed at a time for a strided array, so a digest never copies a whole output
 
 
-def _value_blocks(a: np.ndarray):
+def _value_blocks(a: np.ndarray, repeated=None):
     """The element bytes in C order, in blocks: a contiguous array in place, a strided one ~4 MB at a time.
-    x87 long double's unused bytes (uninitialized memory) are left out."""
-    plain = a.view(np.ndarray)
+    x87 long double's unused bytes (uninitialized memory) are left out. Axes along which `a` repeats one element
+    (or those of `repeated`, a tuple of flags per axis) are walked once."""
+    plain = _distinct(a.view(np.ndarray), repeated)
     if plain.ndim == 0 or plain.size == 0 or plain.flags.c_contiguous:
         yield from _value_parts(np.ascontiguousarray(plain))
         return
     rows = max(1, _BLOCK // max(1, plain[0].nbytes))
     for start in range(0, plain.shape[0], rows):
+        _check_deadline()
         yield from _value_parts(np.ascontiguousarray(plain[start:start + rows]))
+
+
+def _repeated_axes(a: np.ndarray) -> tuple:
+    """Per axis, whether `a` repeats one element along it (stride 0, as np.broadcast_to makes)."""
+    return tuple(n > 1 and s == 0 for n, s in zip(a.shape, a.strides))
+
+
+def _distinct(a: np.ndarray, repeated=None) -> np.ndarray:
+    """`a` with each repeated axis cut to its first element: the strides in the digest say where the repeats are,
+    and a broadcast of 10^12 elements over 8 bytes digests in a moment."""
+    repeated = _repeated_axes(a) if repeated is None else repeated
+    if a.size == 0 or not any(repeated):
+        return a
+    return a[tuple(slice(0, 1) if r else slice(None) for r in repeated)]
 
 
 def _value_parts(block: np.ndarray):
@@ -74,7 +110,8 @@ def _value_bytes(a: np.ndarray) -> bytes:
 
 def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     """Equal element bytes, compared block by block (same dtype and shape, so the blocks line up)."""
-    return all(bytes(x) == bytes(y) for x, y in zip(_value_blocks(a), _value_blocks(b)))
+    both = tuple(x and y for x, y in zip(_repeated_axes(a), _repeated_axes(b)))  # so that the blocks line up
+    return all(bytes(x) == bytes(y) for x, y in zip(_value_blocks(a, both), _value_blocks(b, both)))
 
 
 def _leaf_digest(obj) -> str:
@@ -82,12 +119,23 @@ def _leaf_digest(obj) -> str:
     if isinstance(obj, np.ndarray):
         kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
         flags = (obj.flags.c_contiguous, obj.flags.f_contiguous, obj.flags.writeable, obj.flags.aligned)
-        digest.update(kind + b"|" + repr((obj.dtype.str, obj.dtype.descr, obj.shape, obj.strides, flags)).encode() + b"|")
+        aspects = (obj.dtype.str, _dtype_description(obj.dtype), obj.shape, obj.strides, flags)
+        digest.update(kind + b"|" + repr(aspects).encode() + b"|")
         for part in _value_blocks(obj):
             digest.update(part)
     else:
         digest.update(_leaf_description(obj))
     return digest.hexdigest()[:16]
+
+
+def _dtype_description(dtype):
+    """dtype.descr, or for a structured dtype it cannot describe (fields that overlap or are out of offset order:
+    NumPy raises) the names, formats, offsets and itemsize that define it."""
+    try:
+        return dtype.descr
+    except ValueError:
+        fields = [(name, _dtype_description(dtype.fields[name][0]), dtype.fields[name][1]) for name in dtype.names]
+        return {"fields": fields, "itemsize": dtype.itemsize}
 
 
 def _leaf_description(obj) -> bytes:
@@ -116,6 +164,7 @@ def _digest_into(obj, path, out, depth, seen):
     # its digest is the first one's, and a hostile file cannot make the walk exponential.
     if depth > 500:
         return
+    _check_deadline()
     if id(obj) in seen:
         out[path] = out[seen[id(obj)][0]]
         return
@@ -186,7 +235,7 @@ def unpickle(blob: bytes):
 def _array_aspects(a):
     return {
         "type": f"{type(a).__module__}.{type(a).__qualname__}",
-        "dtype": a.dtype.str if a.dtype.names is None else repr(a.dtype.descr),
+        "dtype": a.dtype.str if a.dtype.names is None else repr(_dtype_description(a.dtype)),
         "shape": a.shape,
         "strides": a.strides,
         "layout": ("C" if a.flags.c_contiguous else "") + ("F" if a.flags.f_contiguous else ""),

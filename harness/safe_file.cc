@@ -1,0 +1,119 @@
+// Regular files of a results directory, reached without following symbolic links (see safe_file.h).
+#include "safe_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace parity {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* file_kind(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  return "not a regular file";
+}
+
+[[noreturn]] void refuse(const fs::path& file, const std::string& why) {
+  throw UnsafeFileError(file.string() + ": " + why + "; parity reads only regular files inside a results directory");
+}
+
+// Why `name` under `at` could not be opened by openat(O_NOFOLLOW): ELOOP and ENOTDIR hide a symbolic link.
+[[noreturn]] void open_failed(int at, const std::string& name, const fs::path& shown, int error) {
+  struct stat st {};
+  if ((error == ELOOP || error == ENOTDIR || error == ENXIO) &&
+      ::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+    refuse(shown, std::string("is ") + file_kind(st.st_mode));
+  throw std::system_error(error, std::generic_category(), shown.string());
+}
+
+// Walks `relative` under `dir` component by component (O_NOFOLLOW each); returns the open last component.
+FileDescriptor open_beneath(const fs::path& dir, const fs::path& relative, bool want_directory) {
+  const fs::path shown = dir / relative;
+  if (relative.empty() || relative.is_absolute()) refuse(shown, "is not a path inside the directory");
+  FileDescriptor at(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (at.get() < 0) throw std::system_error(errno, std::generic_category(), dir.string());
+  std::size_t left = std::distance(relative.begin(), relative.end());
+  for (const fs::path& part : relative) {
+    const std::string name = part.string();
+    if (name == ".." || name == "." || name.empty()) refuse(shown, "is not a path inside the directory");
+    const bool last = --left == 0;
+    const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (last ? O_NONBLOCK : O_DIRECTORY) |
+                      (last && want_directory ? O_DIRECTORY : 0);
+    FileDescriptor next(::openat(at.get(), name.c_str(), flags));
+    if (next.get() < 0) open_failed(at.get(), name, shown, errno);
+    at = std::move(next);
+  }
+  struct stat st {};
+  if (::fstat(at.get(), &st) != 0) throw std::system_error(errno, std::generic_category(), shown.string());
+  if (!(want_directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+    refuse(shown, std::string("is ") + file_kind(st.st_mode));
+  // Reads block as usual from here: O_NONBLOCK only kept open() from waiting on a FIFO's writer.
+  if (!want_directory) ::fcntl(at.get(), F_SETFL, ::fcntl(at.get(), F_GETFL) & ~O_NONBLOCK);
+  return at;
+}
+
+}  // namespace
+
+FileDescriptor::~FileDescriptor() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+FileDescriptor open_regular_file(const fs::path& dir, const fs::path& relative) {
+  return open_beneath(dir, relative, false);
+}
+
+FileDescriptor open_regular_file(const fs::path& file) {
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  return open_regular_file(dir, file.filename());
+}
+
+namespace {
+std::string read_all(FileDescriptor fd, const fs::path& shown) {
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::system_error(errno, std::generic_category(), shown.string());
+    if (n == 0) return text;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+}  // namespace
+
+std::string read_regular_file(const fs::path& dir, const fs::path& relative) {
+  return read_all(open_regular_file(dir, relative), dir / relative);
+}
+
+std::string read_regular_file(const fs::path& file) { return read_all(open_regular_file(file), file); }
+
+bool is_safe_regular_file(const fs::path& dir, const fs::path& relative) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(dir / relative, ec))) {
+    // A dangling symbolic link is not absent: symlink_status sees the link itself.
+    return false;
+  }
+  open_regular_file(dir, relative);
+  return true;
+}
+
+}  // namespace parity

@@ -1,0 +1,53 @@
+// Opening files of a results directory that came from elsewhere: regular files only, no symlink followed.
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+namespace parity {
+
+/// A file of a results directory that parity refuses to read or copy: a symbolic link, a FIFO, a device, a
+/// directory, a path that leaves the directory. The message names the file and what it is.
+struct UnsafeFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A file descriptor closed when it goes out of scope.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd = -1) : fd_(fd) {}
+  ~FileDescriptor();
+  FileDescriptor(FileDescriptor&& other) noexcept : fd_(other.release()) {}
+  FileDescriptor& operator=(FileDescriptor&& other) noexcept;
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+/// Opens `relative` (e.g. "results/a.parity") under the directory `dir` for reading. `dir` itself may be a
+/// symbolic link (the user named it); no component of `relative` may be one, nor "..", nor absolute. The file
+/// must be a regular file: a FIFO is refused without blocking (O_NONBLOCK), a device or directory too.
+/// Throws UnsafeFileError naming the file, std::system_error (with the file) when it cannot be opened.
+FileDescriptor open_regular_file(const std::filesystem::path& dir, const std::filesystem::path& relative);
+
+/// open_regular_file(file's directory, file's name): for a file whose directory the user named.
+FileDescriptor open_regular_file(const std::filesystem::path& file);
+
+/// The whole contents of open_regular_file(dir, relative).
+std::string read_regular_file(const std::filesystem::path& dir, const std::filesystem::path& relative);
+std::string read_regular_file(const std::filesystem::path& file);
+
+/// Throws UnsafeFileError unless `relative` under `dir` is a regular file reached without a symbolic link
+/// (a check before linking or copying it elsewhere); returns false, touching nothing, when it does not exist.
+bool is_safe_regular_file(const std::filesystem::path& dir, const std::filesystem::path& relative);
+
+}  // namespace parity
