@@ -470,14 +470,20 @@ TEST_F(JunitReport, RefusesWhatIsNotVersion1CompareJson) {
   EXPECT_NO_THROW(parity::report_to_junit(report_));
 }
 
-// Checks skipped rather than trust a results directory are notices: grouped by reason in the JSON, one `notice`
-// property each in the JUnit XML (still valid against the schema), so a CI page shows them.
-TEST(JunitFromReportJson, CarriesTheNoticesOfChecksSkippedForTrust) {
-  Manifest gold, cand;
+// A report of numpy against fsproxy with no scenarios yet; the manifests outlive it (it points at them).
+CompareReport numpy_against_fsproxy(Manifest& gold, Manifest& cand) {
   gold.backend = {{"name", "numpy"}, {"version", "2.1.0"}};
   cand.backend = {{"name", "fsproxy"}, {"version", "0.3.1"}};
   CompareReport report;
   report.gold = &gold, report.candidate = &cand, report.started = "2024-05-01T12:00:00Z";
+  return report;
+}
+
+// Checks skipped rather than trust a results directory are notices: grouped by reason in the JSON, one `notice`
+// property each in the JUnit XML (still valid against the schema), so a CI page shows them.
+TEST(JunitFromReportJson, CarriesTheNoticesOfChecksSkippedForTrust) {
+  Manifest gold, cand;
+  CompareReport report = numpy_against_fsproxy(gold, cand);
   for (int i = 0; i < 3; ++i) {
     ScenarioOutcome s;
     s.id = "mod.f" + std::to_string(i);
@@ -506,10 +512,7 @@ TEST(JunitFromReportJson, CarriesTheNoticesOfChecksSkippedForTrust) {
 // The writer's input is what report_to_json makes of a real CompareReport: the two agree on every count.
 TEST(JunitFromReportJson, CountsMatchTheJsonSummary) {
   Manifest gold, cand;
-  gold.backend = {{"name", "numpy"}, {"version", "2.1.0"}};
-  cand.backend = {{"name", "fsproxy"}, {"version", "0.3.1"}};
-  CompareReport report;
-  report.gold = &gold, report.candidate = &cand, report.started = "2024-05-01T12:00:00Z";
+  CompareReport report = numpy_against_fsproxy(gold, cand);
   for (const std::string status : {"pass", "fail", "fail", "error", "xfail", "xpass", "skip", "skip", "skip"}) {
     ScenarioOutcome s;
     s.id = "mod.f" + std::to_string(report.scenarios.size());

@@ -175,11 +175,16 @@ def test_compare_timeout_defaults_to_the_runs(pair_copy, tmp_path):
 
 # --- D7 (files) and D10: only regular files, no symbolic links ----------------------------------------------------
 
+def become_fifo(path):
+    """Replaces a file of a results directory with a FIFO, which blocks a reader that opens it plainly."""
+    path.unlink()
+    os.mkfifo(path)
+
+
 def test_fifo_result_file_is_refused_without_blocking(pair_copy, tmp_path):
     gold, cand = pair_copy
     file = cand / record(cand, MATRIX)["file"]
-    file.unlink()
-    os.mkfifo(file)
+    become_fifo(file)
     _, result = compare(gold, cand, tmp_path, timeout=60, check=1)
     assert result[MATRIX]["status"] == "error"
     assert "is a FIFO" in error_text(result[MATRIX]) and file.name in error_text(result[MATRIX])
@@ -189,12 +194,10 @@ def test_fifo_result_file_is_refused_without_blocking(pair_copy, tmp_path):
 def test_fifo_pickle_and_manifest_do_not_block(pair_copy, tmp_path):
     gold, cand = pair_copy
     pickle_file = cand / record(cand, MATRIX)["pickle_file"]
-    pickle_file.unlink()
-    os.mkfifo(pickle_file)
+    become_fifo(pickle_file)
     _, result = compare(gold, cand, tmp_path, timeout=60)
     assert "is a FIFO" in error_text(result[MATRIX])
-    (gold / "manifest.json").unlink()
-    os.mkfifo(gold / "manifest.json")
+    become_fifo(gold / "manifest.json")
     proc = parity("compare", gold, cand, timeout=60, check=2)
     assert "manifest.json" in proc.stderr and "is a FIFO" in proc.stderr
 
