@@ -45,13 +45,15 @@ py::object discover(const Selection& selection, py::object on_import = py::none(
   return discovery.attr("select")(found, selection.only, selection.keyword);
 }
 
-// An --only id that matches nothing is a typo, not an empty run.
+// An --only id or a -k text that matches nothing is a typo, not an empty run that passes.
 void check_selection(const Selection& selection, py::handle found) {
   std::set<std::string> known;
   for (py::handle s : found.attr("scenarios")) known.insert(s.attr("id").cast<std::string>());
   for (py::handle e : found.attr("errors")) known.insert(e.attr("id").cast<std::string>());
   for (const std::string& id : selection.only)
     if (!known.count(id)) throw std::invalid_argument("no scenario has the id '" + id + "' (see 'parity list')");
+  if (!selection.keyword.empty() && known.empty())
+    throw std::invalid_argument("no scenario id contains '" + selection.keyword + "' (-k; see 'parity list')");
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

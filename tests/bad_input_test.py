@@ -66,6 +66,12 @@ def test_a_damaged_result_file_is_that_scenarios_failure_naming_it_and_the_rest_
     assert by_id["basic.integers"]["status"] == "pass"
 
 
+def test_a_keyword_that_selects_nothing_is_an_error_not_an_empty_pass(tmp_path):
+    proc = run("gold", tmp_path / "gold", "-k", "no-id-has-this", check=2)
+    assert "no scenario id contains 'no-id-has-this'" in proc.stderr
+    run("gold", tmp_path / "gold", "-k", "basic", check=1)  # a keyword that selects some runs them
+
+
 def test_a_swapped_pair_is_refused_saying_which_way_round(pair):
     gold, cand = pair
     proc = parity("compare", cand, gold, check=2)
