@@ -146,3 +146,17 @@ def test_merging_again_the_same_night_keeps_last_nights_baseline(failing, tmp_pa
         code, log = nightly(tmp_path, [], "merge", "broken.perturb", tmp_path)
         assert code == 1, log
     assert json.loads((tonight / "baseline.json").read_text()) == last_night
+
+
+def test_the_summary_table_counts_timeouts_and_absent_counts_as_zero(tmp_path):
+    for name, summary in (("slow", {"total": 3, "pass": 1, "timeout": 2}), ("fine", {"total": 1, "pass": 1})):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "merge-exit-code").write_text("1" if "timeout" in summary else "0")
+        (tmp_path / name / "report.json").write_text(json.dumps({"summary": summary}))
+    table = subprocess.run([sys.executable, REPO / "scripts" / "nightly_summary.py", tmp_path], capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    header = [c.strip() for c in table[0].strip("|").split("|")]
+    rows = {r.split("|")[1].strip(): [c.strip() for c in r.strip("|").split("|")] for r in table[2:]}
+    timeout = header.index("timeout")
+    assert rows["slow"][timeout] == "2" and rows["fine"][timeout] == "0", table
+    assert rows["slow"][1] == "**FAILED**" and rows["fine"][header.index("fail")] == "0", table
