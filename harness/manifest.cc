@@ -4,9 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <ctime>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -180,9 +178,9 @@ Manifest read_manifest(const std::filesystem::path& dir) {
   auto fail = [&](const std::string& why) -> ManifestError { return ManifestError(file.string() + ": " + why); };
   if (!std::filesystem::is_directory(dir))
     throw ManifestError(dir.string() + ": not a results directory (it does not exist or is not a directory)");
-  std::stringstream text;
+  std::string text;
   try {
-    text << read_regular_file(dir, kManifestName);
+    text = read_regular_file(dir, kManifestName);
   } catch (const UnsafeFileError& e) {
     throw ManifestError(e.what());
   } catch (const std::system_error& e) {
@@ -193,7 +191,7 @@ Manifest read_manifest(const std::filesystem::path& dir) {
   Manifest m;
   m.dir = dir;
   try {
-    const json doc = parse_json(text.str(), "");
+    const json doc = parse_json(text, "");
     if (doc.value("format", "") != "parity-manifest") throw fail("not a parity manifest");
     // Checked before converting: a float out of int's range (a damaged file) would convert with undefined behaviour.
     if (!doc.at("version").is_number_integer()) throw fail("has no integer \"version\"");
