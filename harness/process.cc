@@ -82,6 +82,13 @@ bool drain(int fd, std::string& into) {
 
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
+// SIGKILLs `pid` and the process group it leads: the group for what it started, the process itself in case it
+// left that group (setpgid) or leads another (setsid).
+void kill_process_and_group(pid_t pid) {
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+}
+
 }  // namespace
 
 void OutputTail::append(const char* data, std::size_t size) {
@@ -206,8 +213,7 @@ bool ChildProcess::exited() {
 
 void ChildProcess::kill() {
   if (waited_ || pid_ <= 0) return;
-  ::kill(-pid_, SIGKILL);
-  ::kill(pid_, SIGKILL);
+  kill_process_and_group(pid_);
 }
 
 std::string ChildProcess::finish(double grace) {
@@ -283,10 +289,8 @@ std::size_t kill_children() {
   for (int round = 0; round < 20; ++round) {
     const std::vector<pid_t> children = children_of_this_process();
     if (children.empty()) break;
-    for (const pid_t child : children) {
-      ::kill(-child, SIGKILL);  // a daemon leads its own group (setsid): what it started there goes with it
-      ::kill(child, SIGKILL);
-    }
+    for (const pid_t child : children)
+      kill_process_and_group(child);  // a daemon leads its own group (setsid): what it started there goes with it
     killed += children.size();
     // Their ends make their own children ours: the next round finds them. A kill takes effect at once, but the
     // reaping waits a little for each, a second at most in all.
