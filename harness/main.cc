@@ -31,11 +31,6 @@ namespace {
 
 constexpr auto kReplace = nlohmann::json::error_handler_t::replace;  // a damaged file's bad UTF-8 is shown, not thrown
 
-// Prints "parity COMMAND: MESSAGE", a message that may quote a file or a scenario: escaped (text.h).
-void print_line(const char* command, const std::string& message) {
-  std::fprintf(stderr, "parity %s: %s\n", command, printable(message, Newlines::kKeep).c_str());
-}
-
 std::string self_path(const char* argv0) {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -513,7 +513,7 @@ int merge_results_command(const std::vector<std::string>& dirs, const std::strin
   try {
     merged = merge_results(std::vector<fs::path>(dirs.begin(), dirs.end()), out, program);
   } catch (const MergeError& e) {
-    std::fprintf(stderr, "parity merge: %s\n", printable(e.what(), Newlines::kKeep).c_str());
+    print_line("merge", e.what());
     return kExitUsage;
   } catch (const fs::filesystem_error& e) {
     std::fprintf(stderr, "parity merge: cannot write %s: %s\n", printable(out).c_str(),
@@ -555,7 +555,7 @@ int merge_reports_command(const std::vector<std::string>& files, const std::stri
     merged = merge_reports(reports, files, program);
     write(merged);
   } catch (const std::exception& e) {  // refused or unreadable input (named in the message), an unwritable report
-    std::fprintf(stderr, "parity merge: %s\n", printable(e.what(), Newlines::kKeep).c_str());
+    print_line("merge", e.what());
     return kExitUsage;
   }
   print_missing(merged.at("/merged/missing"_json_pointer));

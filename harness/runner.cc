@@ -579,7 +579,7 @@ int run_scenarios(const RunOptions& options) {
   try {
     shard = resolve_shard_request(options.sharding);
   } catch (const ShardError& e) {
-    std::fprintf(stderr, "parity run: %s\n", printable(e.what(), Newlines::kKeep).c_str());
+    print_line("run", e.what());
     return kExitUsage;
   }
   std::optional<Manifest> previous;
@@ -587,8 +587,7 @@ int run_scenarios(const RunOptions& options) {
     try {
       previous = read_manifest(options.out);
     } catch (const ManifestError& e) {
-      std::fprintf(stderr, "parity run: --resume: nothing to resume: %s\n",
-                   printable(e.what(), Newlines::kKeep).c_str());
+      print_line("run", std::string("--resume: nothing to resume: ") + e.what());
       return kExitUsage;
     }
   }
@@ -599,7 +598,7 @@ int run_scenarios(const RunOptions& options) {
   try {
     supervisor.start(backend);  // the workers create the results directory once backend and selection are good
   } catch (const RunAbort& e) {
-    std::fprintf(stderr, "parity run: %s\n", printable(e.message, Newlines::kKeep).c_str());
+    print_line("run", e.message);
     return kExitUsage;
   }
   print_banner(manifest);
@@ -611,7 +610,7 @@ int run_scenarios(const RunOptions& options) {
       check_resume_shard(*previous, plan);
       adopted = supervisor.adopt(*previous);
     } catch (const RunAbort& e) {
-      std::fprintf(stderr, "parity run: %s\n", printable(e.message, Newlines::kKeep).c_str());
+      print_line("run", e.message);
       return kExitUsage;
     }
     manifest.run["resumed"] = true;
@@ -626,7 +625,7 @@ int run_scenarios(const RunOptions& options) {
   try {
     completed = supervisor.run(progress);
   } catch (const RunAbort& e) {
-    std::fprintf(stderr, "parity run: %s\n", printable(e.message, Newlines::kKeep).c_str());
+    print_line("run", e.message);
     manifest.scenarios = supervisor.finished();
     write_manifest(manifest);  // incomplete: what finished stays valid
     return kExitUsage;

@@ -87,6 +87,10 @@ std::string printable(std::string_view text, Newlines newlines) {
   return out;
 }
 
+void print_line(const char* command, std::string_view message) {
+  std::fprintf(stderr, "parity %s: %s\n", command, printable(message, Newlines::kKeep).c_str());
+}
+
 std::string shell_quote(std::string_view s) {
   bool plain = !s.empty();
   for (char ch : s) plain = plain && safe_in_shell(ch);

@@ -26,6 +26,10 @@ enum class Newlines { kEscape, kKeep };
 /// cursor to forge a line, or set the window title.
 std::string printable(std::string_view text, Newlines newlines = Newlines::kEscape);
 
+/// Prints "parity COMMAND: MESSAGE" on stderr, the message printable() with its line breaks kept: for every error
+/// or notice that may quote a file, a manifest or a scenario.
+void print_line(const char* command, std::string_view message);
+
 /// `s` quoted for a POSIX shell: as it is when it needs no quotes, else in single quotes. Every piece of a command
 /// parity prints for people to paste goes through it, so that no value from a file can add a command.
 std::string shell_quote(std::string_view s);
