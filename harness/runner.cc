@@ -119,7 +119,6 @@ class Supervisor {
   void take_plan(const json& ready);
   void handle_line(Worker& w, const std::string& line, Progress* progress);
   void handle_done(Worker& w, const json& message, Progress* progress);
-  std::string expected_file(std::size_t index) const;
   ScenarioRecord checked_record(std::size_t index, const json& entry) const;
   void misbehaved(Worker& w, const std::string& why, Progress* progress);
   void poll_worker(Worker& w, Progress* progress);
@@ -233,20 +232,18 @@ void Supervisor::handle_done(Worker& w, const json& message, Progress* progress)
   }
 }
 
-// The result file the worker running scenario `index` may name: the one its id names (manifest.h), the same
-// function the worker wrote it with.
-std::string Supervisor::expected_file(std::size_t index) const { return result_file_for(ids_[index]); }
-
-// A done record is accepted only as the running scenario's own: its id, the result files the plan names for it
-// (or none), a result file whenever it passed. Its declaration is the plan's, whatever the record says.
+// A done record is accepted only as the running scenario's own: its id, the result files that id names
+// (manifest.h, the functions the worker wrote them with) or none, a result file whenever it passed. Its
+// declaration is the plan's, whatever the record says.
 ScenarioRecord Supervisor::checked_record(std::size_t index, const json& entry) const {
   using protocol::ProtocolError;
-  if (entry.at("id") != ids_[index]) throw ProtocolError("a 'done' record for another scenario than the one it ran");
+  const std::string& id = ids_[index];
+  if (entry.at("id") != id) throw ProtocolError("a 'done' record for another scenario than the one it ran");
   try {
     ScenarioRecord record = record_from_json(entry);
-    const std::string file = expected_file(index);
-    if (!record.file.empty() && record.file != file) throw ProtocolError("a 'done' record naming another result file");
-    if (!record.pickle_file.empty() && record.pickle_file != pickle_file_for(ids_[index]))
+    if (!record.file.empty() && record.file != result_file_for(id))
+      throw ProtocolError("a 'done' record naming another result file");
+    if (!record.pickle_file.empty() && record.pickle_file != pickle_file_for(id))
       throw ProtocolError("a 'done' record naming another pickle file");
     if (record.status == "ok" && record.file.empty()) throw ProtocolError("an ok 'done' record without a result file");
     record.meta = metas_[index];

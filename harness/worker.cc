@@ -190,8 +190,7 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
 json ready_message(py::handle backend, py::handle found) {
   json scenarios = json::array(), errors = json::array();
   for (py::handle s : found.attr("scenarios"))
-    scenarios.push_back({{"id", s.attr("id").cast<std::string>()},
-                         {"meta", to_json(s.attr("metadata")())}});
+    scenarios.push_back({{"id", s.attr("id").cast<std::string>()}, {"meta", to_json(s.attr("metadata")())}});
   for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
   return {{"event", protocol::kReady},
           {"backend", to_json(backend.attr("info")())},
