@@ -424,7 +424,7 @@ json Encoder::encode_dict(py::handle obj, const std::string& path, int depth, bo
       throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " of type " + type_name(key) +
                               " is not a str");
     const std::string k = utf8_key(key, path);
-    items.push_back(json::array({k, encode(value, attributes ? path + "." + k : key_path(path, k), depth + 1)}));
+    items.push_back(json::array({k, encode(value, attributes ? state_path(path, k) : key_path(path, k), depth + 1)}));
   }
   return {{"kind", "dict"}, {"type", type_name(obj)}, {"items", items}};
 }
@@ -800,7 +800,7 @@ void Decoder::decode_state(const json& node, Node& out, int depth) {
   // No path of its own: it is part of its owner, never the target of a reference.
   for (const json& item : state.at("items")) {
     attributes.keys.push_back(item.at(0).get<std::string>());
-    attributes.items.push_back(decode(item.at(1), out.path + "." + attributes.keys.back(), depth + 1));
+    attributes.items.push_back(decode(item.at(1), state_path(out.path, attributes.keys.back()), depth + 1));
   }
   out.state.push_back(std::move(attributes));
 }
@@ -944,6 +944,10 @@ std::string key_path(const std::string& path, const std::string& key) {
   std::string quoted;
   for (char c : key) quoted += (c == '\'' || c == '\\') ? std::string{'\\', c} : std::string{c};
   return path + "['" + quoted + "']";
+}
+
+std::string state_path(const std::string& path, const std::string& key) {
+  return !key.empty() && (key.front() == '[' || key.front() == '.') ? path + key : path + "." + key;
 }
 
 std::string index_path(const std::vector<std::int64_t>& index) {

@@ -90,6 +90,11 @@ std::string index_path(const std::vector<std::int64_t>& index);
 /// The path of a dict entry inside the outputs, as Python would index it: outputs['a']['it\'s'].
 std::string key_path(const std::string& path, const std::string& key);
 
+/// The path of entry `key` of a reducer's dict state: `path.key` (outputs['m'].mask), or `path` followed by the key
+/// itself when it starts with '[' or '.', so that a reducer can name its parts as Python indexes the object
+/// (outputs['df']['a'] for a DataFrame column, outputs['s'].iloc[3]). parity.reducers.state_path is the same rule.
+std::string state_path(const std::string& path, const std::string& key);
+
 /// Rebuilds Python objects from a decoded tree: containers as plain dict/list/tuple (their recorded type
 /// stays in Node::type), arrays and NumPy scalars as read, reduced objects through their reducer (the
 /// generic ndarray-subclass reducer only for modules on parity.reducers' allow-list), and references as

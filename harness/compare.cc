@@ -786,10 +786,8 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
   CheckList list;
   try {
     const Policy policy = policy_for(gold, candidate, out.meta, options.policy);
-    out.policy = {{"dtype", policy.choice.dtype},
-                  {"layout", policy.choice.layout},
-                  {"type", policy.choice.type},
-                  {"signed_zeros", policy.signed_zeros}};
+    out.policy = policy.choice.to_json();
+    out.policy["signed_zeros"] = policy.signed_zeros;
     list = compare_outputs(gn, cn, policy);
     run_probes(gold, candidate, g, c, gn, cn, options, list);
   } catch (const std::invalid_argument& e) {
@@ -1007,9 +1005,9 @@ std::string run_command(const std::string& program, const json& backend) {
 std::string policy_flags(const PolicyChoice& policy) {
   const PolicyChoice defaults;
   std::vector<std::string> words;
-  if (policy.dtype != defaults.dtype) words.insert(words.end(), {"--dtype-policy", policy.dtype});
-  if (policy.layout != defaults.layout) words.insert(words.end(), {"--layout-policy", policy.layout});
-  if (policy.type != defaults.type) words.insert(words.end(), {"--type-policy", policy.type});
+  for (const PolicySpec& spec : policy_specs())
+    if (policy.*spec.member != defaults.*spec.member)
+      words.insert(words.end(), {"--" + std::string(spec.name) + "-policy", policy.*spec.member});
   return words.empty() ? "" : " " + shell_join(words);
 }
 
@@ -1030,22 +1028,59 @@ std::string repro_command(const CompareOptions& options, const Manifest& gold, c
   return run(gold, "/tmp/parity-repro/gold") + " ; " + run(candidate, "/tmp/parity-repro/candidate") + " ; " + compare;
 }
 
-const std::vector<std::string>& PolicyChoice::values(const std::string& name) {
-  static const std::map<std::string, std::vector<std::string>> kValues = {
-      {"dtype", {"exact", "native-order-ok", "kind"}},
-      {"layout", {"contiguity", "strides", "ignore"}},
-      {"type", {"exact-or-mapped", "subclass-ok", "ignore"}}};
-  const auto known = kValues.find(name);
-  if (known == kValues.end()) throw std::invalid_argument("unknown policy '" + name + "' (dtype, layout or type)");
-  return known->second;
+const std::vector<PolicySpec>& policy_specs() {
+  static const std::vector<PolicySpec> kPolicies = {
+      {"dtype", &PolicyChoice::dtype, {"exact", "native-order-ok", "kind"}, "dtype check"},
+      {"layout",
+       &PolicyChoice::layout,
+       {"contiguity", "strides", "ignore"},
+       "layout checks (strides: also exact strides)"},
+      {"type", &PolicyChoice::type, {"exact-or-mapped", "subclass-ok", "ignore"}, "type check"},
+      {"writeable", &PolicyChoice::writeable, {"exact", "ignore"}, "writeable flag check"},
+      {"scalar",
+       &PolicyChoice::scalar,
+       {"exact", "0d-ok"},
+       "whether a 0-d array may stand for a NumPy scalar and back"},
+      {"order",
+       &PolicyChoice::order,
+       {"exact", "sorted"},
+       "set-like results (unique values, groupby(sort=False)): sorted compares them after sorting"},
+      {"index",
+       &PolicyChoice::index,
+       {"exact", "equivalent"},
+       "pandas index and column types: equivalent lets RangeIndex stand for an integer Index"},
+      {"names", &PolicyChoice::names, {"exact", "ignore"}, "pandas index, column and Series names"}};
+  return kPolicies;
 }
 
+namespace {
+const PolicySpec& policy_spec(const std::string& name) {
+  for (const PolicySpec& spec : policy_specs())
+    if (name == spec.name) return spec;
+  std::string known;
+  for (const PolicySpec& spec : policy_specs()) known += (known.empty() ? "" : ", ") + std::string(spec.name);
+  throw std::invalid_argument("unknown policy '" + name + "' (" + known + ")");
+}
+}  // namespace
+
+const std::vector<std::string>& PolicyChoice::values(const std::string& name) { return policy_spec(name).values; }
+
+const std::string& PolicyChoice::get(const std::string& name) const { return this->*policy_spec(name).member; }
+
 void PolicyChoice::set(const std::string& name, const std::string& value) {
-  const auto& values = PolicyChoice::values(name);
-  if (std::find(values.begin(), values.end(), value) == values.end())
-    throw std::invalid_argument("policy " + name + " cannot be '" + value + "' (" + values[0] + ", " + values[1] +
-                                " or " + values[2] + ")");
-  (name == "dtype" ? dtype : name == "layout" ? layout : type) = value;
+  const PolicySpec& spec = policy_spec(name);
+  if (std::find(spec.values.begin(), spec.values.end(), value) == spec.values.end()) {
+    std::string allowed;
+    for (const std::string& v : spec.values) allowed += (allowed.empty() ? "" : ", ") + v;
+    throw std::invalid_argument("policy " + name + " cannot be '" + value + "' (" + allowed + ")");
+  }
+  this->*spec.member = value;
+}
+
+json PolicyChoice::to_json() const {
+  json out = json::object();
+  for (const PolicySpec& spec : policy_specs()) out[spec.name] = this->*spec.member;
+  return out;
 }
 
 Tolerance Policy::tolerance_for(const std::string& path, py::handle gold_dtype, py::handle candidate_dtype,

@@ -29,17 +29,37 @@ struct Check {
 };
 
 /// The comparison policies (README "Policies"); each names its default first. The Python decorator's
-/// `POLICIES` (harness/python/parity/_scenario.py) lists the same values.
+/// `POLICIES` (harness/python/parity/_scenario.py) lists the same values; kPolicies below is the one C++ list.
 struct PolicyChoice {
   std::string dtype = "exact";           ///< exact | native-order-ok | kind
   std::string layout = "contiguity";     ///< contiguity | strides | ignore
   std::string type = "exact-or-mapped";  ///< exact-or-mapped | subclass-ok | ignore
-  /// Sets `name` ("dtype", "layout" or "type") to `value`; throws std::invalid_argument naming both when either
-  /// is unknown.
+  std::string writeable = "exact";       ///< exact | ignore: the writeable flag
+  std::string scalar = "exact";          ///< exact | 0d-ok: a 0-d array may stand for a NumPy scalar and back
+  std::string order = "exact";           ///< exact | sorted: set-like results are compared after sorting
+  std::string index = "exact";           ///< exact | equivalent: pandas index/column types (RangeIndex ~ Index)
+  std::string names = "exact";           ///< exact | ignore: pandas index, column and Series names
+  /// Sets `name` (one of kPolicies' names) to `value`; throws std::invalid_argument naming both when either is
+  /// unknown.
   void set(const std::string& name, const std::string& value);
+  /// The value of policy `name`; throws std::invalid_argument for an unknown name.
+  const std::string& get(const std::string& name) const;
   /// The values policy `name` takes, its default first; throws std::invalid_argument for an unknown name.
   static const std::vector<std::string>& values(const std::string& name);
+  /// {name: value} for every policy, in kPolicies' order (what reports record as `policy`).
+  nlohmann::json to_json() const;
 };
+
+/// One policy of PolicyChoice: its name (`--NAME-policy`, a scenario's `policy={NAME: ...}`), where it is
+/// stored, the values it takes (default first) and what it governs, for --help.
+struct PolicySpec {
+  const char* name;
+  std::string PolicyChoice::*member;
+  std::vector<std::string> values;
+  const char* help;
+};
+/// Every policy, in the order reports and --help list them.
+const std::vector<PolicySpec>& policy_specs();
 
 /// Tolerances a scenario sets; an absent value falls back to the per-dtype default (values.h).
 struct ToleranceOverride {

@@ -363,14 +363,13 @@ int main_impl(int argc, char** argv) {
                     "fail when a difference the candidate declares explains nothing (for whole-corpus runs)");
   // The run's policies; a scenario's own policy= overrides them (README, "Policies").
   PolicyChoice& policy = compare_args.options.policy;
-  compare->add_option("--dtype-policy", policy.dtype, "dtype check: exact (default), native-order-ok or kind")
-      ->check(CLI::IsMember(PolicyChoice::values("dtype")));
-  compare
-      ->add_option("--layout-policy", policy.layout,
-                   "layout checks: contiguity (default), strides (also exact strides) or ignore")
-      ->check(CLI::IsMember(PolicyChoice::values("layout")));
-  compare->add_option("--type-policy", policy.type, "type check: exact-or-mapped (default), subclass-ok or ignore")
-      ->check(CLI::IsMember(PolicyChoice::values("type")));
+  for (const PolicySpec& spec : policy_specs()) {
+    std::string help = std::string(spec.help) + ":";
+    for (const std::string& v : spec.values) help += " " + v + (&v == &spec.values.front() ? " (default)," : ",");
+    help.pop_back();
+    compare->add_option("--" + std::string(spec.name) + "-policy", policy.*spec.member, help)
+        ->check(CLI::IsMember(spec.values));
+  }
   compare
       ->add_option("--timeout", compare_args.timeout,
                    "seconds one scenario's compare may take before it is recorded as timeout and the next one "

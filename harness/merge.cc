@@ -32,7 +32,7 @@ constexpr Agreement kReportAgreements[] = {
     {"/candidate/backend/name", "candidate backend"},
     {"/candidate/backend/version", "candidate backend's version"},
     {"/candidate/backend/differences", "candidate backend's declared differences"},
-    {"/policy", "compare policies (--dtype-policy, --layout-policy, --type-policy)"},
+    {"/policy", "compare policies (--dtype-policy, --layout-policy, ...)"},
     {"/strict_differences", "--strict-differences"},
     {"/shard/total", "number of shards"},
     {"/shard/scenarios", "scenario set"},

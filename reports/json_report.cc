@@ -83,19 +83,18 @@ json report_to_json(const CompareReport& report) {
   for (const auto& s : report.scenarios) scenarios.push_back(scenario_to_json(s));
   json counts = report.counts();
   counts["total"] = report.scenarios.size();
-  json doc = {
-      {"format", "parity-compare"},
-      {"version", kReportJsonVersion},
-      {"parity", PARITY_VERSION},
-      {"started", report.started},
-      {"seconds", report.seconds},
-      {"gold", side_json(*report.gold)},
-      {"candidate", side_json(*report.candidate)},
-      {"policy", {{"dtype", report.policy.dtype}, {"layout", report.policy.layout}, {"type", report.policy.type}}},
-      {"summary", counts},
-      {"differences", differences_json(report.differences, report.scenarios)},
-      {"strict_differences", report.strict_differences},
-      {"scenarios", scenarios}};
+  json doc = {{"format", "parity-compare"},
+              {"version", kReportJsonVersion},
+              {"parity", PARITY_VERSION},
+              {"started", report.started},
+              {"seconds", report.seconds},
+              {"gold", side_json(*report.gold)},
+              {"candidate", side_json(*report.candidate)},
+              {"policy", report.policy.to_json()},
+              {"summary", counts},
+              {"differences", differences_json(report.differences, report.scenarios)},
+              {"strict_differences", report.strict_differences},
+              {"scenarios", scenarios}};
   if (report.shard) doc["shard"] = report.shard->to_json();  // absent from an unsharded compare's report
   if (json notices = skipped_notices(scenarios); !notices.empty()) doc["notices"] = notices;  // skipped for trust
   return doc;

@@ -149,6 +149,18 @@ TEST(Codec, StateSetByArrayFinalizeSurvives) {
   EXPECT_TRUE(py::eval("type(t) is Tagged and t.tag == 'custom' and t.extra['k'].dtype.str == '>i2'", g).cast<bool>());
 }
 
+// A reducer names the parts of its state as Python indexes the object: keys starting with '[' or '.' are path
+// suffixes (a DataFrame column at outputs['df']['a']), other keys attributes (outputs['m'].mask).
+TEST(Codec, StateKeysThatArePathSuffixesNameTheirParts) {
+  EXPECT_EQ(state_path("outputs['df']", "['a']"), "outputs['df']['a']");
+  EXPECT_EQ(state_path("outputs['s']", ".iloc[3]"), "outputs['s'].iloc[3]");
+  EXPECT_EQ(state_path("outputs['m']", "mask"), "outputs['m'].mask");
+  EXPECT_EQ(py::module_::import("parity.reducers").attr("state_path")("outputs['df']", "['a']").cast<std::string>(),
+            "outputs['df']['a']");
+  EXPECT_EQ(py::module_::import("parity.reducers").attr("state_path")("outputs['m']", "mask").cast<std::string>(),
+            "outputs['m'].mask");
+}
+
 // Writing an unsupported output names where it is inside the outputs.
 void expect_unsupported(const char* expr, const std::string& path_fragment) {
   TempDir dir;

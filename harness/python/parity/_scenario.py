@@ -37,6 +37,11 @@ POLICIES = {
     "dtype": ("exact", "native-order-ok", "kind"),
     "layout": ("contiguity", "strides", "ignore"),
     "type": ("exact-or-mapped", "subclass-ok", "ignore"),
+    "writeable": ("exact", "ignore"),
+    "scalar": ("exact", "0d-ok"),
+    "order": ("exact", "sorted"),
+    "index": ("exact", "equivalent"),
+    "names": ("exact", "ignore"),
 }
 
 

@@ -180,7 +180,7 @@ def _digest_into(obj, path, out, depth, seen):
     state = _state(obj)
     if isinstance(state, dict):
         for name, value in state.items():
-            _digest_into(value, f"{path}.{name}", out, depth + 1, seen)
+            _digest_into(value, reducers.state_path(path, name), out, depth + 1, seen)
     elif state is not None:
         _digest_into(state, f"{path}.state", out, depth + 1, seen)
 
@@ -322,9 +322,10 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     fattr, uattr = _attributes(faithful), _attributes(unpickled)
     for name, value in fattr.items():
         if name not in uattr:
-            found.append({"path": f"{path}.{name}", "aspect": "attribute", "faithful": "present", "unpickled": "missing"})
+            found.append({"path": reducers.state_path(path, str(name)), "aspect": "attribute", "faithful": "present",
+                          "unpickled": "missing"})
         else:
-            found += losses(value, uattr[name], f"{path}.{name}", depth + 1, seen)
+            found += losses(value, uattr[name], reducers.state_path(path, str(name)), depth + 1, seen)
     return found
 
 

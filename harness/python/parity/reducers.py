@@ -59,6 +59,12 @@ def register(cls: type, reduce: Callable, rebuild: Callable, *, name: str | None
     return reducer
 
 
+def state_path(path: str, key: str) -> str:
+    """The path of entry `key` of a reducer's dict state: `path.key`, or `path + key` when the key starts with '['
+    or '.' (a DataFrame column reads outputs['df']['a']). harness/codec.cc's state_path is the same rule."""
+    return path + key if key[:1] in ("[", ".") else f"{path}.{key}"
+
+
 def allow_module(name: str) -> None:
     """Lets the generic reducer rebuild ndarray subclasses defined in module `name` (and its submodules)."""
     _allowed_modules.add(name)
