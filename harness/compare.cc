@@ -455,10 +455,11 @@ Node without_keys(const Node& node, const std::vector<std::string>& keys, std::m
   return out;
 }
 
-// For leaves of one type, what their reducer recorded (a mask, a fill value, a memmap's mode and offset,
-// instance attributes) is compared with the same checks; any failure there is an `attrs` failure naming the
-// inner check. Leaves of different types (a TYPE_MAP proxy against a plain array) have no common state to
-// compare; for those, the backend's REQUIRED_ATTRS are checked on the rebuilt candidate (run_probes).
+// For leaves of one type, what their reducer recorded is compared with the same checks. For an array subclass it is
+// what the subclass adds (a mask, a fill value, a memmap's mode and offset, instance attributes): any failure there
+// is an `attrs` failure naming the inner check. For any other object it is the object's value. Leaves of different
+// types (a TYPE_MAP proxy against a plain array) have no common state to compare; for those, the backend's
+// REQUIRED_ATTRS are checked on the rebuilt candidate (run_probes).
 void TreeComparer::compare_state(const Node& g, const Node& c, const std::string& path) {
   if (g.type != c.type || (g.state.empty() && c.state.empty())) return;
   if (g.state.empty() != c.state.empty())
@@ -480,6 +481,9 @@ void TreeComparer::compare_state(const Node& g, const Node& c, const std::string
            {{"attribute", key}, {"gold", has}, {"candidate", cp[key]}});
     }
   }
+  // A reduced object that is no array is its state (a Quantity's magnitude and units, a frame's columns): its parts
+  // are compared with the ordinary checks, each at its own path (outputs['q'].magnitude).
+  if (g.kind == Node::Kind::Object) return walk(*gs, *cs, child_path(*gs, path));
   TreeComparer inner(policy_, gold_index_, candidate_index_, state_);
   inner.walk(*gs, *cs, child_path(*gs, path));
   if (inner.result.failures.empty()) return result.pass("attrs");

@@ -1071,6 +1071,28 @@ TEST_F(CompareOutputs, InstanceAttributesOfAGenericSubclassAreCompared) {
   ASSERT_TRUE(one_failure(check("tagged('x')", "tagged('y')"), "attrs", "outputs.tag", {"'x'", "'y'"}));
 }
 
+// A reduced object that is no array (a Quantity, a frame) is its state: a part that differs fails the ordinary check
+// at the part's own path, not `attrs` and not a digest.
+TEST_F(CompareOutputs, PartsOfAReducedObjectFailTheirOwnCheckAtTheirPath) {
+  py::exec(R"(
+import parity.reducers
+class Quantity:
+    def __init__(self, magnitude, units):
+        self.magnitude, self.units = magnitude, units
+if not parity.reducers.registered(Quantity):
+    parity.reducers.register(Quantity, lambda q: {"magnitude": q.magnitude, "units": q.units},
+                             lambda s: Quantity(s["magnitude"], s["units"]), name="parity_test.Quantity")
+)",
+           scope());
+  const CheckList same = check("{'q': Quantity(np.arange(3.0), 'm')}", "{'q': Quantity(np.arange(3.0), 'm')}");
+  EXPECT_TRUE(same.failures.empty()) << describe(same);
+  EXPECT_EQ(same.passed.at("values"), 2);
+  ASSERT_TRUE(one_failure(check("{'q': Quantity(np.arange(3.0), 'm')}", "{'q': Quantity(2 * np.arange(3.0), 'm')}"),
+                          "values", "outputs['q'].magnitude", {"Mismatched elements: 2 / 3"}));
+  ASSERT_TRUE(one_failure(check("{'q': Quantity(np.arange(3.0), 'm')}", "{'q': Quantity(np.arange(3.0), 'cm')}"),
+                          "values", "outputs['q'].units", {"'m'", "'cm'"}));
+}
+
 TEST_F(CompareOutputs, ATypeMapProxyAgainstAPlainArrayHasNoAttrsToCompare) {
   py::exec("def proxy():\n    a = np.arange(3.0).view(MyArray)\n    a.wrapped = 1\n    return a\n", scope());
   Policy mapped;
