@@ -302,6 +302,7 @@ class Encoder {
  private:
   json encode_dict(py::handle obj, const std::string& path, int depth, bool attributes = false);
   json encode_reduced(py::handle obj, const std::string& path, int depth);
+  void encode_array_form(py::handle obj, json& node, const std::string& path, int depth);
   json encode_native(py::handle obj, const std::string& path, int depth);
   json encode_sequence(py::handle obj, const char* kind, const std::string& path, int depth);
   json encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path,
@@ -437,6 +438,25 @@ json Encoder::encode_sequence(py::handle obj, const char* kind, const std::strin
   return {{"kind", kind}, {"type", type_name(obj)}, {"items", items}};
 }
 
+// A type a backend maps numpy.ndarray to (TYPE_MAP) records the plain array it stands for as `array`, so that
+// compare can check it against gold's array. Never memoized: it is a fresh array, part of its owner only.
+void Encoder::encode_array_form(py::handle obj, json& node, const std::string& path, int depth) {
+  py::object form;
+  try {
+    form = py::module_::import("parity.reducers").attr("array_form")(obj);
+  } catch (py::error_already_set& e) {
+    throw UnsupportedOutput(path + ": the array form of type " + type_name(obj) + " raised " + e.what());
+  }
+  if (form.is_none()) return;
+  if (!PyArray_CheckExact(form.ptr()))
+    throw UnsupportedOutput(path + ": the array form of type " + type_name(obj) + " is a " + type_name(form) +
+                            ", not a numpy.ndarray");
+  // An array of Python objects has no values of its own to check: compare reports the leaf `uncompared`.
+  if (PyDataType_REFCHK(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(form.ptr())))) return;
+  keep_alive_.push_back(form);
+  node["array"] = encode_array(reinterpret_cast<PyArrayObject*>(form.ptr()), "ndarray", type_name(obj), path, depth);
+}
+
 // A reducer's state: a dict of attributes is written with attribute paths (outputs['m'].mask).
 json Encoder::encode_reduced(py::handle obj, const std::string& path, int depth) {
   py::object reduced;
@@ -459,6 +479,7 @@ json Encoder::encode_reduced(py::handle obj, const std::string& path, int depth)
     node = encode_array(reinterpret_cast<PyArrayObject*>(values.ptr()), "ndarray", type_name(obj), path, depth);
   } else {
     node = {{"kind", "object"}, {"type", type_name(obj)}};
+    encode_array_form(obj, node, path, depth);
   }
   node["reducer"] = pair[0].cast<std::string>();
   py::handle state = pair[1];
@@ -575,6 +596,7 @@ class Decoder {
   Node decode(const json& node, const std::string& path, int depth);
   Node decode_kind(const json& node, const std::string& path, int depth);
   void decode_state(const json& node, Node& out, int depth);
+  Node decode_array_form(const json& form, const std::string& path, int depth);
   Node decode_array(const json& node, Node::Kind kind, const std::string& path);
   Node decode_object_array(const json& node, const std::string& path, int depth);
   py::object decode_dtype(const json& dtype, const std::string& path, int depth);
@@ -805,6 +827,14 @@ void Decoder::decode_state(const json& node, Node& out, int depth) {
   out.state.push_back(std::move(attributes));
 }
 
+// An object's `array`: a plain array node only (no reference, reducer or object elements), at the object's path.
+Node Decoder::decode_array_form(const json& form, const std::string& path, int depth) {
+  if (!form.is_object() || form.value("kind", json()) != "ndarray" || form.contains("reducer") ||
+      form.contains("elements"))
+    fail(path + ": an object's 'array' is not a plain ndarray node");
+  return decode(form, path, depth + 1);
+}
+
 Node Decoder::decode(const json& node, const std::string& path, int depth) {
   if (depth > kMaxDepth) fail(path + ": nested too deeply");
   if (node.at("kind") == "ref") {
@@ -863,6 +893,7 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
   if (kind == "none") return out.type = "builtins.NoneType", out;
   if (kind == "object") {
     if (!node.contains("reducer")) fail(path + ": object without a reducer");
+    if (node.contains("array")) out.array_form.push_back(decode_array_form(node.at("array"), path, depth));
     return out.kind = Node::Kind::Object, out;
   }
   out.type = "builtins." + kind;

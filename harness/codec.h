@@ -15,7 +15,7 @@
 namespace parity {
 
 inline constexpr std::uint32_t kFormatMajor = 1;  ///< a reader refuses files of a newer major version
-inline constexpr std::uint32_t kFormatMinor = 0;  ///< minor versions only add fields that old readers may ignore
+inline constexpr std::uint32_t kFormatMinor = 1;  ///< minor versions only add fields that old readers may ignore
 
 /// An output that the codec cannot write; the message names its path inside the outputs.
 struct UnsupportedOutput : std::runtime_error {
@@ -41,6 +41,9 @@ struct Node {
   pybind11::object array;         ///< Array and Scalar (as a 0-d array): a plain numpy.ndarray
   std::string reducer;            ///< Object, and Array of a subclass: the reducer that wrote it
   std::vector<Node> state;        ///< what the reducer recorded (one node), or empty for none
+  /// Object: the plain ndarray it stands for (one Array node at the object's path, its type the object's), when
+  /// its type is one a backend maps numpy.ndarray to and it has an array form (parity.reducers.array_form).
+  std::vector<Node> array_form;
   std::string path;               ///< where it is in the outputs, e.g. "outputs['a'][0]"
   std::string ref;                ///< non-empty when this is the same object as the node at path `ref`
                                   ///< (its other fields are then empty: see NodeIndex)

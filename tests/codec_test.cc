@@ -401,3 +401,57 @@ int verify_results_dir(const char* dir) {
 
 }  // namespace testing
 }  // namespace parity
+
+namespace parity {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------
+// An object's array form (format 1.1, issue #17)
+
+TEST(ArrayForm, AMappedObjectCarriesThePlainArrayItStandsForAtItsOwnPath) {
+  py::dict scope;
+  py::exec(R"(
+import numpy as np, parity.reducers
+class Cell:
+    def __init__(self, data):
+        self.data = data
+    def __array__(self, dtype=None, copy=None):
+        return self.data[::2]
+Cell.__module__ = "parity_codec_test"
+parity.reducers.register(Cell, lambda c: {"data": c.data}, lambda s: Cell(s["data"]), name="parity_codec_test.Cell")
+parity.reducers.set_array_form(["parity_codec_test.Cell"])
+outputs = {"c": Cell(np.arange(6.0))}
+)",
+           scope);
+  TempDir dir;
+  const fs::path file = dir.path() / "cell.parity";
+  write_result(file, scope["outputs"]);
+  const Node root = read_result(file);
+  const Node& cell = root.items.at(0);
+  ASSERT_EQ(cell.kind, Node::Kind::Object);
+  ASSERT_EQ(cell.array_form.size(), 1u);
+  const Node& form = cell.array_form.front();
+  EXPECT_EQ(form.kind, Node::Kind::Array);
+  EXPECT_EQ(form.path, "outputs['c']");
+  EXPECT_EQ(form.type, "parity_codec_test.Cell");
+  EXPECT_EQ(py::str(form.array.attr("strides")).cast<std::string>(), "(16,)");  // the view's layout, as returned
+  EXPECT_EQ(py::str(form.array.attr("tolist")()).cast<std::string>(), "[0.0, 2.0, 4.0]");
+}
+
+TEST(ArrayForm, AnArrayFieldThatIsNoPlainArrayIsRefused) {
+  TempDir dir;
+  const fs::path file = dir.path() / "form.parity";
+  for (const std::string& form : {std::string(R"({"kind":"ref","path":"outputs"})"),
+                                  std::string(R"({"kind":"object","type":"x.Y","reducer":"x.Y"})"),
+                                  std::string(kMisalignedArray).insert(1, R"("reducer":"ndarray-subclass",)")}) {
+    write_raw_result(file,
+                     R"({"outputs":{"kind":"object","type":"x.Y","reducer":"x.Y","array":)" + form +
+                         R"(},"blobs":[{"offset":0,"nbytes":65536}]})",
+                     std::string(65536, '\1'));
+    const std::string why = format_error([&] { read_result(file); });
+    EXPECT_NE(why.find("outputs: an object's 'array' is not a plain ndarray node"), std::string::npos) << why;
+  }
+}
+
+}  // namespace
+}  // namespace parity

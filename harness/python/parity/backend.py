@@ -19,8 +19,8 @@ class BackendError(Exception):
 
 # The checks a backend may declare in DIFFERENCES: all but `missing` and `fidelity`, parity's own failures
 # (harness/differences.cc, declarable_check, reads the same list out of the manifest).
-DECLARABLE_CHECKS = ("structure", "type", "shape", "dtype", "layout", "strides", "writeable", "values", "attrs",
-                     "pickle", "serialize", "error")
+DECLARABLE_CHECKS = ("structure", "type", "shape", "dtype", "layout", "strides", "writeable", "values", "uncompared",
+                     "attrs", "pickle", "serialize", "error")
 _DIFFERENCE_FIELDS = ("id", "check", "reason", "match", "scenarios")
 _PATTERN_SCALARS = (str, bool, int, float, type(None))
 
@@ -129,6 +129,11 @@ class Backend:
         reducers.allow_module(module.__name__)
         for type_name in self.type_map.values():
             reducers.allow_module(type_name.rpartition(".")[0])
+        # The mapped types stand for ndarrays: the codec records their array form for compare's array checks.
+        to_numpy = getattr(module, "to_numpy", None)
+        if to_numpy is not None and not callable(to_numpy):
+            raise BackendError(f"backend {name!r}: to_numpy must be a function obj -> numpy.ndarray")
+        reducers.set_array_form(self.type_map.values(), to_numpy)
 
     @property
     def version(self) -> str:

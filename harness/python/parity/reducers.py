@@ -93,6 +93,44 @@ def registered(cls: type) -> Reducer | None:
     return _by_type.get(cls)
 
 
+# Types that stand for numpy.ndarray (a backend's TYPE_MAP values), each with the backend's to_numpy hook or None.
+_array_form_types: dict = {}
+
+
+def set_array_form(type_names, hook: Callable | None = None) -> None:
+    """Declares that instances of the types named in `type_names` (qualified names, as TYPE_MAP writes them) stand
+    for numpy.ndarray: the codec records their array form (array_form) beside their reducer's state, and compare
+    checks it against gold's array with every array check. `hook(obj)`, when given, is the backend's to_numpy."""
+    for name in type_names:
+        _array_form_types[name] = hook
+
+
+def _as_plain_array(value) -> np.ndarray:
+    array = np.asarray(value)
+    return array if type(array) is np.ndarray else array.view(np.ndarray)
+
+
+def array_form(obj) -> np.ndarray | None:
+    """The plain ndarray an object of a registered array-form type (set_array_form) stands for, through, in order,
+    the backend's to_numpy hook, `obj.__array__()` and DLPack; None when its type is not registered or none of
+    them works (compare then reports the leaf `uncompared`, saying why)."""
+    name = qualified_name(type(obj))
+    if isinstance(obj, np.ndarray) or name not in _array_form_types:
+        return None
+    hook = _array_form_types[name]
+    ways = [hook] if hook is not None else []
+    if hasattr(obj, "__array__"):
+        ways.append(np.asarray)
+    if hasattr(obj, "__dlpack__"):
+        ways.append(np.from_dlpack)
+    for way in ways:
+        try:
+            return _as_plain_array(way(obj))
+        except Exception:  # the next way may work: a device array refuses __array__ but speaks DLPack
+            continue
+    return None
+
+
 def volatile_keys(reducer_name: str) -> list:
     """The volatile state keys of the reducer named `reducer_name` (none for unknown names)."""
     reducer = _by_name.get(reducer_name)
