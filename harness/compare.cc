@@ -106,11 +106,22 @@ struct WalkState {
   std::set<std::string> tolerance_paths_used;
 };
 
+// A hostile file can make references expand exponentially; no real output needs this many visits.
+constexpr std::int64_t kMaxVisits = 10'000'000;
+// Nesting of a subtree on one side only, as deep as the decoder lets a file nest (codec.cc's kMaxDepth is 500).
+constexpr int kMaxOneSidedDepth = 1000;
+
 // One array leaf of one side: the array and the node it was decoded from (its type names a memmap, its state the
 // subclass's attributes).
 struct ArrayLeaf {
   py::handle array;
   const Node& node;
+};
+
+// The checks one leaf pair reached and whether one failed there: its coverage, and whether it is `uncompared`.
+struct LeafFrame {
+  std::set<std::string> checks;
+  bool failed = false;
 };
 
 class TreeComparer {
@@ -121,12 +132,22 @@ class TreeComparer {
   CheckList result;
 
  private:
-  void fail(const char* check, const std::string& path, std::string message, json details = json::object()) {
+  void record(const std::string& check, bool failed) {
+    if (frames_.empty()) return;
+    frames_.back().checks.insert(check);
+    frames_.back().failed |= failed;
+  }
+  void pass(const std::string& check) {
+    result.pass(check);
+    record(check, false);
+  }
+  void fail(const std::string& check, const std::string& path, std::string message, json details = json::object()) {
+    record(check, true);
     result.failures.push_back({check, false, path, std::move(message), std::move(details)});
   }
   void expect(bool ok, const char* check, const std::string& path, const std::function<std::string()>& message,
               json details = json::object()) {
-    ok ? result.pass(check) : fail(check, path, message(), std::move(details));
+    ok ? pass(check) : fail(check, path, message(), std::move(details));
   }
   // A layout-class failure (shape, dtype, layout, strides, writeable) carries both sides' table.
   void expect_array(bool ok, const char* check, const ArrayLeaf& g, const ArrayLeaf& c, const std::string& path,
@@ -137,7 +158,12 @@ class TreeComparer {
   void compare_layout(const ArrayLeaf& g, const ArrayLeaf& c, const std::string& path);
   void compare_array_values(py::handle g, py::handle c, const std::string& path);
   void compare_leaf(const Node& g, const Node& c, const std::string& path);
+  bool compare_leaf_checks(const Node& g, const Node& c, const std::string& path);
+  bool compare_objects(const Node& g, const Node& c, const std::string& path);
+  bool walk_elements(const Node& g, const Node& c, py::handle ga, py::handle ca, const std::string& path);
   void compare_state(const Node& g, const Node& c, const std::string& path);
+  std::string uncompared_reason(const Node& g, const Node& c) const;
+  void count_one_sided(const Node& node, const NodeIndex& index, int depth = 0);
   std::string sides(const std::string& gold, const std::string& candidate) const {
     return policy_.gold_name + " " + gold + ", " + policy_.candidate_name + " " + candidate;
   }
@@ -145,11 +171,12 @@ class TreeComparer {
   const Policy& policy_;
   const NodeIndex &gold_index_, &candidate_index_;
   WalkState& state_;
+  std::vector<LeafFrame> frames_;  // the leaves being compared, innermost last
 };
 
 void TreeComparer::expect_array(bool ok, const char* check, const ArrayLeaf& g, const ArrayLeaf& c,
                                 const std::string& path, const std::function<std::string()>& message, json details) {
-  if (ok) return result.pass(check);
+  if (ok) return pass(check);
   const json gf = array_facts(g.array, g.node), cf = array_facts(c.array, c.node);
   details["table"] = {{"gold", gf}, {"candidate", cf}};
   fail(check, path, message() + "\n" + facts_table(gf, cf, policy_.gold_name, policy_.candidate_name),
@@ -218,6 +245,9 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
            {{"gold_length", g.items.size()}, {"candidate_length", c.items.size()}});
     for (std::size_t i = 0; i < std::min(g.items.size(), c.items.size()); ++i)
       walk(g.items[i], c.items[i], child_path(g.items[i], path + "[" + std::to_string(i) + "]"));
+    for (const Node* longer : {&g, &c})
+      for (std::size_t i = std::min(g.items.size(), c.items.size()); i < longer->items.size(); ++i)
+        count_one_sided(longer->items[i], longer == &g ? gold_index_ : candidate_index_);
     return;
   }
   std::map<std::string, std::size_t> cand_keys;
@@ -227,12 +257,16 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
     auto it = cand_keys.find(g.keys[i]);
     if (it == cand_keys.end()) {
       only_gold.push_back(g.keys[i]);
+      count_one_sided(g.items[i], gold_index_);
       continue;
     }
     walk(g.items[i], c.items[it->second], child_path(g.items[i], key_path(path, g.keys[i])));
     cand_keys.erase(it);
   }
-  for (const auto& [key, _] : cand_keys) only_cand.push_back(key);
+  for (const auto& [key, i] : cand_keys) {
+    only_cand.push_back(key);
+    count_one_sided(c.items[i], candidate_index_);
+  }
   auto quoted = [](const std::vector<std::string>& keys) {
     std::string s;
     for (const auto& k : keys) s += (s.empty() ? "'" : ", '") + k + "'";
@@ -364,7 +398,7 @@ void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::s
   const DistinctElements distinct = distinct_elements(g, c);
   ValueReport r = compare_values(distinct.gold, distinct.candidate, tol);
   scale_report(r, distinct.repeats, PyArray_SIZE(reinterpret_cast<PyArrayObject*>(g.ptr())));
-  if (r.ok()) return result.pass("values");
+  if (r.ok()) return pass("values");
   if (!r.not_comparable.empty())
     return fail("values", path,
                 "values not compared: " + r.not_comparable + " (" + sides(dtype_text(g), dtype_text(c)) + ")");
@@ -486,32 +520,69 @@ void TreeComparer::compare_state(const Node& g, const Node& c, const std::string
   if (g.kind == Node::Kind::Object) return walk(*gs, *cs, child_path(*gs, path));
   TreeComparer inner(policy_, gold_index_, candidate_index_, state_);
   inner.walk(*gs, *cs, child_path(*gs, path));
-  if (inner.result.failures.empty()) return result.pass("attrs");
+  if (inner.result.failures.empty()) return pass("attrs");
   for (Check& f : inner.result.failures) {
     f.details["inner_check"] = f.check;
     f.message = "[" + f.check + "] " + f.message;
     f.check = "attrs";
+    record("attrs", true);
     result.failures.push_back(std::move(f));
   }
 }
 
-void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string& path) {
-  compare_type(g, c, path);
-  if (g.kind == Node::Kind::Object || c.kind == Node::Kind::Object) {
-    if (g.kind == c.kind) compare_state(g, c, path);
-    return;
+// The array a leaf stands for: an array's own node, or a mapped object's array form; nullptr when it has none.
+const Node* array_of(const Node& n) {
+  if (n.kind == Node::Kind::Array) return &n;
+  if (n.kind == Node::Kind::Object && !n.array_form.empty()) return &n.array_form.front();
+  return nullptr;
+}
+
+bool holds_objects(py::handle array) {
+  return PyDataType_REFCHK(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(array.ptr())));
+}
+
+// Object arrays of one shape: the elements, pairwise in C order, with the same checks as any output. Returns
+// whether they were walked (the elements are then the leaves, not the array).
+bool TreeComparer::walk_elements(const Node& g, const Node& c, py::handle ga, py::handle ca, const std::string& path) {
+  if (!holds_objects(ga) || !holds_objects(ca) || g.items.size() != c.items.size() ||
+      !py::bool_(ga.attr("shape").equal(ca.attr("shape"))))
+    return false;
+  for (std::size_t i = 0; i < g.items.size(); ++i) walk(g.items[i], c.items[i], child_path(g.items[i], path));
+  return true;
+}
+
+// A reduced object against anything. Against one of its own type: part by part, each part a leaf of its own.
+// Across TYPE_MAP (gold's array, the candidate's mapped wrapper; two mapped types): their arrays, with every array
+// check. A stateless object is its type. Anything else has nothing common to compare: compare_leaf reports it.
+// Returns whether the pair is a leaf (false: its parts were).
+bool TreeComparer::compare_objects(const Node& g, const Node& c, const std::string& path) {
+  const bool same_type = g.kind == c.kind && g.type == c.type;
+  if (same_type && !(g.state.empty() && c.state.empty())) {
+    compare_state(g, c, path);
+    return false;
   }
+  const Node *ga = array_of(g), *ca = array_of(c);
+  if (ga && ca) {
+    compare_arrays({ga->array, *ga}, {ca->array, *ca}, true, path);
+    return true;
+  }
+  if (same_type) pass("values");  // no state: the type is the whole value, and it is the same
+  return true;
+}
+
+// The checks of one leaf pair; returns false when its parts were compared as leaves of their own instead.
+bool TreeComparer::compare_leaf_checks(const Node& g, const Node& c, const std::string& path) {
+  compare_type(g, c, path);
+  if (g.kind == Node::Kind::Object || c.kind == Node::Kind::Object) return compare_objects(g, c, path);
   py::object ga = as_array(g), ca = as_array(c);
   if (ga && ca) {
     const bool arrays = g.kind == Node::Kind::Array && c.kind == Node::Kind::Array;
     compare_arrays({ga, g}, {ca, c}, arrays, path);
-    // Object arrays: the elements, pairwise in C order, with the same checks as any output.
-    if (arrays && !g.items.empty() && g.items.size() == c.items.size() &&
-        py::bool_(ga.attr("shape").equal(ca.attr("shape"))))
-      for (std::size_t i = 0; i < g.items.size(); ++i) walk(g.items[i], c.items[i], child_path(g.items[i], path));
-    return compare_state(g, c, path);
+    const bool elements = arrays && walk_elements(g, c, ga, ca, path);
+    compare_state(g, c, path);
+    return !elements;
   }
-  if (g.kind != c.kind) return;  // the type check has reported it; there is no common value to compare
+  if (g.kind != c.kind) return true;  // no common value: the type check says why, or `uncompared` does
   const bool equal = g.kind == Node::Kind::None || g.text == c.text;
   expect(equal, "values", path,
          [&] {
@@ -528,10 +599,62 @@ void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string&
            return std::string("Not equal (exact comparison of ") + kind_name(g.kind) + "): " + sides(show(g), show(c));
          },
          {{"criterion", "exact"}});
+  return true;
 }
 
-// A hostile file can make references expand exponentially; no real output needs this many visits.
-constexpr std::int64_t kMaxVisits = 10'000'000;
+std::string TreeComparer::uncompared_reason(const Node& g, const Node& c) const {
+  for (const auto& [n, other, name] :
+       {std::tuple{&c, &g, policy_.candidate_name}, std::tuple{&g, &c, policy_.gold_name}}) {
+    if (n->kind == Node::Kind::Object && n->array_form.empty() && (array_of(*other) || other->kind != n->kind))
+      return "the " + name + "'s " + n->type +
+             " has no array form: give the backend a to_numpy(obj) hook or the type an __array__ (the backend's "
+             "TYPE_MAP must name the type)";
+  }
+  if (g.kind == Node::Kind::Object && c.kind == Node::Kind::Object)
+    return "objects of different types, neither part by part nor through array forms comparable";
+  if (g.kind != c.kind)
+    return std::string("a ") + kind_name(g.kind) + " against a " + kind_name(c.kind) +
+           " has no common value, and no failed check says so (type policy " + policy_.choice.type + ")";
+  return "their shapes differ (" + shape_text(as_array(g)) + " and " + shape_text(as_array(c)) +
+         ") and no shape check applies between these kinds";
+}
+
+// Every leaf pair reaches a values comparison or a failed check that says why not; anything else would pass
+// silently, so it fails `uncompared`, naming both types and the reason.
+void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string& path) {
+  frames_.emplace_back();
+  const bool leaf = compare_leaf_checks(g, c, path);
+  const LeafFrame frame = std::move(frames_.back());
+  frames_.pop_back();
+  if (!leaf) return;
+  ++result.coverage.leaves;
+  for (const std::string& check : frame.checks) ++result.coverage.checks[check];
+  if (frame.checks.count("values") || frame.failed) return;
+  ++result.coverage.checks["uncompared"];
+  const std::string reason = uncompared_reason(g, c);
+  result.failures.push_back({"uncompared",
+                             false,
+                             path,
+                             "not compared: " + sides(g.type, c.type) + ": " + reason,
+                             {{"gold", g.type},
+                              {"candidate", c.type},
+                              {"gold_kind", kind_name(g.kind)},
+                              {"candidate_kind", kind_name(c.kind)},
+                              {"reason", reason}}});
+}
+
+// A subtree present on one side only: its leaves count (Coverage), though no check but `structure` reaches them.
+void TreeComparer::count_one_sided(const Node& node, const NodeIndex& index, int depth) {
+  if (++state_.visits > kMaxVisits || depth > kMaxOneSidedDepth)
+    throw FormatError(node.path + ": too many or too deeply nested nodes to count (references expanding?)");
+  const Node& n = index.resolve(node);
+  const std::vector<Node>* parts = is_container(n)                                    ? &n.items
+                                   : n.kind == Node::Kind::Object && !n.state.empty() ? &n.state
+                                   : n.kind == Node::Kind::Array && !n.items.empty()  ? &n.items
+                                                                                      : nullptr;
+  if (!parts) return void(++result.coverage.leaves);
+  for (const Node& part : *parts) count_one_sided(part, index, depth + 1);
+}
 
 void TreeComparer::walk(const Node& gold_node, const Node& candidate_node, const std::string& path) {
   check_deadline(path.c_str());
@@ -543,11 +666,13 @@ void TreeComparer::walk(const Node& gold_node, const Node& candidate_node, const
   const Node& c = candidate_index_.resolve(candidate_node);
   if (is_container(g) || is_container(c)) {
     if (g.kind != c.kind) {
+      count_one_sided(g, gold_index_);
+      count_one_sided(c, candidate_index_);
       return fail("structure", path,
                   std::string("container kind differs: ") + sides(kind_name(g.kind), kind_name(c.kind)),
                   {{"gold", kind_name(g.kind)}, {"candidate", kind_name(c.kind)}});
     }
-    result.pass("structure");
+    pass("structure");
     compare_type(g, c, path);
     return compare_containers(g, c, path);
   }
@@ -809,6 +934,7 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
     return;
   }
   out.status = list.failures.empty() ? "pass" : "fail";
+  out.coverage = list.coverage;
   out.checks = std::move(list.failures);
   out.skipped = std::move(list.skipped);
   for (const auto& [check, n] : list.passed) out.checks.push_back({check, true, "outputs", "", {{"leaves", n}}});
@@ -1108,6 +1234,16 @@ Tolerance Policy::tolerance_for(const std::string& path, py::handle gold_dtype, 
   apply(best->second);
   if (matched) *matched = best->first;
   return t;
+}
+
+std::string coverage_note(const json& coverage) {
+  if (!coverage.is_object() || !coverage.contains("leaves") || !coverage["leaves"].is_number_integer()) return "";
+  const auto leaves = coverage["leaves"].get<std::int64_t>();
+  const json checks = coverage.value("checks", json::object());
+  const json values = checks.is_object() ? checks.value("values", json(0)) : json(0);
+  const std::int64_t covered = values.is_number_integer() ? values.get<std::int64_t>() : 0;
+  if (covered >= leaves) return "";
+  return "values covered " + std::to_string(covered) + " of " + std::to_string(leaves) + " leaves";
 }
 
 std::map<std::string, int> count_statuses(const std::vector<std::string>& statuses) {

@@ -18,8 +18,8 @@
 namespace parity {
 
 /// One check at one place. Check names are a public contract (README, docs/report-json.md):
-/// structure, shape, dtype, layout, strides, writeable, type, attrs, values, fidelity, pickle, serialize,
-/// missing, error.
+/// structure, shape, dtype, layout, strides, writeable, type, attrs, values, uncompared, fidelity, pickle,
+/// serialize, missing, error.
 struct Check {
   std::string check;
   bool ok = false;
@@ -91,11 +91,26 @@ struct SkippedCheck {
   std::string reason;  ///< why, and what would make compare run it
 };
 
+/// How much of a scenario's outputs each check reached. A leaf is a position of the compared pair that is no
+/// container: an array, a number, a str, an object without parts; the parts of a reduced object compared part by
+/// part (outputs['q'].magnitude) and the elements of an object array are leaves of their own, their owner is not.
+/// A leaf on one side only (a dict key, a sequence's tail) counts too: no check covers it but `structure`.
+struct Coverage {
+  std::int64_t leaves = 0;
+  std::map<std::string, std::int64_t> checks;  ///< check -> leaves it passed or failed at
+  nlohmann::json to_json() const { return {{"leaves", leaves}, {"checks", checks}}; }
+};
+
+/// "values covered 2 of 5 leaves" when `values` covered fewer leaves than the report's `coverage` JSON counts
+/// ({"leaves", "checks"}, as Coverage::to_json writes it), else "" (also for null or malformed coverage).
+std::string coverage_note(const nlohmann::json& coverage);
+
 /// Failed checks, how many leaves passed each check, and the checks skipped for trust.
 struct CheckList {
   std::vector<Check> failures;
   std::map<std::string, std::int64_t> passed;
   std::vector<SkippedCheck> skipped;
+  Coverage coverage;  ///< of the outputs' walk (compare_outputs); probes add nothing
   void pass(const std::string& check) { ++passed[check]; }
 };
 
@@ -111,6 +126,7 @@ struct ScenarioOutcome {
   std::vector<SkippedCheck> skipped;  ///< checks not run because they would trust the results directory
   nlohmann::json meta;        ///< module, function, params, tags, rtol, atol, tolerances, policy, xfail, source
   nlohmann::json policy;      ///< the policies the outputs were compared under (null when they were not compared)
+  std::optional<Coverage> coverage;  ///< what each check covered, when the outputs were compared
   double gold_seconds = 0, candidate_seconds = 0, compare_seconds = 0;
   std::string repro;
 };

@@ -11,8 +11,9 @@ using json = nlohmann::json;
 namespace parity {
 namespace {
 
-const std::set<std::string> kDeclarable = {"structure", "type",   "shape", "dtype",  "layout",    "strides",
-                                           "writeable", "values", "attrs", "pickle", "serialize", "error"};
+const std::set<std::string> kDeclarable = {"structure", "type",      "shape",  "dtype",      "layout",
+                                           "strides",   "writeable", "values", "uncompared", "attrs",
+                                           "pickle",    "serialize", "error"};
 
 bool value_matches(const json& pattern, const json& value) {
   if (pattern.is_array()) {

@@ -1115,3 +1115,105 @@ TEST_F(CompareOutputs, ObjectArraysAreComparedElementByElementAtIndexPaths) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------
+// Across TYPE_MAP, `uncompared` and coverage (issue #17, items 1 and 2)
+
+// Wrapper stands for an ndarray through __array__; Opaque has no array form; Other is a second mapped type.
+void define_wrappers() {
+  py::exec(R"(
+import parity.reducers
+class Wrapper:
+    def __init__(self, data):
+        self.data = data
+    def __array__(self, dtype=None, copy=None):
+        return self.data
+class Other(Wrapper):
+    pass
+class Opaque:
+    def __init__(self, data):
+        self.data = data
+for cls in (Wrapper, Other, Opaque):
+    if not parity.reducers.registered(cls):
+        parity.reducers.register(cls, lambda w: {"data": w.data}, lambda s, cls=cls: cls(s["data"]),
+                                 name=f"parity_test.{cls.__name__}")
+parity.reducers.set_array_form(["parity_test.Wrapper", "parity_test.Other", "parity_test.Opaque"])
+sys.modules["parity_test"].Wrapper, sys.modules["parity_test"].Other = Wrapper, Other
+)",
+           scope());
+}
+
+Policy mapped_to(const std::string& type) {
+  Policy p;
+  p.type_map = {{"numpy.ndarray", type}};
+  return p;
+}
+
+TEST_F(CompareOutputs, AMappedWrapperIsComparedThroughItsArrayForm) {
+  define_wrappers();
+  const Policy mapped = mapped_to("parity_test.Wrapper");
+  const CheckList same = check("np.arange(3.0)", "Wrapper(np.arange(3.0))", mapped);
+  EXPECT_TRUE(same.failures.empty()) << describe(same);
+  EXPECT_EQ(same.passed.at("values"), 1);
+  EXPECT_EQ(same.passed.at("shape"), 1);
+  // Doubled values passed before: an Object leaf against an Array one had "no common state to compare".
+  ASSERT_TRUE(one_failure(check("np.arange(3.0)", "Wrapper(2 * np.arange(3.0))", mapped), "values", "outputs",
+                          {"Mismatched elements: 2 / 3"}));
+  ASSERT_TRUE(one_failure(check("{'a': np.arange(3.0)}", "{'a': Wrapper(np.arange(4.0))}", mapped), "shape",
+                          "outputs['a']", {"(3,)", "(4,)", "parity_test.Wrapper"}));
+  ASSERT_TRUE(one_failure(check("np.arange(3.0)", "Wrapper(np.arange(3))", mapped), "dtype", "outputs"));
+  ASSERT_TRUE(
+      one_failure(check("readonly(np.arange(3.0))", "Wrapper(np.arange(3.0))", mapped), "writeable", "outputs"));
+}
+
+TEST_F(CompareOutputs, TwoMappedTypesCompareTheirArrayForms) {
+  define_wrappers();
+  ASSERT_TRUE(
+      one_failure(check("Wrapper(np.arange(3.0))", "Other(np.arange(3.0))", mapped_to("x")), "type", "outputs"));
+  Policy any;
+  any.choice.type = "ignore";
+  EXPECT_TRUE(check("Wrapper(np.arange(3.0))", "Other(np.arange(3.0))", any).failures.empty());
+  ASSERT_TRUE(one_failure(check("Wrapper(np.arange(3.0))", "Other(np.arange(3.0) + 1)", any), "values", "outputs"));
+}
+
+TEST_F(CompareOutputs, ALeafNoValuesReachFailsUncomparedSayingWhy) {
+  define_wrappers();
+  ASSERT_TRUE(one_failure(
+      check("{'a': np.arange(3.0)}", "{'a': Opaque(np.arange(3.0))}", mapped_to("parity_test.Opaque")), "uncompared",
+      "outputs['a']", {"parity_test.Opaque has no array form", "to_numpy(obj)", "__array__", "numpy.ndarray"}));
+  Policy any;
+  any.choice.type = "ignore";
+  ASSERT_TRUE(one_failure(check("1", "'1'", any), "uncompared", "outputs", {"int", "str", "type policy ignore"}));
+  ASSERT_TRUE(one_failure(check("Opaque(1)", "Wrapper(np.arange(3.0))", any), "uncompared", "outputs",
+                          {"gold's parity_test.Opaque has no array form"}));
+  // A failed check that says why no values were compared is enough: no `uncompared` beside it.
+  ASSERT_TRUE(one_failure(check("np.arange(3.0)", "Opaque(np.arange(3.0))"), "type", "outputs"));
+  ASSERT_TRUE(one_failure(check("np.arange(3.0)", "np.arange(4.0)"), "shape", "outputs"));
+  // Object arrays are their elements: an empty one has nothing to compare, and that is no failure.
+  EXPECT_TRUE(check("np.empty(0, dtype=object)", "np.empty(0, dtype=object)").failures.empty());
+}
+
+TEST_F(CompareOutputs, CoverageCountsTheLeavesEachCheckReached) {
+  define_wrappers();
+  const Policy opaque = mapped_to("parity_test.Opaque");
+  const CheckList r = check("{'a': np.arange(3.0), 'b': [1, 'x'], 'c': np.arange(2.0), 'gone': [1, 2]}",
+                            "{'a': np.arange(3.0), 'b': [1, 'x'], 'c': Opaque(np.arange(2.0))}", opaque);
+  EXPECT_EQ(r.coverage.leaves, 6);  // a, b[0], b[1], c, and gone's two on one side only
+  EXPECT_EQ(r.coverage.checks.at("values"), 3);
+  EXPECT_EQ(r.coverage.checks.at("uncompared"), 1);
+  EXPECT_EQ(r.coverage.checks.at("type"), 4);
+  EXPECT_EQ(r.coverage.checks.at("shape"), 1);
+  EXPECT_EQ(coverage_note(r.coverage.to_json()), "values covered 3 of 6 leaves");
+  // A reduced object compared part by part is its parts; an object array is its elements.
+  const CheckList parts = check("[Opaque(np.arange(2.0)), np.array([1, 'a'], dtype=object)]",
+                                "[Opaque(np.arange(2.0)), np.array([1, 'a'], dtype=object)]");
+  EXPECT_TRUE(parts.failures.empty()) << describe(parts);
+  EXPECT_EQ(parts.coverage.leaves, 3);
+  EXPECT_EQ(parts.coverage.checks.at("values"), 3);
+  EXPECT_EQ(coverage_note(parts.coverage.to_json()), "");
+  EXPECT_EQ(coverage_note(json()), "");
+}
+
+}  // namespace
