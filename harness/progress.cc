@@ -179,6 +179,9 @@ ShownScenario to_shown(const ScenarioOutcome& outcome) {
     if (std::find(names.begin(), names.end(), check.check) == names.end()) names.push_back(check.check);
     shown.details.push_back("[" + check.check + "] " + check.path + ": " + check.message);
   }
+  // Leaves that no values comparison reached: a count beside the failures that say where.
+  if (const std::string gap = outcome.coverage ? coverage_note(outcome.coverage->to_json()) : ""; !gap.empty())
+    shown.details.insert(shown.details.begin(), gap);
   if (outcome.status != "fail") shown.note = first_line(outcome.message);  // a fail's line names its checks
   if (!passed.empty()) shown.verbose_details.push_back("passed: " + joined(passed, ", "));
   return shown;

@@ -72,6 +72,8 @@ json scenario_to_json(const ScenarioOutcome& s) {
           {"policy", s.policy},
           {"source", s.meta.value("source", "")},
           {"repro", s.repro}};
+  // Present only when the outputs were compared: how many leaves there are and how many each check covered.
+  if (s.coverage) doc["coverage"] = s.coverage->to_json();
   // Present only when a check was skipped for trust (README, "Safety: what parity trusts").
   for (const SkippedCheck& k : s.skipped)
     doc["skipped_checks"].push_back({{"check", k.check}, {"side", k.side}, {"kind", k.kind}, {"reason", k.reason}});

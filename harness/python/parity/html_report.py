@@ -131,13 +131,23 @@ def _trends_view(report: dict):
     }
 
 
+def coverage_note(coverage) -> str:
+    """"values covered 2 of 5 leaves" when values covered fewer leaves than the scenario's `coverage` counts, else ""
+    (harness/compare.cc's coverage_note, which the terminal and JUnit use, says the same)."""
+    if not isinstance(coverage, dict) or type(coverage.get("leaves")) is not int:
+        return ""
+    checks = coverage.get("checks") if isinstance(coverage.get("checks"), dict) else {}
+    covered = checks.get("values", 0) if type(checks.get("values", 0)) is int else 0
+    return f"values covered {covered} of {coverage['leaves']} leaves" if covered < coverage["leaves"] else ""
+
+
 def _scenario_view(s: dict, dates: list) -> dict:
     failed = [c for c in s.get("checks", []) if not c.get("ok")]
     seconds = s.get("seconds") or {}
     return {
         "id": s["id"], "status": s["status"], "message": s.get("message", ""),
         "tags": s.get("tags", []), "source": s.get("source", ""), "repro": s.get("repro", ""),
-        "policy": s.get("policy"), "params": s.get("params") or {},
+        "policy": s.get("policy"), "params": s.get("params") or {}, "coverage": coverage_note(s.get("coverage")),
         "failed_checks": list(dict.fromkeys(c["check"] for c in failed)),
         "checks": [_check_view(c, s.get("repro", "")) for c in failed],
         "seconds": sum(v for v in seconds.values() if isinstance(v, (int, float))), "seconds_by_pass": seconds,
