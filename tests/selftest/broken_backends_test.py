@@ -71,6 +71,8 @@ CASES = [
     # Bug 4: joblib rebuilds the reshaped memmap in its 1-D base's order: F, strides (8, 40), wrong values.
     ("broken.memmap_reshape", {(MM, "layout", "outputs['m']"): ["F-contiguous", "(8, 40)", "(24, 8)"],
                                (MM, "values", "outputs['m']"): ["Mismatched elements"]}),
+    # Issue #17: a TYPE_MAP wrapper (no ndarray subclass) with doubled values, compared through its __array__.
+    ("broken.wrapper_values", {(i, "values", p): ["Mismatched elements"] for i, p in PROXIED.items()}),
 ]
 
 
