@@ -492,8 +492,8 @@ Node without_keys(const Node& node, const std::vector<std::string>& keys, std::m
 // For leaves of one type, what their reducer recorded is compared with the same checks. For an array subclass it is
 // what the subclass adds (a mask, a fill value, a memmap's mode and offset, instance attributes): any failure there
 // is an `attrs` failure naming the inner check. For any other object it is the object's value. Leaves of different
-// types (a TYPE_MAP proxy against a plain array) have no common state to compare; for those, the backend's
-// REQUIRED_ATTRS are checked on the rebuilt candidate (run_probes).
+// types (a TYPE_MAP proxy against a plain array) share no state: their values are compared through array forms
+// (compare_objects), and the backend's REQUIRED_ATTRS are checked on the rebuilt candidate (run_probes).
 void TreeComparer::compare_state(const Node& g, const Node& c, const std::string& path) {
   if (g.type != c.type || (g.state.empty() && c.state.empty())) return;
   if (g.state.empty() != c.state.empty())

@@ -1,6 +1,9 @@
 """Issue #17, items 1 and 2: a TYPE_MAP wrapper type is compared through its array form with every array check,
 a leaf no values comparison reaches fails `uncompared`, and each scenario's coverage shows in every report."""
+import sys
 import xml.etree.ElementTree as ET
+
+import numpy as np
 
 from conftest import REPO, backend_path, checks_of, failing, parity, run_pair
 
@@ -61,3 +64,36 @@ def test_the_html_report_shows_the_coverage_gap(tmp_path):
     html = tmp_path / "report.html"
     parity("report", tmp_path / "cand.json", "--html", html, check=0)
     assert "values covered 2 of 4 leaves" in html.read_text()
+
+
+def test_array_form_tries_the_backend_hook_then_dunder_array_then_dlpack(monkeypatch):
+    sys.path.insert(0, str(REPO / "harness" / "python"))
+    from parity import reducers
+
+    class ByArray:
+        def __array__(self, dtype=None, copy=None):
+            return np.arange(3.0)
+
+    class ByDLPack:
+        def __dlpack__(self, **kwargs):
+            return np.arange(2.0).__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return np.arange(2.0).__dlpack_device__()
+
+    class Nothing:
+        pass
+
+    monkeypatch.setattr(reducers, "_array_form_types", {})
+    names = [reducers.qualified_name(cls) for cls in (ByArray, ByDLPack, Nothing)]
+    assert reducers.array_form(ByArray()) is None  # not a TYPE_MAP type: no array form recorded
+    reducers.set_array_form(names)
+    assert reducers.array_form(ByArray()).tolist() == [0.0, 1.0, 2.0]
+    assert reducers.array_form(ByDLPack()).tolist() == [0.0, 1.0]
+    assert reducers.array_form(Nothing()) is None
+    # The backend's hook comes first; one that fails leaves the next way to try.
+    reducers.set_array_form(names, lambda obj: np.ma.masked_array([7.0]))
+    form = reducers.array_form(ByArray())
+    assert type(form) is np.ndarray and form.tolist() == [7.0]
+    reducers.set_array_form(names, lambda obj: 1 / 0)
+    assert reducers.array_form(ByArray()).tolist() == [0.0, 1.0, 2.0]
