@@ -252,11 +252,11 @@ def _numpy_losses(a) -> set:
 
 
 def _attributes(obj):
-    """What a round trip must keep beside an object's value: the state its registered reducer records (what parity
+    """What a round trip must keep beside an array's values: the state its registered reducer records (what parity
     itself carries for the type: a mask, a fill value, a file), else its instance __dict__ (where a generic
     subclass keeps `_fsproxy_wrapped`). Not the whole __dict__ of a type with a reducer: numpy.ma's private
     bookkeeping (_baseclass, _optinfo, _sharedmask) is neither carried by parity nor part of the value."""
-    reducer = reducers.registered(type(obj))
+    reducer = reducers.registered_like(type(obj))
     if reducer is not None and reducer.is_array:
         try:
             state = reducer.reduce(obj)
@@ -273,6 +273,8 @@ def _attributes(obj):
 # Compared by name, never walked: two classes (a MaskedArray's _baseclass), functions or modules are the same
 # when they are the same named thing, and their namespaces say nothing about an output.
 _NAMED = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType)
+# Values the codec writes natively: compared exactly, by _leaf_description.
+_NATIVE = (type(None), bool, int, float, complex, str, bytes, np.generic)
 
 
 def _qualified(obj) -> str:
@@ -280,53 +282,95 @@ def _qualified(obj) -> str:
     return f"{module}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
 
 
+def _shown(obj) -> str:
+    """An object's type, and for a small native value the value too (never the repr of an opaque object)."""
+    kind = reducers.qualified_name(type(obj))
+    shown = repr(obj) if isinstance(obj, _NATIVE) else ""
+    return f"{kind} {shown}" if shown and len(shown) <= 80 else kind
+
+
+def _loss(path, aspect, faithful, unpickled) -> dict:
+    return {"path": path, "aspect": aspect, "faithful": faithful, "unpickled": unpickled}
+
+
 def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     """What the pickle round trip lost beyond what plain NumPy's pickle loses for the same arrays, as
-    [{path, aspect, faithful, unpickled}]. compare also discounts whatever gold loses at the same path."""
-    found = []
+    [{path, aspect, faithful, unpickled}]. compare also discounts whatever gold loses at the same path.
+    An object with a registered reducer is compared by its reducer's state, part by part at the state's paths; one
+    without (a weakref, a lock, an engine handle) only by its type's qualified name, so that no address or id
+    reaches a report. Two types of one qualified name are the same type (pint makes a Quantity class per registry)."""
     seen = {} if seen is None else seen
     key = (id(faithful), id(unpickled))
     if depth > 500 or key in seen:  # a shared pair is judged where it first appears
-        return found
+        return []
     seen[key] = (faithful, unpickled)
     if isinstance(faithful, _NAMED) and isinstance(unpickled, _NAMED):
         same = _qualified(faithful) == _qualified(unpickled)
-        return [] if same else [{"path": path, "aspect": "values", "faithful": _qualified(faithful),
-                                 "unpickled": _qualified(unpickled)}]
-    if type(faithful) is not type(unpickled):
-        t = lambda o: f"{type(o).__module__}.{type(o).__qualname__}"  # noqa: E731
-        return [{"path": path, "aspect": "type", "faithful": t(faithful), "unpickled": t(unpickled)}]
+        return [] if same else [_loss(path, "values", _qualified(faithful), _qualified(unpickled))]
+    if reducers.qualified_name(type(faithful)) != reducers.qualified_name(type(unpickled)):
+        return [_loss(path, "type", _shown(faithful), _shown(unpickled))]
     if isinstance(faithful, (dict, list, tuple)):
-        pairs = list(zip(_children(faithful, path), _children(unpickled, path)))
-        if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful) != list(unpickled)):
-            return [{"path": path, "aspect": "structure", "faithful": repr(len(faithful)), "unpickled": repr(len(unpickled))}]
-        for (child_path, f), (_, u) in pairs:
-            found += losses(f, u, child_path, depth + 1, seen)
-        return found
+        return _container_losses(faithful, unpickled, path, depth, seen)
     if isinstance(faithful, np.ndarray):
-        fa, ua = _array_aspects(faithful), _array_aspects(unpickled)
-        # What NumPy's own pickle loses costs a pickle round trip to find out: only asked when something differs.
-        differing = [k for k in fa if fa[k] != ua[k]]
-        inherent = _numpy_losses(faithful) if differing else set()
-        found += [{"path": path, "aspect": k, "faithful": repr(fa[k]), "unpickled": repr(ua[k])}
-                  for k in differing if k not in inherent]
-        if _is_object_array(faithful) and faithful.shape == unpickled.shape and _is_object_array(unpickled):
-            for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
-                found += losses(f, u, child_path, depth + 1, seen)
-        # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included).
-        elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
-            if not _same_values(faithful, unpickled):
-                found.append({"path": path, "aspect": "values", "faithful": "as written", "unpickled": "different"})
-    elif _leaf_description(faithful) != _leaf_description(unpickled):
-        found.append({"path": path, "aspect": "values", "faithful": repr(faithful)[:200], "unpickled": repr(unpickled)[:200]})
-    fattr, uattr = _attributes(faithful), _attributes(unpickled)
-    for name, value in fattr.items():
-        if name not in uattr:
-            found.append({"path": reducers.state_path(path, str(name)), "aspect": "attribute", "faithful": "present",
-                          "unpickled": "missing"})
-        else:
-            found += losses(value, uattr[name], reducers.state_path(path, str(name)), depth + 1, seen)
+        return _array_losses(faithful, unpickled, path, depth, seen)
+    if isinstance(faithful, _NATIVE):
+        if _leaf_description(faithful) == _leaf_description(unpickled):
+            return []
+        return [_loss(path, "values", repr(faithful)[:200], repr(unpickled)[:200])]
+    reducer = reducers.registered_like(type(faithful))
+    return [] if reducer is None else _state_losses(reducer, faithful, unpickled, path, depth, seen)
+
+
+def _container_losses(faithful, unpickled, path, depth, seen):
+    if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful) != list(unpickled)):
+        return [_loss(path, "structure", repr(len(faithful)), repr(len(unpickled)))]
+    found = []
+    for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
+        found += losses(f, u, child_path, depth + 1, seen)
     return found
+
+
+def _array_losses(faithful, unpickled, path, depth, seen):
+    fa, ua = _array_aspects(faithful), _array_aspects(unpickled)
+    # What NumPy's own pickle loses costs a pickle round trip to find out: only asked when something differs.
+    differing = [k for k in fa if fa[k] != ua[k]]
+    inherent = _numpy_losses(faithful) if differing else set()
+    found = [_loss(path, k, repr(fa[k]), repr(ua[k])) for k in differing if k not in inherent]
+    if _is_object_array(faithful) and faithful.shape == unpickled.shape and _is_object_array(unpickled):
+        for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
+            found += losses(f, u, child_path, depth + 1, seen)
+    # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included).
+    elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
+        if not _same_values(faithful, unpickled):
+            found.append(_loss(path, "values", "as written", "different"))
+    return found + _dict_losses(_attributes(faithful), _attributes(unpickled), path, depth, seen)
+
+
+def _dict_losses(fstate: dict, ustate: dict, path, depth, seen):
+    """The parts of a dict state (an array's attributes, a reducer's state) lost or changed, at their state paths."""
+    found = []
+    for name, value in fstate.items():
+        part = reducers.state_path(path, str(name))
+        if name not in ustate:
+            found.append(_loss(part, "attribute", "present", "missing"))
+        else:
+            found += losses(value, ustate[name], part, depth + 1, seen)
+    return found
+
+
+def _state_losses(reducer, faithful, unpickled, path, depth, seen):
+    """An object that is no array, judged by the state its reducer records for each side."""
+    try:
+        fstate = reducer.reduce(faithful)
+    except Exception as exc:  # noqa: BLE001 - parity's rebuild of the output itself cannot be read: say so
+        return [_loss(path, "state", f"its reducer raises {type(exc).__name__}: {exc}"[:200], "not compared")]
+    try:
+        ustate = reducer.reduce(unpickled)
+    except Exception as exc:  # noqa: BLE001 - the unpickled object lacks what the state is made of
+        return [_loss(path, "state", "reducible", f"its reducer raises {type(exc).__name__}: {exc}"[:200])]
+    if isinstance(fstate, dict) and isinstance(ustate, dict):
+        return _dict_losses(fstate, ustate, path, depth, seen)
+    return losses(fstate, ustate, f"{path}.state", depth + 1, seen)
 
 
 def missing_attributes(obj, required: dict, path="outputs") -> list:
