@@ -614,24 +614,42 @@ struct Side {
   py::object outputs;
 };
 
-// fidelity: the reloaded outputs must digest exactly as the scenario's outputs did before writing.
+// What a fidelity failure says changed at one path: both values when the run recorded the written one's short
+// description (fidelity_values) and it differs from the reloaded one's, else the two digests.
+std::string fidelity_change(const json& written_value, const std::string& reloaded_value, const std::string& written,
+                            const std::string& reloaded) {
+  const std::string digests = "digest " + written + ", reloaded " + reloaded;
+  if (!written_value.is_string()) return digests;
+  const std::string was = written_value.get<std::string>();
+  if (reloaded_value.empty() || was == reloaded_value) return was + "; " + digests;
+  return "written " + was + ", reloaded " + reloaded_value;
+}
+
+// fidelity: the reloaded outputs must digest exactly as the scenario's outputs did before writing. An object with a
+// reducer digests part by part at its state's paths, so a failure names the part its rebuild changed.
 void check_fidelity(const Side& side, CheckList& list) {
   if (!side.record.fidelity.is_object()) return;
-  py::dict recomputed = py::module_::import("parity.probe").attr("digests")(side.outputs);
+  py::dict shown;
+  py::dict recomputed = py::module_::import("parity.probe").attr("digests")(side.outputs, "outputs", shown);
+  const json& values = side.record.fidelity_values.is_object() ? side.record.fidelity_values : json::object();
   std::size_t failures = 0;
   for (const auto& [path, digest] : side.record.fidelity.items()) {
     const py::str key(path);
     const std::string now = recomputed.contains(key) ? recomputed[key].cast<std::string>() : "absent";
     if (now == digest.get<std::string>()) continue;
     ++failures;
+    const std::string reloaded_value = shown.contains(key) ? shown[key].cast<std::string>() : "";
+    const json written_value = values.value(path, json());
+    json details = {{"side", side.name}, {"written", digest}, {"reloaded", now}};
+    if (written_value.is_string()) details["written_value"] = written_value;
+    if (!reloaded_value.empty()) details["reloaded_value"] = reloaded_value;
     list.failures.push_back(
-        {"fidelity",
-         false,
-         path,
+        {"fidelity", false, path,
          "the " + side.name + " output reloaded from " + (side.manifest.dir / side.record.file).string() +
-             " differs from what the scenario produced (digest " + digest.get<std::string>() + ", reloaded " + now +
+             " differs here from what the scenario produced (" +
+             fidelity_change(written_value, reloaded_value, digest.get<std::string>(), now) +
              "): parity's codec, or the backend's reducer for this type, changed it; please report this file",
-         {{"side", side.name}, {"written", digest}, {"reloaded", now}}});
+         std::move(details)});
   }
   if (failures == 0) list.pass("fidelity");
 }

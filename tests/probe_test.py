@@ -154,3 +154,50 @@ def test_an_unpickled_object_its_reducer_cannot_read_is_a_state_loss():
     found = probe.losses(Measured(1, "m"), broken)
     assert [(f["path"], f["aspect"], f["faithful"]) for f in found] == [("outputs", "state", "reducible")]
     assert "AttributeError" in found[0]["unpickled"]
+
+
+# Fidelity digests of objects with reducers (issue #17, item 5): part by part, never through repr().
+
+class Labels:
+    def __init__(self, values, name):
+        self.values, self.name = values, name
+
+
+class Table:
+    def __init__(self, column, index):
+        self.column, self.index = column, index
+
+
+reducers.register(Labels, lambda i: {"values": i.values, "name": i.name}, lambda s: Labels(s["values"], s["name"]))
+reducers.register(Table, lambda t: {"['col']": t.column, "index": t.index}, lambda s: Table(s["['col']"], s["index"]))
+
+
+def test_a_rebuild_that_drops_an_index_name_differs_only_at_that_part():
+    table = Table(numpy.arange(3.0), Labels(numpy.arange(3), "idx"))
+    rebuilt = Table(table.column.copy(), Labels(table.index.values.copy(), None))  # what a lossy rebuild returns
+    written_shown, reloaded_shown = {}, {}
+    written = probe.digests({"df": table}, shown=written_shown)
+    reloaded = probe.digests({"df": rebuilt}, shown=reloaded_shown)
+    assert [p for p in written if written[p] != reloaded.get(p)] == ["outputs['df'].index.name"]
+    assert "outputs['df']['col']" in written  # a state key starting with '[' is a path suffix
+    assert written_shown["outputs['df'].index.name"] == "builtins.str 'idx'"
+    assert reloaded_shown["outputs['df'].index.name"] == "builtins.NoneType None"
+
+
+def test_an_object_is_digested_without_its_repr():
+    class Opaque:
+        pass
+
+    # Two equal objects whose reprs differ (addresses) digest alike; a reduced object's own digest is its type and
+    # its state's keys.
+    assert probe.digests(Opaque()) == probe.digests(Opaque())
+    assert probe.digests(Labels(1, "a"))["outputs"] == probe.digests(Labels(1, "b"))["outputs"]
+    assert probe.digests(Labels(1, "a"))["outputs.name"] != probe.digests(Labels(1, "b"))["outputs.name"]
+
+
+def test_fidelity_descriptions_never_repr_a_long_value():
+    shown = {}
+    probe.digests({"s": "x" * 10**6, "n": 2**20000, "a": numpy.arange(100)}, shown=shown)
+    assert shown["outputs['s']"] == "builtins.str of length 1000000"
+    assert shown["outputs['n']"] == "builtins.int of 20001 bits"
+    assert shown["outputs['a']"] == "numpy.ndarray <i8 shape (100,)"

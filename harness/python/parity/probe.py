@@ -114,7 +114,7 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return all(bytes(x) == bytes(y) for x, y in zip(_value_blocks(a, both), _value_blocks(b, both)))
 
 
-def _leaf_digest(obj) -> str:
+def _leaf_digest(obj, state=None) -> str:
     digest = hashlib.sha256()
     if isinstance(obj, np.ndarray):
         kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
@@ -124,7 +124,7 @@ def _leaf_digest(obj) -> str:
         for part in _value_blocks(obj):
             digest.update(part)
     else:
-        digest.update(_leaf_description(obj))
+        digest.update(_leaf_description(obj, state))
     return digest.hexdigest()[:16]
 
 
@@ -138,8 +138,8 @@ def _dtype_description(dtype):
         return {"fields": fields, "itemsize": dtype.itemsize}
 
 
-def _leaf_description(obj) -> bytes:
-    """A non-array leaf, exactly (arrays are digested in blocks by _leaf_digest)."""
+def _leaf_description(obj, state=None) -> bytes:
+    """A non-array leaf, exactly (arrays are digested in blocks by _leaf_digest); `state`: its reducer's."""
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
     if isinstance(obj, np.generic):
         return kind + b"|" + np.asarray(obj).dtype.str.encode() + b"|" + _value_bytes(np.asarray(obj))
@@ -149,17 +149,48 @@ def _leaf_description(obj) -> bytes:
         return kind + b"|" + struct.pack("<dd", obj.real, obj.imag)
     if isinstance(obj, str):
         return kind + b"|" + obj.encode("utf-8", "surrogatepass")
-    return kind + b"|" + repr(obj).encode("utf-8", "backslashreplace")
+    if isinstance(obj, int) and obj.bit_length() > 14000:  # past str()'s 4300 digits, which raises
+        return kind + b"|" + hex(obj).encode()
+    if isinstance(obj, _NATIVE):
+        return kind + b"|" + repr(obj).encode()
+    # Any other object is its type, plus (digested at their own paths) its reducer's state: never its repr, which
+    # may show an address. The state's keys are part of it, so a rebuild that adds one is seen.
+    return kind + b"|" + repr(sorted(state) if isinstance(state, dict) else type(state).__name__).encode()
 
 
-def digests(obj, path="outputs") -> dict:
-    """{path: digest} for every leaf: type, dtype (byte order too), shape, strides, flags, values, state."""
+_SHOWN = 80  # the longest value text fidelity records beside a digest
+
+
+def _description(obj, state=None) -> str:
+    """What a node is, short, for a fidelity failure's message: its type, and its value when that is short (an
+    object with a reducer: the keys of its `state`). Never the repr of an opaque object."""
+    kind = reducers.qualified_name(type(obj))
+    if isinstance(obj, np.ndarray) and not _is_object_array(obj):
+        text = f"{kind} {obj.dtype.str} shape {obj.shape}"
+        values = np.array2string(obj.view(np.ndarray), threshold=8) if obj.size <= 8 else ""
+        return f"{text} {values}" if values and len(values) <= _SHOWN else text
+    if isinstance(obj, (str, bytes)) and len(obj) > _SHOWN:  # its repr is never made: it could be gigabytes
+        return f"{kind} of length {len(obj)}"
+    if isinstance(obj, int) and obj.bit_length() > 4 * _SHOWN:  # nor a huge int's (str() refuses past 4300 digits)
+        return f"{kind} of {obj.bit_length()} bits"
+    if isinstance(obj, _NATIVE):
+        value = repr(obj)
+        return f"{kind} {value}" if len(value) <= _SHOWN else kind
+    if isinstance(obj, (dict, list, tuple)) or _is_object_array(obj):
+        return f"{kind} of {len(obj)}"
+    return f"{kind} with state {sorted(state)}" if isinstance(state, dict) else kind
+
+
+def digests(obj, path="outputs", shown=None) -> dict:
+    """{path: digest} for every leaf: type, dtype (byte order too), shape, strides, flags, values, state. An object
+    with a reducer is digested as its type and its state's keys, and its state part by part at the state's paths.
+    When `shown` is a dict, it receives {path: short description} (_description) for the failures' messages."""
     out = {}
-    _digest_into(obj, path, out, 0, {})
+    _digest_into(obj, path, out, 0, {}, shown)
     return out
 
 
-def _digest_into(obj, path, out, depth, seen):
+def _digest_into(obj, path, out, depth, seen, shown=None):
     # An object met again (the codec writes it once and reads it back as one object) is not walked again:
     # its digest is the first one's, and a hostile file cannot make the walk exponential.
     if depth > 500:
@@ -170,19 +201,24 @@ def _digest_into(obj, path, out, depth, seen):
         return
     seen[id(obj)] = (path, obj)  # the object is kept alive so its id is not reused
     children = list(_children(obj, path))
-    if children or isinstance(obj, (dict, list, tuple)) or _is_object_array(obj):
+    container = children or isinstance(obj, (dict, list, tuple)) or _is_object_array(obj)
+    state = None if container else _state(obj)
+    if shown is not None:
+        text = _description(obj, state)
+        if len(text) <= 2 * _SHOWN:
+            shown[path] = text
+    if container:
         head = repr(_array_aspects(obj)) if _is_object_array(obj) else f"{type(obj).__module__}.{type(obj).__qualname__}"
         out[path] = hashlib.sha256(f"{head}:{len(children)}".encode()).hexdigest()[:16]
         for child_path, child in children:
-            _digest_into(child, child_path, out, depth + 1, seen)
+            _digest_into(child, child_path, out, depth + 1, seen, shown)
         return
-    out[path] = _leaf_digest(obj)
-    state = _state(obj)
+    out[path] = _leaf_digest(obj, state)
     if isinstance(state, dict):
         for name, value in state.items():
-            _digest_into(value, reducers.state_path(path, name), out, depth + 1, seen)
+            _digest_into(value, reducers.state_path(path, name), out, depth + 1, seen, shown)
     elif state is not None:
-        _digest_into(state, f"{path}.state", out, depth + 1, seen)
+        _digest_into(state, f"{path}.state", out, depth + 1, seen, shown)
 
 
 def _unpicklable_path(obj, path, depth=0):
