@@ -14,6 +14,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "config.h"
 #include "deadline.h"
 #include "json_input.h"
 #include "numpy_api.h"
@@ -740,14 +741,24 @@ void check_required_attrs(const Side& cand, const json& required, CheckList& lis
   if (failures == 0) list.pass("attrs");
 }
 
-// The probes that would have run, recorded as skipped for each side whose backend compare does not trust.
+// The probes that would have run, recorded as skipped for each side compare does not trust (side -> why), as `kind`.
 void skip_probes(bool digests, bool pickles, bool attrs, const std::map<std::string, std::string>& untrusted,
-                 CheckList& list) {
+                 const std::string& kind, CheckList& list) {
   for (const auto& [side, reason] : untrusted) {
     for (const auto& [check, would_run] :
          {std::pair{"fidelity", digests}, std::pair{"attrs", attrs}, std::pair{"pickle", pickles}})
-      if (would_run) list.skipped.push_back({check, side, "untrusted-backend", reason});
+      if (would_run) list.skipped.push_back({check, side, kind, reason});
   }
+}
+
+// Imports the trusted scenario directory holding the scenario's module, for the reducers it registers (parity.trust).
+// Returns why it is not trusted, "" when it is imported.
+std::string load_scenario_reducers(const json& meta, const CompareOptions& options) {
+  return py::module_::import("parity.trust")
+      .attr("load_scenario_reducers")(py::module_::import("json").attr("loads")(meta.dump()),
+                                      py::cast(options.trusted_scenarios), PARITY_SCENARIOS)
+      .cast<std::optional<std::string>>()
+      .value_or("");
 }
 
 void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
@@ -757,18 +768,28 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
   const json required = candidate.backend.value("required_attrs", json::object());
   if (!digests && !pickles && required.empty()) return;  // nothing to rebuild the outputs for
   py::object gobj, cobj;
-  try {
-    gobj = to_python(gn);
-    cobj = to_python(cn);
-  } catch (const FormatError& e) {
-    if (options.untrusted.empty())
-      return list.failures.push_back(
-          {"fidelity", false, "outputs", std::string("cannot rebuild the outputs to check them: ") + e.what()});
-    // An untrusted backend's reducers were never loaded: its own types cannot be rebuilt, and that is no failure.
-    // A pickling error the run recorded needs no rebuilt output: it is still judged.
-    const bool refused = pickles && pickle_refused(g, c, gold.backend.value("name", "gold"),
-                                                   candidate.backend.value("name", "candidate"), list);
-    return skip_probes(digests, pickles && !refused, !required.empty(), options.untrusted, list);
+  // A reducer the scenario's own module registers is loaded only when a rebuild needs it, from a trusted directory.
+  for (bool first = true;; first = false) {
+    try {
+      gobj = to_python(gn);
+      cobj = to_python(cn);
+      break;
+    } catch (const FormatError& e) {
+      const std::string scenarios_why = load_scenario_reducers(g.meta, options);
+      if (first && scenarios_why.empty()) continue;  // its directory is trusted and imported now: rebuild again
+      if (options.untrusted.empty() && scenarios_why.empty())
+        return list.failures.push_back(
+            {"fidelity", false, "outputs", std::string("cannot rebuild the outputs to check them: ") + e.what()});
+      // Reducers of an untrusted backend or scenario module were never loaded: its own types cannot be rebuilt, and
+      // that is no failure. A pickling error the run recorded needs no rebuilt output: it is still judged.
+      const bool refused = pickles && pickle_refused(g, c, gold.backend.value("name", "gold"),
+                                                     candidate.backend.value("name", "candidate"), list);
+      skip_probes(digests, pickles && !refused, !required.empty(), options.untrusted, "untrusted-backend", list);
+      if (scenarios_why.empty()) return;
+      skip_probes(digests, false, false, {{"gold", scenarios_why}}, "untrusted-scenarios", list);
+      return skip_probes(digests, pickles && !refused, !required.empty(), {{"candidate", scenarios_why}},
+                         "untrusted-scenarios", list);
+    }
   }
   const Side gs{gold.backend.value("name", "gold"), gold, g, gobj},
       cs{candidate.backend.value("name", "candidate"), candidate, c, cobj};
