@@ -751,9 +751,13 @@ void skip_probes(bool digests, bool pickles, bool attrs, const std::map<std::str
   }
 }
 
-// Imports the trusted scenario directory holding the scenario's module, for the reducers it registers (parity.trust).
-// Returns why it is not trusted, "" when it is imported.
-std::string load_scenario_reducers(const json& meta, const CompareOptions& options) {
+// Imports the trusted scenario directory holding the scenario's module, for the reducers it registers (parity.trust),
+// when a rebuild failed for want of a reducer or type (parity.reducers.RebuildError, which the codec's message
+// carries). Returns why it is not trusted, "" when it is imported or the failure is of another kind.
+std::string load_scenario_reducers(const FormatError& e, const json& meta, const CompareOptions& options) {
+  const std::string_view what = e.what();
+  if (what.find("no reducer named") == std::string_view::npos && what.find("is not rebuilt") == std::string_view::npos)
+    return "";
   return py::module_::import("parity.trust")
       .attr("load_scenario_reducers")(py::module_::import("json").attr("loads")(meta.dump()),
                                       py::cast(options.trusted_scenarios), PARITY_SCENARIOS)
@@ -775,7 +779,7 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
       cobj = to_python(cn);
       break;
     } catch (const FormatError& e) {
-      const std::string scenarios_why = load_scenario_reducers(g.meta, options);
+      const std::string scenarios_why = load_scenario_reducers(e, g.meta, options);
       if (first && scenarios_why.empty()) continue;  // its directory is trusted and imported now: rebuild again
       if (options.untrusted.empty() && scenarios_why.empty())
         return list.failures.push_back(

@@ -4,7 +4,7 @@ import os
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import backend_path, checks_of, compare, run
+from conftest import backend_path, checks_of, compare, parity, run
 
 # A scenario module outside the repository, with classes of its own and the reducers for them. It marks its imports
 # so that the tests can tell whether compare imported it.
@@ -84,6 +84,9 @@ def test_without_trust_the_probes_are_skipped_with_a_notice_and_the_module_is_ne
     assert "notice" in proc.stderr and "--scenarios" in proc.stderr, proc.stderr
     props = [p.get("value") for p in ET.parse(junit).iter("property") if p.get("name") == "notice"]
     assert {n["message"] for n in notices} <= set(props), props
+    html = tmp_path / "r.html"
+    parity("compare", tmp / "gold", tmp / "gold2", "--html", html, check=0)
+    assert 'id="notices"' in html.read_text() and "PARITY_TRUST_SCENARIOS" in html.read_text()
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])
