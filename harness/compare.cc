@@ -14,6 +14,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "config.h"
 #include "deadline.h"
 #include "json_input.h"
 #include "numpy_api.h"
@@ -739,24 +740,42 @@ struct Side {
   py::object outputs;
 };
 
-// fidelity: the reloaded outputs must digest exactly as the scenario's outputs did before writing.
+// What a fidelity failure says changed at one path: both values when the run recorded the written one's short
+// description (fidelity_values) and it differs from the reloaded one's, else the two digests.
+std::string fidelity_change(const json& written_value, const std::string& reloaded_value, const std::string& written,
+                            const std::string& reloaded) {
+  const std::string digests = "digest " + written + ", reloaded " + reloaded;
+  if (!written_value.is_string()) return digests;
+  const std::string was = written_value.get<std::string>();
+  if (reloaded_value.empty() || was == reloaded_value) return was + "; " + digests;
+  return "written " + was + ", reloaded " + reloaded_value;
+}
+
+// fidelity: the reloaded outputs must digest exactly as the scenario's outputs did before writing. An object with a
+// reducer digests part by part at its state's paths, so a failure names the part its rebuild changed.
 void check_fidelity(const Side& side, CheckList& list) {
   if (!side.record.fidelity.is_object()) return;
-  py::dict recomputed = py::module_::import("parity.probe").attr("digests")(side.outputs);
+  py::dict shown;
+  py::dict recomputed = py::module_::import("parity.probe").attr("digests")(side.outputs, "outputs", shown);
+  const json& values = side.record.fidelity_values.is_object() ? side.record.fidelity_values : json::object();
   std::size_t failures = 0;
   for (const auto& [path, digest] : side.record.fidelity.items()) {
     const py::str key(path);
     const std::string now = recomputed.contains(key) ? recomputed[key].cast<std::string>() : "absent";
     if (now == digest.get<std::string>()) continue;
     ++failures;
+    const std::string reloaded_value = shown.contains(key) ? shown[key].cast<std::string>() : "";
+    const json written_value = values.value(path, json());
+    json details = {{"side", side.name}, {"written", digest}, {"reloaded", now}};
+    if (written_value.is_string()) details["written_value"] = written_value;
+    if (!reloaded_value.empty()) details["reloaded_value"] = reloaded_value;
     list.failures.push_back(
-        {"fidelity",
-         false,
-         path,
+        {"fidelity", false, path,
          "the " + side.name + " output reloaded from " + (side.manifest.dir / side.record.file).string() +
-             " differs from what the scenario produced (digest " + digest.get<std::string>() + ", reloaded " + now +
+             " differs here from what the scenario produced (" +
+             fidelity_change(written_value, reloaded_value, digest.get<std::string>(), now) +
              "): parity's codec, or the backend's reducer for this type, changed it; please report this file",
-         {{"side", side.name}, {"written", digest}, {"reloaded", now}}});
+         std::move(details)});
   }
   if (failures == 0) list.pass("fidelity");
 }
@@ -847,14 +866,28 @@ void check_required_attrs(const Side& cand, const json& required, CheckList& lis
   if (failures == 0) list.pass("attrs");
 }
 
-// The probes that would have run, recorded as skipped for each side whose backend compare does not trust.
+// The probes that would have run, recorded as skipped for each side compare does not trust (side -> why), as `kind`.
 void skip_probes(bool digests, bool pickles, bool attrs, const std::map<std::string, std::string>& untrusted,
-                 CheckList& list) {
+                 const std::string& kind, CheckList& list) {
   for (const auto& [side, reason] : untrusted) {
     for (const auto& [check, would_run] :
          {std::pair{"fidelity", digests}, std::pair{"attrs", attrs}, std::pair{"pickle", pickles}})
-      if (would_run) list.skipped.push_back({check, side, "untrusted-backend", reason});
+      if (would_run) list.skipped.push_back({check, side, kind, reason});
   }
+}
+
+// Imports the trusted scenario directory holding the scenario's module, for the reducers it registers (parity.trust),
+// when a rebuild failed for want of a reducer or type (parity.reducers.RebuildError, which the codec's message
+// carries). Returns why it is not trusted, "" when it is imported or the failure is of another kind.
+std::string load_scenario_reducers(const FormatError& e, const json& meta, const CompareOptions& options) {
+  const std::string_view what = e.what();
+  if (what.find("no reducer named") == std::string_view::npos && what.find("is not rebuilt") == std::string_view::npos)
+    return "";
+  return py::module_::import("parity.trust")
+      .attr("load_scenario_reducers")(py::module_::import("json").attr("loads")(meta.dump()),
+                                      py::cast(options.trusted_scenarios), PARITY_SCENARIOS)
+      .cast<std::optional<std::string>>()
+      .value_or("");
 }
 
 void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
@@ -864,18 +897,28 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
   const json required = candidate.backend.value("required_attrs", json::object());
   if (!digests && !pickles && required.empty()) return;  // nothing to rebuild the outputs for
   py::object gobj, cobj;
-  try {
-    gobj = to_python(gn);
-    cobj = to_python(cn);
-  } catch (const FormatError& e) {
-    if (options.untrusted.empty())
-      return list.failures.push_back(
-          {"fidelity", false, "outputs", std::string("cannot rebuild the outputs to check them: ") + e.what()});
-    // An untrusted backend's reducers were never loaded: its own types cannot be rebuilt, and that is no failure.
-    // A pickling error the run recorded needs no rebuilt output: it is still judged.
-    const bool refused = pickles && pickle_refused(g, c, gold.backend.value("name", "gold"),
-                                                   candidate.backend.value("name", "candidate"), list);
-    return skip_probes(digests, pickles && !refused, !required.empty(), options.untrusted, list);
+  // A reducer the scenario's own module registers is loaded only when a rebuild needs it, from a trusted directory.
+  for (bool first = true;; first = false) {
+    try {
+      gobj = to_python(gn);
+      cobj = to_python(cn);
+      break;
+    } catch (const FormatError& e) {
+      const std::string scenarios_why = load_scenario_reducers(e, g.meta, options);
+      if (first && scenarios_why.empty()) continue;  // its directory is trusted and imported now: rebuild again
+      if (options.untrusted.empty() && scenarios_why.empty())
+        return list.failures.push_back(
+            {"fidelity", false, "outputs", std::string("cannot rebuild the outputs to check them: ") + e.what()});
+      // Reducers of an untrusted backend or scenario module were never loaded: its own types cannot be rebuilt, and
+      // that is no failure. A pickling error the run recorded needs no rebuilt output: it is still judged.
+      const bool refused = pickles && pickle_refused(g, c, gold.backend.value("name", "gold"),
+                                                     candidate.backend.value("name", "candidate"), list);
+      skip_probes(digests, pickles && !refused, !required.empty(), options.untrusted, "untrusted-backend", list);
+      if (scenarios_why.empty()) return;
+      skip_probes(digests, false, false, {{"gold", scenarios_why}}, "untrusted-scenarios", list);
+      return skip_probes(digests, pickles && !refused, !required.empty(), {{"candidate", scenarios_why}},
+                         "untrusted-scenarios", list);
+    }
   }
   const Side gs{gold.backend.value("name", "gold"), gold, g, gobj},
       cs{candidate.backend.value("name", "candidate"), candidate, c, cobj};

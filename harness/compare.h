@@ -82,12 +82,13 @@ struct Policy {
 };
 
 /// A check compare did not run for one side of a scenario because running it would mean trusting the results
-/// directory: its backend is not one the user trusts, or its pickle does not carry the user's MAC (README,
-/// "Safety: what parity trusts"). Reported, never counted as a pass or a failure.
+/// directory: its backend is not one the user trusts, its scenario module (whose reducers its outputs need) is not in
+/// a scenario directory the user trusts, or its pickle does not carry the user's MAC (README, "Safety: what parity
+/// trusts"). Reported, never counted as a pass or a failure.
 struct SkippedCheck {
   std::string check;   ///< fidelity, attrs or pickle
   std::string side;    ///< gold or candidate
-  std::string kind;    ///< untrusted-backend or unverified-pickle: what the report's notices group by
+  std::string kind;    ///< untrusted-backend, untrusted-scenarios or unverified-pickle: what notices group by
   std::string reason;  ///< why, and what would make compare run it
 };
 
@@ -160,6 +161,9 @@ struct CompareOptions {
   /// Backend specs the user trusts (--trust-backend; PARITY_TRUST_BACKENDS adds more): compare may import them for
   /// their reducers. Built-in backends are trusted by name; a spec a manifest names is never imported.
   std::vector<std::string> trusted_backends;
+  /// Scenario directories the user trusts (--scenarios; PARITY_TRUST_SCENARIOS adds more, and the bundled corpus is
+  /// trusted): compare imports the one holding a scenario's module for its reducers when its outputs need them.
+  std::vector<std::string> trusted_scenarios;
   /// Set by compare_runs: side ("gold", "candidate") -> why its backend's reducers are not loaded (absent: loaded).
   std::map<std::string, std::string> untrusted;
   PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them

@@ -121,6 +121,7 @@ json to_json(const ScenarioRecord& s) {
   json entry = {{"id", s.id}, {"status", s.status}, {"file", s.file}, {"seconds", s.seconds}, {"meta", s.meta}};
   if (!s.error.is_null()) entry["error"] = s.error;
   if (!s.fidelity.is_null()) entry["fidelity"] = s.fidelity;
+  if (!s.fidelity_values.is_null()) entry["fidelity_values"] = s.fidelity_values;
   if (!s.pickle_file.empty()) entry["pickle_file"] = s.pickle_file;
   if (!s.pickle_error.is_null()) entry["pickle_error"] = s.pickle_error;
   return entry;
@@ -135,6 +136,7 @@ ScenarioRecord record_from_json(const json& s) {
   r.error = s.value("error", json());
   r.meta = s.value("meta", json::object());
   r.fidelity = s.value("fidelity", json());
+  r.fidelity_values = s.value("fidelity_values", json());
   r.pickle_file = s.value("pickle_file", "");
   r.pickle_error = s.value("pickle_error", json());
   for (const std::string& f : {r.file, r.pickle_file})

@@ -99,8 +99,11 @@ std::string malformed_field(const ScenarioRecord& record) {
   std::string bad = wrong_meta(record.meta);
   if (bad.empty()) bad = wrong_error(record.error, "error");
   if (bad.empty()) bad = wrong_error(record.pickle_error, "pickle_error");
-  if (bad.empty() && !kObjectOrNull.fits(record.fidelity)) bad = wrong("fidelity", record.fidelity, kObjectOrNull);
-  if (bad.empty() && record.fidelity.is_object()) bad = wrong_member(record.fidelity, "fidelity", kText);
+  for (const auto& [field, value] :
+       {std::pair{"fidelity", &record.fidelity}, std::pair{"fidelity_values", &record.fidelity_values}}) {
+    if (bad.empty() && !kObjectOrNull.fits(*value)) bad = wrong(field, *value, kObjectOrNull);
+    if (bad.empty() && value->is_object()) bad = wrong_member(*value, field, kText);
+  }
   return bad;
 }
 

@@ -81,7 +81,9 @@ void apply_xfail(ScenarioRecord& record, const std::string& role) {
 // What compare needs to check parity's codec (leaf digests) and the ecosystem's pickle (a protocol 5 blob).
 void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
   py::module_ probe = py::module_::import("parity.probe");
-  record.fidelity = to_json(probe.attr("digests")(outputs));
+  py::dict shown;
+  record.fidelity = to_json(probe.attr("digests")(outputs, "outputs", shown));
+  record.fidelity_values = to_json(shown);
   if (!pickle_probe) return;
   const std::string file = pickle_file_for(record.id);
   py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string());

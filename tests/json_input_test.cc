@@ -177,4 +177,15 @@ TEST(MalformedField, NamesTheFieldAndWhatItShouldBe) {
   EXPECT_EQ(malformed(json::object(), {{"message", {1}}}), "error.message is an array, not a string");
 }
 
+TEST(MalformedField, FidelityValuesAreTextsByPath) {
+  parity::ScenarioRecord r;
+  r.meta = json::object();
+  r.fidelity_values = {{"outputs['t'].name", "builtins.str 'idx'"}};
+  EXPECT_EQ(parity::malformed_field(r), "");
+  r.fidelity_values = {{"outputs", 1}};
+  EXPECT_EQ(parity::malformed_field(r), "fidelity_values.outputs is a number, not a string");
+  r.fidelity_values = "x";
+  EXPECT_EQ(parity::malformed_field(r), "fidelity_values is a string, not an object or null");
+}
+
 }  // namespace

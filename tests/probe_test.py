@@ -2,6 +2,8 @@
 import os
 import pickle
 import sys
+import threading
+import weakref
 from pathlib import Path
 
 import numpy
@@ -60,3 +62,142 @@ def test_an_unpickled_memmap_reduces_without_its_file(tmp_path, mode):
     numpy.memmap(tmp_path / "m.dat", dtype="i4", mode="w+", shape=(3,)).flush()
     back = round_trip(numpy.memmap(tmp_path / "m.dat", dtype="i4", mode=mode, shape=(3,)))
     assert reducers.reduce(back)[1] == {"filename": None, "offset": None, "mode": None}
+
+
+# Objects that are no arrays, as library types plug in through reducers (issue #17, item 6).
+
+class Handle:
+    """An engine-side handle: a name made from a counter, and the default repr, which shows an address."""
+    count = 0
+
+    def __init__(self):
+        Handle.count += 1
+        self.name = f"%v{Handle.count}"
+
+
+class Frame:
+    """Like a fireducks frame: its __dict__ holds a weakref and an id-bearing handle beside the values."""
+
+    def __init__(self, values, owner=None):
+        self.values = values
+        self._owner = weakref.ref(owner or Handle)
+        self._handle = Handle()
+
+    def __reduce__(self):
+        return Frame, (self.values,)
+
+
+class Measured:
+    """Its pickling drops the unit (the class default, None, comes back in its place)."""
+    unit = None
+
+    def __init__(self, values, unit):
+        self.values, self.unit = values, unit
+
+    def __getstate__(self):
+        return {"values": self.values}
+
+
+class QuantityBase:
+    def __init__(self, magnitude, units):
+        self.magnitude, self.units = magnitude, units
+
+
+def quantity_class():
+    """A Quantity class of its own, as pint builds one per unit registry: one qualified name, distinct classes."""
+    return type("Quantity", (QuantityBase,), {"__module__": __name__})
+
+
+Quantity, OtherRegistryQuantity = quantity_class(), quantity_class()
+reducers.register(Frame, lambda f: {"values": f.values}, lambda state: Frame(state["values"]))
+reducers.register(Measured, lambda m: {"values": m.values, "unit": m.unit},
+                  lambda state: Measured(state["values"], state["unit"]))
+reducers.register(Quantity, lambda q: {"magnitude": q.magnitude, "units": q.units},
+                  lambda state: Quantity(state["magnitude"], state["units"]))
+
+
+def test_an_object_with_a_reducer_is_compared_by_its_state_not_its_weakrefs_or_ids():
+    f = Frame(numpy.arange(3.0))
+    assert probe.losses({"df": f}, round_trip({"df": f})) == []
+
+
+def test_an_attribute_without_a_reducer_is_compared_by_its_type_name_only():
+    class Tagged(numpy.ndarray):
+        pass
+
+    a = numpy.zeros(2).view(Tagged)
+    a.handle, a.ref, a.lock = Handle(), weakref.ref(Handle), threading.Lock()
+    b = numpy.zeros(2).view(Tagged)
+    b.handle, b.ref, b.lock = Handle(), weakref.ref(Frame), threading.Lock()
+    assert probe.losses(a, b) == []
+    b.handle = Frame(None)
+    assert probe.losses(a, b) == [{"path": "outputs.handle", "aspect": "type", "faithful": f"{__name__}.Handle",
+                                   "unpickled": f"{__name__}.Frame"}]
+
+
+def test_a_type_of_the_same_qualified_name_is_no_type_loss_and_its_state_is_compared():
+    assert Quantity is not OtherRegistryQuantity
+    assert probe.losses(Quantity(2.0, "m"), OtherRegistryQuantity(2.0, "m")) == []
+    assert probe.losses(Quantity(2.0, "m"), OtherRegistryQuantity(4.0, "m")) == [
+        {"path": "outputs.magnitude", "aspect": "values", "faithful": "2.0", "unpickled": "4.0"}]
+
+
+def test_an_attribute_the_pickling_drops_is_reported_at_its_state_path():
+    found = probe.losses({"m": Measured(numpy.arange(2), "m")}, round_trip({"m": Measured(numpy.arange(2), "m")}))
+    assert found == [{"path": "outputs['m'].unit", "aspect": "type", "faithful": "builtins.str",
+                      "unpickled": "builtins.NoneType"}]
+
+
+def test_an_unpickled_object_its_reducer_cannot_read_is_a_state_loss():
+    broken = Measured(1, "m")
+    del broken.values  # what a lossy __setstate__ leaves: the reducer raises on it
+    found = probe.losses(Measured(1, "m"), broken)
+    assert [(f["path"], f["aspect"], f["faithful"]) for f in found] == [("outputs", "state", "reducible")]
+    assert "AttributeError" in found[0]["unpickled"]
+
+
+# Fidelity digests of objects with reducers (issue #17, item 5): part by part, never through repr().
+
+class Labels:
+    def __init__(self, values, name):
+        self.values, self.name = values, name
+
+
+class Table:
+    def __init__(self, column, index):
+        self.column, self.index = column, index
+
+
+reducers.register(Labels, lambda i: {"values": i.values, "name": i.name}, lambda s: Labels(s["values"], s["name"]))
+reducers.register(Table, lambda t: {"['col']": t.column, "index": t.index}, lambda s: Table(s["['col']"], s["index"]))
+
+
+def test_a_rebuild_that_drops_an_index_name_differs_only_at_that_part():
+    table = Table(numpy.arange(3.0), Labels(numpy.arange(3), "idx"))
+    rebuilt = Table(table.column.copy(), Labels(table.index.values.copy(), None))  # what a lossy rebuild returns
+    written_shown, reloaded_shown = {}, {}
+    written = probe.digests({"df": table}, shown=written_shown)
+    reloaded = probe.digests({"df": rebuilt}, shown=reloaded_shown)
+    assert [p for p in written if written[p] != reloaded.get(p)] == ["outputs['df'].index.name"]
+    assert "outputs['df']['col']" in written  # a state key starting with '[' is a path suffix
+    assert written_shown["outputs['df'].index.name"] == "builtins.str 'idx'"
+    assert reloaded_shown["outputs['df'].index.name"] == "builtins.NoneType None"
+
+
+def test_an_object_is_digested_without_its_repr():
+    class Opaque:
+        pass
+
+    # Two equal objects whose reprs differ (addresses) digest alike; a reduced object's own digest is its type and
+    # its state's keys.
+    assert probe.digests(Opaque()) == probe.digests(Opaque())
+    assert probe.digests(Labels(1, "a"))["outputs"] == probe.digests(Labels(1, "b"))["outputs"]
+    assert probe.digests(Labels(1, "a"))["outputs.name"] != probe.digests(Labels(1, "b"))["outputs.name"]
+
+
+def test_fidelity_descriptions_never_repr_a_long_value():
+    shown = {}
+    probe.digests({"s": "x" * 10**6, "n": 2**20000, "a": numpy.arange(100)}, shown=shown)
+    assert shown["outputs['s']"] == "builtins.str of length 1000000"
+    assert shown["outputs['n']"] == "builtins.int of 20001 bits"
+    assert shown["outputs['a']"] == "numpy.ndarray <i8 shape (100,)"

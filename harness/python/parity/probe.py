@@ -114,7 +114,7 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return all(bytes(x) == bytes(y) for x, y in zip(_value_blocks(a, both), _value_blocks(b, both)))
 
 
-def _leaf_digest(obj) -> str:
+def _leaf_digest(obj, state=None) -> str:
     digest = hashlib.sha256()
     if isinstance(obj, np.ndarray):
         kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
@@ -124,7 +124,7 @@ def _leaf_digest(obj) -> str:
         for part in _value_blocks(obj):
             digest.update(part)
     else:
-        digest.update(_leaf_description(obj))
+        digest.update(_leaf_description(obj, state))
     return digest.hexdigest()[:16]
 
 
@@ -138,8 +138,8 @@ def _dtype_description(dtype):
         return {"fields": fields, "itemsize": dtype.itemsize}
 
 
-def _leaf_description(obj) -> bytes:
-    """A non-array leaf, exactly (arrays are digested in blocks by _leaf_digest)."""
+def _leaf_description(obj, state=None) -> bytes:
+    """A non-array leaf, exactly (arrays are digested in blocks by _leaf_digest); `state`: its reducer's."""
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
     if isinstance(obj, np.generic):
         return kind + b"|" + np.asarray(obj).dtype.str.encode() + b"|" + _value_bytes(np.asarray(obj))
@@ -149,17 +149,48 @@ def _leaf_description(obj) -> bytes:
         return kind + b"|" + struct.pack("<dd", obj.real, obj.imag)
     if isinstance(obj, str):
         return kind + b"|" + obj.encode("utf-8", "surrogatepass")
-    return kind + b"|" + repr(obj).encode("utf-8", "backslashreplace")
+    if isinstance(obj, int) and obj.bit_length() > 14000:  # past str()'s 4300 digits, which raises
+        return kind + b"|" + hex(obj).encode()
+    if isinstance(obj, _NATIVE):
+        return kind + b"|" + repr(obj).encode()
+    # Any other object is its type, plus (digested at their own paths) its reducer's state: never its repr, which
+    # may show an address. The state's keys are part of it, so a rebuild that adds one is seen.
+    return kind + b"|" + repr(sorted(state) if isinstance(state, dict) else type(state).__name__).encode()
 
 
-def digests(obj, path="outputs") -> dict:
-    """{path: digest} for every leaf: type, dtype (byte order too), shape, strides, flags, values, state."""
+_SHOWN = 80  # the longest value text fidelity records beside a digest
+
+
+def _description(obj, state=None) -> str:
+    """What a node is, short, for a fidelity failure's message: its type, and its value when that is short (an
+    object with a reducer: the keys of its `state`). Never the repr of an opaque object."""
+    kind = reducers.qualified_name(type(obj))
+    if isinstance(obj, np.ndarray) and not _is_object_array(obj):
+        text = f"{kind} {obj.dtype.str} shape {obj.shape}"
+        values = np.array2string(obj.view(np.ndarray), threshold=8) if obj.size <= 8 else ""
+        return f"{text} {values}" if values and len(values) <= _SHOWN else text
+    if isinstance(obj, (str, bytes)) and len(obj) > _SHOWN:  # its repr is never made: it could be gigabytes
+        return f"{kind} of length {len(obj)}"
+    if isinstance(obj, int) and obj.bit_length() > 4 * _SHOWN:  # nor a huge int's (str() refuses past 4300 digits)
+        return f"{kind} of {obj.bit_length()} bits"
+    if isinstance(obj, _NATIVE):
+        value = repr(obj)
+        return f"{kind} {value}" if len(value) <= _SHOWN else kind
+    if isinstance(obj, (dict, list, tuple)) or _is_object_array(obj):
+        return f"{kind} of {len(obj)}"
+    return f"{kind} with state {sorted(state)}" if isinstance(state, dict) else kind
+
+
+def digests(obj, path="outputs", shown=None) -> dict:
+    """{path: digest} for every leaf: type, dtype (byte order too), shape, strides, flags, values, state. An object
+    with a reducer is digested as its type and its state's keys, and its state part by part at the state's paths.
+    When `shown` is a dict, it receives {path: short description} (_description) for the failures' messages."""
     out = {}
-    _digest_into(obj, path, out, 0, {})
+    _digest_into(obj, path, out, 0, {}, shown)
     return out
 
 
-def _digest_into(obj, path, out, depth, seen):
+def _digest_into(obj, path, out, depth, seen, shown=None):
     # An object met again (the codec writes it once and reads it back as one object) is not walked again:
     # its digest is the first one's, and a hostile file cannot make the walk exponential.
     if depth > 500:
@@ -170,19 +201,24 @@ def _digest_into(obj, path, out, depth, seen):
         return
     seen[id(obj)] = (path, obj)  # the object is kept alive so its id is not reused
     children = list(_children(obj, path))
-    if children or isinstance(obj, (dict, list, tuple)) or _is_object_array(obj):
+    container = children or isinstance(obj, (dict, list, tuple)) or _is_object_array(obj)
+    state = None if container else _state(obj)
+    if shown is not None:
+        text = _description(obj, state)
+        if len(text) <= 2 * _SHOWN:
+            shown[path] = text
+    if container:
         head = repr(_array_aspects(obj)) if _is_object_array(obj) else f"{type(obj).__module__}.{type(obj).__qualname__}"
         out[path] = hashlib.sha256(f"{head}:{len(children)}".encode()).hexdigest()[:16]
         for child_path, child in children:
-            _digest_into(child, child_path, out, depth + 1, seen)
+            _digest_into(child, child_path, out, depth + 1, seen, shown)
         return
-    out[path] = _leaf_digest(obj)
-    state = _state(obj)
+    out[path] = _leaf_digest(obj, state)
     if isinstance(state, dict):
         for name, value in state.items():
-            _digest_into(value, reducers.state_path(path, name), out, depth + 1, seen)
+            _digest_into(value, reducers.state_path(path, name), out, depth + 1, seen, shown)
     elif state is not None:
-        _digest_into(state, f"{path}.state", out, depth + 1, seen)
+        _digest_into(state, f"{path}.state", out, depth + 1, seen, shown)
 
 
 def _unpicklable_path(obj, path, depth=0):
@@ -252,11 +288,11 @@ def _numpy_losses(a) -> set:
 
 
 def _attributes(obj):
-    """What a round trip must keep beside an object's value: the state its registered reducer records (what parity
+    """What a round trip must keep beside an array's values: the state its registered reducer records (what parity
     itself carries for the type: a mask, a fill value, a file), else its instance __dict__ (where a generic
     subclass keeps `_fsproxy_wrapped`). Not the whole __dict__ of a type with a reducer: numpy.ma's private
     bookkeeping (_baseclass, _optinfo, _sharedmask) is neither carried by parity nor part of the value."""
-    reducer = reducers.registered(type(obj))
+    reducer = reducers.registered_like(type(obj))
     if reducer is not None and reducer.is_array:
         try:
             state = reducer.reduce(obj)
@@ -273,6 +309,8 @@ def _attributes(obj):
 # Compared by name, never walked: two classes (a MaskedArray's _baseclass), functions or modules are the same
 # when they are the same named thing, and their namespaces say nothing about an output.
 _NAMED = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType)
+# Values the codec writes natively: compared exactly, by _leaf_description.
+_NATIVE = (type(None), bool, int, float, complex, str, bytes, np.generic)
 
 
 def _qualified(obj) -> str:
@@ -280,53 +318,89 @@ def _qualified(obj) -> str:
     return f"{module}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
 
 
+def _loss(path, aspect, faithful, unpickled) -> dict:
+    return {"path": path, "aspect": aspect, "faithful": faithful, "unpickled": unpickled}
+
+
 def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     """What the pickle round trip lost beyond what plain NumPy's pickle loses for the same arrays, as
-    [{path, aspect, faithful, unpickled}]. compare also discounts whatever gold loses at the same path."""
-    found = []
+    [{path, aspect, faithful, unpickled}]. compare also discounts whatever gold loses at the same path.
+    An object with a registered reducer is compared by its reducer's state, part by part at the state's paths; one
+    without (a weakref, a lock, an engine handle) only by its type's qualified name, so that no address or id
+    reaches a report. Two types of one qualified name are the same type (pint makes a Quantity class per registry)."""
     seen = {} if seen is None else seen
     key = (id(faithful), id(unpickled))
     if depth > 500 or key in seen:  # a shared pair is judged where it first appears
-        return found
+        return []
     seen[key] = (faithful, unpickled)
     if isinstance(faithful, _NAMED) and isinstance(unpickled, _NAMED):
         same = _qualified(faithful) == _qualified(unpickled)
-        return [] if same else [{"path": path, "aspect": "values", "faithful": _qualified(faithful),
-                                 "unpickled": _qualified(unpickled)}]
-    if type(faithful) is not type(unpickled):
-        t = lambda o: f"{type(o).__module__}.{type(o).__qualname__}"  # noqa: E731
-        return [{"path": path, "aspect": "type", "faithful": t(faithful), "unpickled": t(unpickled)}]
+        return [] if same else [_loss(path, "values", _qualified(faithful), _qualified(unpickled))]
+    ftype, utype = reducers.qualified_name(type(faithful)), reducers.qualified_name(type(unpickled))
+    if ftype != utype:  # the bare names: declared differences match them (fixtures/memmap.py)
+        return [_loss(path, "type", ftype, utype)]
     if isinstance(faithful, (dict, list, tuple)):
-        pairs = list(zip(_children(faithful, path), _children(unpickled, path)))
-        if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful) != list(unpickled)):
-            return [{"path": path, "aspect": "structure", "faithful": repr(len(faithful)), "unpickled": repr(len(unpickled))}]
-        for (child_path, f), (_, u) in pairs:
-            found += losses(f, u, child_path, depth + 1, seen)
-        return found
+        return _container_losses(faithful, unpickled, path, depth, seen)
     if isinstance(faithful, np.ndarray):
-        fa, ua = _array_aspects(faithful), _array_aspects(unpickled)
-        # What NumPy's own pickle loses costs a pickle round trip to find out: only asked when something differs.
-        differing = [k for k in fa if fa[k] != ua[k]]
-        inherent = _numpy_losses(faithful) if differing else set()
-        found += [{"path": path, "aspect": k, "faithful": repr(fa[k]), "unpickled": repr(ua[k])}
-                  for k in differing if k not in inherent]
-        if _is_object_array(faithful) and faithful.shape == unpickled.shape and _is_object_array(unpickled):
-            for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
-                found += losses(f, u, child_path, depth + 1, seen)
-        # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included).
-        elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
-            if not _same_values(faithful, unpickled):
-                found.append({"path": path, "aspect": "values", "faithful": "as written", "unpickled": "different"})
-    elif _leaf_description(faithful) != _leaf_description(unpickled):
-        found.append({"path": path, "aspect": "values", "faithful": repr(faithful)[:200], "unpickled": repr(unpickled)[:200]})
-    fattr, uattr = _attributes(faithful), _attributes(unpickled)
-    for name, value in fattr.items():
-        if name not in uattr:
-            found.append({"path": reducers.state_path(path, str(name)), "aspect": "attribute", "faithful": "present",
-                          "unpickled": "missing"})
-        else:
-            found += losses(value, uattr[name], reducers.state_path(path, str(name)), depth + 1, seen)
+        return _array_losses(faithful, unpickled, path, depth, seen)
+    if isinstance(faithful, _NATIVE):
+        if _leaf_description(faithful) == _leaf_description(unpickled):
+            return []
+        return [_loss(path, "values", repr(faithful)[:200], repr(unpickled)[:200])]
+    reducer = reducers.registered_like(type(faithful))
+    return [] if reducer is None else _state_losses(reducer, faithful, unpickled, path, depth, seen)
+
+
+def _container_losses(faithful, unpickled, path, depth, seen):
+    if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful) != list(unpickled)):
+        return [_loss(path, "structure", repr(len(faithful)), repr(len(unpickled)))]
+    found = []
+    for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
+        found += losses(f, u, child_path, depth + 1, seen)
     return found
+
+
+def _array_losses(faithful, unpickled, path, depth, seen):
+    fa, ua = _array_aspects(faithful), _array_aspects(unpickled)
+    # What NumPy's own pickle loses costs a pickle round trip to find out: only asked when something differs.
+    differing = [k for k in fa if fa[k] != ua[k]]
+    inherent = _numpy_losses(faithful) if differing else set()
+    found = [_loss(path, k, repr(fa[k]), repr(ua[k])) for k in differing if k not in inherent]
+    if _is_object_array(faithful) and faithful.shape == unpickled.shape and _is_object_array(unpickled):
+        for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
+            found += losses(f, u, child_path, depth + 1, seen)
+    # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included).
+    elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
+        if not _same_values(faithful, unpickled):
+            found.append(_loss(path, "values", "as written", "different"))
+    return found + _dict_losses(_attributes(faithful), _attributes(unpickled), path, depth, seen)
+
+
+def _dict_losses(fstate: dict, ustate: dict, path, depth, seen):
+    """The parts of a dict state (an array's attributes, a reducer's state) lost or changed, at their state paths."""
+    found = []
+    for name, value in fstate.items():
+        part = reducers.state_path(path, str(name))
+        if name not in ustate:
+            found.append(_loss(part, "attribute", "present", "missing"))
+        else:
+            found += losses(value, ustate[name], part, depth + 1, seen)
+    return found
+
+
+def _state_losses(reducer, faithful, unpickled, path, depth, seen):
+    """An object that is no array, judged by the state its reducer records for each side."""
+    try:
+        fstate = reducer.reduce(faithful)
+    except Exception as exc:  # noqa: BLE001 - parity's rebuild of the output itself cannot be read: say so
+        return [_loss(path, "state", f"its reducer raises {type(exc).__name__}: {exc}"[:200], "not compared")]
+    try:
+        ustate = reducer.reduce(unpickled)
+    except Exception as exc:  # noqa: BLE001 - the unpickled object lacks what the state is made of
+        return [_loss(path, "state", "reducible", f"its reducer raises {type(exc).__name__}: {exc}"[:200])]
+    if isinstance(fstate, dict) and isinstance(ustate, dict):
+        return _dict_losses(fstate, ustate, path, depth, seen)
+    return losses(fstate, ustate, f"{path}.state", depth + 1, seen)
 
 
 def missing_attributes(obj, required: dict, path="outputs") -> list:

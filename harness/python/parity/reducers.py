@@ -131,6 +131,16 @@ def array_form(obj) -> np.ndarray | None:
     return None
 
 
+def registered_like(cls: type) -> Reducer | None:
+    """The reducer registered for `cls`, else one registered for a type of the same qualified name: pint makes a
+    Quantity class per unit registry, and an object of another registry's class is still a pint.Quantity."""
+    reducer = _by_type.get(cls)
+    if reducer is None:
+        name = qualified_name(cls)
+        reducer = next((r for r in list(_by_type.values()) if qualified_name(r.cls) == name), None)
+    return reducer
+
+
 def volatile_keys(reducer_name: str) -> list:
     """The volatile state keys of the reducer named `reducer_name` (none for unknown names)."""
     reducer = _by_name.get(reducer_name)

@@ -192,3 +192,64 @@ def load_reducers(recorded: dict, side: str, named: list) -> str | None:
             f"never imports code a results directory names, so checks that need its reducers are skipped (trust "
             f"it with {TRUST_FLAG} {shlex.quote(shown)} or {TRUST_ENV}, if you trust that code)"
             + "".join(f"; {p}" for p in problems))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Scenario directories compare may import for the reducers their modules register.
+
+SCENARIOS_ENV = "PARITY_TRUST_SCENARIOS"  # scenario directories compare may import, separated by os.pathsep
+SCENARIOS_FLAG = "--scenarios"
+
+_scenario_dirs_loaded: set = set()  # resolved directories already imported
+
+
+def trusted_scenario_dirs(named: list, bundled: str) -> list:
+    """The directories (or files) named with compare's --scenarios, then those of $PARITY_TRUST_SCENARIOS, then the
+    bundled corpus, resolved."""
+    env = [s for s in os.environ.get(SCENARIOS_ENV, "").split(os.pathsep) if s]
+    return [Path(d).resolve() for d in [*named, *env, bundled] if d]
+
+
+def _holds(directory: Path, source, module) -> bool:
+    """Whether the scenario module a record names (its source file, or its dotted name under a root, as a CI
+    artifact made elsewhere records it) lies in `directory` (or is that file). Only decides which trusted directory
+    to import."""
+    if directory.is_file():
+        return (isinstance(source, str) and Path(source).resolve() == directory) or module == directory.stem
+    if isinstance(source, str) and source:
+        try:
+            if Path(source).resolve().is_relative_to(directory):
+                return True
+        except (OSError, ValueError):
+            pass
+    parts = module.split(".") if isinstance(module, str) else []
+    if not parts or not all(p.isidentifier() for p in parts):
+        return False
+    return (directory.joinpath(*parts[:-1]) / f"{parts[-1]}.py").is_file()
+
+
+def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
+    """Imports the trusted scenario directory that holds the module of a scenario (`meta` as its record has it), once,
+    so that the reducers it registers rebuild its outputs. Returns None when that directory is imported, else why
+    not, naming the flag that would trust it. Never imports a path a results directory names: only directories the
+    user trusts, through parity.discovery as `run` imports them."""
+    from parity import discovery
+
+    meta = meta if isinstance(meta, dict) else {}
+    source, module = meta.get("source"), meta.get("module")
+    for directory in trusted_scenario_dirs(named, bundled):
+        if not directory.exists() or not _holds(directory, source, module):
+            continue
+        if directory not in _scenario_dirs_loaded:
+            _scenario_dirs_loaded.add(directory)
+            discovery.discover([directory])  # a module that fails to import leaves its outputs unrebuilt: an error
+        return None
+    shown = source if isinstance(source, str) and source.isprintable() else ascii(source)
+    where = "DIR"
+    if isinstance(source, str) and source.isprintable():  # the root run imported it under: up one per package level
+        depth = len(module.split(".")) if isinstance(module, str) and module else 1
+        where = shlex.quote(str(Path(source).parents[min(depth, len(Path(source).parents)) - 1]))
+    return (f"the scenario module {shown} is not in the bundled corpus or a scenario directory you trust, and its "
+            f"outputs need reducers compare has not loaded; compare never imports code a results directory names, "
+            f"so the checks that rebuild them are skipped (trust it with {SCENARIOS_FLAG} {where} or "
+            f"{SCENARIOS_ENV}, if you trust that code)")
