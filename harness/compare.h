@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,9 @@ struct CompareOptions {
   /// Set by compare_runs: side ("gold", "candidate") -> why its backend's reducers are not loaded (absent: loaded).
   std::map<std::string, std::string> untrusted;
   PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them
+  /// The --NAME-policy flags given on the command line: they (and any value not the default) win over the candidate
+  /// backend's POLICY; the others leave it in force.
+  std::set<std::string> policies_given;
   ReadLimits limits;               ///< what one result file may expand to in memory (--max-result-memory)
   double timeout = 0;              ///< seconds one scenario's compare may take (--timeout); 0: no limit
   /// The candidate's declared differences must each explain something (a whole-corpus run: stale ones fail it).

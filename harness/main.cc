@@ -408,6 +408,9 @@ int main_impl(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
+  for (const PolicySpec& spec : policy_specs())  // what was given wins over the candidate backend's POLICY
+    if (compare->get_option("--" + std::string(spec.name) + "-policy")->count() > 0)
+      compare_args.options.policies_given.insert(spec.name);
   for (Selection* s : {&list_selection, &run_options.selection})
     if (s->paths.empty()) s->paths.push_back(PARITY_SCENARIOS);
   if (*list) return list_scenarios(list_selection, list_json);
