@@ -14,14 +14,15 @@ namespace {
 const std::set<std::string> kDeclarable = {"structure", "type",   "shape", "dtype",  "layout",    "strides",
                                            "writeable", "values", "attrs", "pickle", "serialize", "error"};
 
-bool value_matches(const json& pattern, const json& value) {
+// `path` patterns read '[' as itself (glob.h), so that outputs['x'][0] names that path without escaping.
+bool value_matches(const json& pattern, const json& value, bool is_path) {
   if (pattern.is_array()) {
     for (const json& p : pattern)
-      if (value_matches(p, value)) return true;
+      if (value_matches(p, value, is_path)) return true;
     return false;
   }
   if (pattern.is_string())
-    return value.is_string() && glob_match(pattern.get<std::string>(), value.get<std::string>());
+    return value.is_string() && glob_match(pattern.get<std::string>(), value.get<std::string>(), is_path);
   return pattern == value && pattern.type() == value.type();
 }
 
@@ -126,7 +127,7 @@ bool explains(const Difference& difference, const std::string& scenario_id, cons
       {"check", check.check}, {"path", check.path}, {"message", check.message}, {"details", check.details}};
   for (const auto& [key, pattern] : difference.match.items()) {
     const json* value = lookup(facts, key);
-    if (!value || !value_matches(pattern, *value)) return false;
+    if (!value || !value_matches(pattern, *value, key == "path")) return false;
   }
   return true;
 }

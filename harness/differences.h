@@ -20,7 +20,8 @@ struct DifferenceError : ManifestError {
 
 /// One declared difference: a check the candidate library genuinely fails at some places, with the reason.
 /// `match` maps dotted keys of the failed check's JSON ({check, path, message, details}) to patterns: a string
-/// is a glob (fnmatch, whole value), a list any of its patterns, anything else an equal JSON value.
+/// is a glob (fnmatch, whole value; under the key `path`, '[' is itself, so outputs['x'][*] needs no escaping), a list
+/// any of its patterns, anything else an equal JSON value.
 struct Difference {
   std::string id, check, reason;
   nlohmann::json match = nlohmann::json::object();
