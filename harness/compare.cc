@@ -1278,6 +1278,36 @@ std::vector<std::string> ids_to_compare(const Manifest& gold, const Manifest& ca
   return ids;
 }
 
+// The candidate backend's DIFFERENCES as its code declares them now, when compare loaded it (built-in or trusted):
+// they replace those its manifest recorded, and a change since the run is a notice naming the ids added, removed
+// or changed. An untrusted backend's recorded ones are used, and a notice says they are as of the run.
+void use_current_differences(const Manifest& candidate, const CompareOptions& trusting, CompareReport& report) {
+  const std::string manifest = (candidate.dir / kManifestName).string();
+  py::object now = trusting.untrusted.count("candidate")
+                       ? py::object(py::none())
+                       : py::module_::import("parity.trust").attr("current_differences")("candidate");
+  if (now.is_none()) {
+    if (!report.differences.empty())
+      report.notices.push_back(
+          {"recorded-differences",
+           "the candidate backend's declared differences are those recorded in " + manifest +
+               " as of its run: compare did not load the backend (not built-in, not trusted), so a change to its "
+               "DIFFERENCES since then is not seen"});
+    return;
+  }
+  const json declared = {
+      {"differences",
+       parse_json(py::module_::import("parity._scenario").attr("json_text")(now).cast<std::string>(), "")}};
+  std::vector<Difference> current =
+      parse_differences(declared, "the candidate backend " + candidate.backend.value("spec", "?") + "'s DIFFERENCES");
+  const std::string changes = difference_changes(report.differences, current);
+  report.differences = std::move(current);
+  if (!changes.empty())
+    report.notices.push_back({"changed-differences", "the candidate backend's DIFFERENCES changed since its run (" +
+                                                         manifest + "): " + changes +
+                                                         "; compare uses its current declarations"});
+}
+
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   CompareReport report;
@@ -1288,6 +1318,7 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
     const std::string why = load_reducers(*m, side, options.trusted_backends);
     if (!why.empty()) trusting.untrusted[side] = why;
   }
+  use_current_differences(candidate, trusting, report);
   report.gold = &gold;
   report.candidate = &candidate;
   report.policy = options.policy;

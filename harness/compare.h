@@ -122,6 +122,12 @@ std::map<std::string, int> count_statuses(const std::vector<std::string>& status
 /// Whether counts like count_statuses' fail a compare: any fail, error, xpass or timeout.
 bool failing_counts(const std::map<std::string, int>& counts);
 
+/// Something about the whole compare that a reader must not miss (stderr, the JSON's `notices`, JUnit, HTML).
+struct Notice {
+  std::string kind;     ///< changed-differences or recorded-differences (docs/report-json.md)
+  std::string message;  ///< for people
+};
+
 struct CompareReport {
   const Manifest* gold = nullptr;
   const Manifest* candidate = nullptr;
@@ -129,7 +135,10 @@ struct CompareReport {
   double seconds = 0;
   std::string started;
   PolicyChoice policy;                  ///< the run's policies (--dtype-policy, ...)
-  std::vector<Difference> differences;  ///< what the candidate backend declared (its manifest's DIFFERENCES)
+  /// What the candidate backend declares: its DIFFERENCES now when compare loaded it (built-in or trusted), else
+  /// those its manifest recorded at run time.
+  std::vector<Difference> differences;
+  std::vector<Notice> notices;          ///< e.g. the backend's DIFFERENCES changed since the run
   bool strict_differences = false;      ///< a declaration that explained nothing fails the run
   std::optional<ShardPlan> shard;       ///< the shard compared (CompareOptions::shard), recorded in the report
   std::map<std::string, int> counts() const;

@@ -1,6 +1,7 @@
 // Declared differences (see differences.h): parsed from the candidate manifest, matched against failed checks.
 #include "differences.h"
 
+#include <map>
 #include <set>
 
 #include "compare.h"
@@ -118,6 +119,35 @@ std::vector<Difference> parse_differences(const json& backend, const std::string
     if (!ids.insert(out.back().id).second) refuse(source, i, "repeats the id '" + out.back().id + "'");
   }
   return out;
+}
+
+std::string difference_changes(const std::vector<Difference>& recorded, const std::vector<Difference>& current) {
+  std::map<std::string, const Difference*> before;
+  for (const Difference& d : recorded) before[d.id] = &d;
+  std::vector<std::string> added, changed;
+  for (const Difference& d : current) {
+    const auto found = before.find(d.id);
+    if (found == before.end()) {
+      added.push_back(d.id);
+      continue;
+    }
+    const Difference& old = *found->second;
+    if (old.check != d.check || old.reason != d.reason || old.match != d.match || old.scenarios != d.scenarios)
+      changed.push_back(d.id);
+    before.erase(found);
+  }
+  std::string text;
+  auto part = [&text](const char* what, const std::vector<std::string>& ids) {
+    if (ids.empty()) return;
+    text += (text.empty() ? "" : "; ") + std::string(what);
+    for (const std::string& id : ids) text += (&id == &ids.front() ? " " : ", ") + id;
+  };
+  std::vector<std::string> removed;
+  for (const auto& [id, _] : before) removed.push_back(id);
+  part("added", added);
+  part("removed", removed);
+  part("changed", changed);
+  return text;
 }
 
 bool explains(const Difference& difference, const std::string& scenario_id, const Check& check) {

@@ -34,6 +34,10 @@ bool declarable_check(const std::string& check);
 /// Parses a manifest's `backend.differences` (absent: none); throws DifferenceError naming `source` and the entry.
 std::vector<Difference> parse_differences(const nlohmann::json& backend, const std::string& source);
 
+/// What changed between the declarations a run recorded and the backend's current ones, by id: "added a, b; removed c;
+/// changed d" ("" when none: the same ids, each with the same check, reason, match and scenarios).
+std::string difference_changes(const std::vector<Difference>& recorded, const std::vector<Difference>& current);
+
 /// Whether `difference` explains failed check `check` of scenario `scenario_id`. A run error is explained only
 /// on the candidate's side: gold raising is never the candidate library's difference.
 bool explains(const Difference& difference, const std::string& scenario_id, const Check& check);

@@ -465,7 +465,12 @@ json merge_reports(const std::vector<json>& reports, const std::vector<std::stri
       {"scenarios", scenarios},
       {"merged",
        {{"total", plans.front().shard.total}, {"shards", shards_record(plans, files, "file")}, {"missing", missing}}}};
-  if (json notices = skipped_notices(scenarios); !notices.empty()) merged["notices"] = notices;  // as compare's
+  json notices = skipped_notices(scenarios);  // as compare's, then each shard's own notices once
+  for (const json& report : reports)
+    for (const json& n : report.value("notices", json::array()))
+      if (n.is_object() && !n.contains("check") && std::find(notices.begin(), notices.end(), n) == notices.end())
+        notices.push_back(n);
+  if (!notices.empty()) merged["notices"] = notices;
   return merged;
 }
 

@@ -964,6 +964,28 @@ TEST_F(CompareRuns, BackendPolicyAppliesUnderTheRunsFlagsAndTheScenarios) {
   EXPECT_TRUE(contains(run().scenarios.at(0).checks.at(0).message, "policy writeable cannot be 'loose'"));
 }
 
+TEST_F(CompareRuns, DeclaredDifferencesAreTheLoadedBackendsCurrentOnes) {
+  add(gold_, "m.f", "ok", "np.arange(3.0)");
+  add(cand_, "m.f", "ok", "readonly(np.arange(3.0))");
+  // The built-in fsproxy declares none now; its run recorded one.
+  cand_.backend["differences"] = json::array({{{"id", "read-only"}, {"check", "writeable"}, {"reason", "r"}}});
+  CompareReport report = run();
+  EXPECT_TRUE(report.differences.empty());
+  EXPECT_EQ(only(report).status, "fail");  // the stale declaration no longer explains it
+  ASSERT_EQ(report.notices.size(), 1u);
+  EXPECT_EQ(report.notices[0].kind, "changed-differences");
+  EXPECT_TRUE(contains(report.notices[0].message, "changed since its run")) << report.notices[0].message;
+  EXPECT_TRUE(contains(report.notices[0].message, "removed read-only")) << report.notices[0].message;
+  // A backend compare does not load: its recorded declarations, as of its run.
+  cand_.backend["spec"] = (dir_.path() / "not_trusted.py").string();
+  report = run();
+  ASSERT_EQ(report.differences.size(), 1u);
+  EXPECT_EQ(only(report).status, "xfail");
+  ASSERT_EQ(report.notices.size(), 1u);
+  EXPECT_EQ(report.notices[0].kind, "recorded-differences");
+  EXPECT_TRUE(contains(report.notices[0].message, "as of its run")) << report.notices[0].message;
+}
+
 TEST_F(CompareRuns, UnknownPolicyInTheManifestIsAnErrorNamingIt) {
   add(gold_, "m.f", "ok", "1", nullptr, {{"policy", {{"layout", "loose"}}}});
   add(cand_, "m.f", "ok", "1", nullptr, {{"policy", {{"layout", "loose"}}}});

@@ -152,6 +152,20 @@ TEST(Explains, APathPatternReadsBracketsAsThemselves) {
   // Other keys keep glob classes (the message test above).
 }
 
+TEST(DifferenceChanges, NamesTheIdsAddedRemovedAndChanged) {
+  const std::vector<Difference> recorded = parse(json::array({kFreshC,
+                                                              {{"id", "gone"}, {"check", "error"}, {"reason", "r"}},
+                                                              {{"id", "same"}, {"check", "dtype"}, {"reason", "r"}}}));
+  json edited = kFreshC;
+  edited["match"] = {{"details.table.candidate.c_contiguous", false}};
+  const std::vector<Difference> current = parse(json::array({edited,
+                                                             {{"id", "same"}, {"check", "dtype"}, {"reason", "r"}},
+                                                             {{"id", "new"}, {"check", "values"}, {"reason", "r"}}}));
+  EXPECT_EQ(parity::difference_changes(recorded, current), "added new; removed gone; changed fresh-c");
+  EXPECT_EQ(parity::difference_changes(recorded, recorded), "");
+  EXPECT_EQ(parity::difference_changes({}, {}), "");
+}
+
 TEST(Explains, AListMatchesAnyOfItsPatterns) {
   const Difference d = one({{"id", "k"},
                             {"check", "error"},
