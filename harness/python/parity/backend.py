@@ -142,6 +142,11 @@ class Backend:
         # Policies the library needs for every scenario (a read-only result, say); compare applies them under the
         # run's flags and the scenario's own policy=.
         self.policy = _policy(name, module)
+        # Modules whose versions the manifest records beside pandas, scipy, ... when a run has imported them.
+        libraries = getattr(module, "LIBRARIES", []) or []
+        if not isinstance(libraries, (list, tuple)) or not all(isinstance(m, str) and m for m in libraries):
+            raise BackendError(f"backend {name!r}: LIBRARIES must be a list of module names")
+        self.libraries = list(libraries)
         # The generic reducer may rebuild subclasses defined by this backend, and by the types it maps to.
         from parity import reducers
 
@@ -182,7 +187,8 @@ class Backend:
     def info(self) -> dict:
         return {"name": self.name, "spec": self.spec, "version": self.version, "role": self.role,
                 "module": self.module.__name__, "type_map": self.type_map, "required_attrs": self.required_attrs,
-                "differences": self.differences, "policy": self.policy}
+                "differences": self.differences, "policy": self.policy,
+                "libraries": self.libraries}
 
 
 def load(name: str, role: str = "") -> Backend:
