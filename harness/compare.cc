@@ -1112,11 +1112,11 @@ std::string run_command(const std::string& program, const json& backend) {
   return shell_join(words);
 }
 
-std::string policy_flags(const PolicyChoice& policy) {
+std::string policy_flags(const PolicyChoice& policy, const std::set<std::string>& given) {
   const PolicyChoice defaults;
   std::vector<std::string> words;
   for (const PolicySpec& spec : policy_specs())
-    if (policy.*spec.member != defaults.*spec.member)
+    if (policy.*spec.member != defaults.*spec.member || given.count(spec.name))
       words.insert(words.end(), {"--" + std::string(spec.name) + "-policy", policy.*spec.member});
   return words.empty() ? "" : " " + shell_join(words);
 }
@@ -1134,7 +1134,7 @@ std::string repro_command(const CompareOptions& options, const Manifest& gold, c
   // ';' rather than '&&': a side whose run fails (exit 1) must not stop the other side or the compare.
   const std::string compare =
       shell_join({program, "compare", "/tmp/parity-repro/gold", "/tmp/parity-repro/candidate"}) +
-      policy_flags(options.policy);
+      policy_flags(options.policy, options.policies_given);
   return run(gold, "/tmp/parity-repro/gold") + " ; " + run(candidate, "/tmp/parity-repro/candidate") + " ; " + compare;
 }
 

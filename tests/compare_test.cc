@@ -960,6 +960,7 @@ TEST_F(CompareRuns, BackendPolicyAppliesUnderTheRunsFlagsAndTheScenarios) {
   report = run(explicit_flag);
   EXPECT_EQ(report.scenarios.at(0).status, "fail");
   EXPECT_EQ(report.scenarios.at(0).policy.at("writeable"), "exact");
+  EXPECT_TRUE(contains(report.scenarios.at(0).repro, "--writeable-policy exact")) << report.scenarios.at(0).repro;
   cand_.backend["policy"] = {{"writeable", "loose"}};
   EXPECT_TRUE(contains(run().scenarios.at(0).checks.at(0).message, "policy writeable cannot be 'loose'"));
 }
