@@ -13,6 +13,7 @@
 #include <system_error>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "config.h"
 #include "deadline.h"
@@ -158,6 +159,11 @@ class TreeComparer {
   void compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool layout_checks, const std::string& path);
   void compare_layout(const ArrayLeaf& g, const ArrayLeaf& c, const std::string& path);
   void compare_array_values(py::handle g, py::handle c, const std::string& path);
+  // The `order` policy (README "Policies"): whether a leaf is compared after sorting (sorted, a plain non-object
+  // array of at least one dimension, not a part of a reduced object's state), and the note its failures then carry.
+  bool sorts(const ArrayLeaf& leaf) const;
+  void note_sorted(std::size_t first);
+  bool compare_sorted_sequence(const Node& g, const Node& c, const std::string& path);
   void compare_leaf(const Node& g, const Node& c, const std::string& path);
   bool compare_leaf_checks(const Node& g, const Node& c, const std::string& path);
   bool compare_objects(const Node& g, const Node& c, const std::string& path);
@@ -173,6 +179,9 @@ class TreeComparer {
   const NodeIndex &gold_index_, &candidate_index_;
   WalkState& state_;
   std::vector<LeafFrame> frames_;  // the leaves being compared, innermost last
+  // Inside a reduced object's state, whose parts are never sorted one by one under order=sorted (a frame's columns
+  // sorted apart would pair values of different rows).
+  bool in_state_ = false;
 };
 
 void TreeComparer::expect_array(bool ok, const char* check, const ArrayLeaf& g, const ArrayLeaf& c,
@@ -219,18 +228,31 @@ bool is_subclass(const std::string& name, const std::string& base) {
   return py::module_::import("parity.reducers").attr("is_subclass")(name, base).cast<bool>();
 }
 
+// A NumPy scalar on one side and a plain 0-d ndarray on the other: what the `scalar` policy 0d-ok lets stand for each
+// other (their dtypes and values are still compared).
+bool scalar_and_zero_d(const Node& g, const Node& c) {
+  auto zero_d = [](const Node& n) {
+    return n.kind == Node::Kind::Array && n.type == "numpy.ndarray" &&
+           PyArray_NDIM(reinterpret_cast<PyArrayObject*>(n.array.ptr())) == 0;
+  };
+  return (g.kind == Node::Kind::Scalar && zero_d(c)) || (zero_d(g) && c.kind == Node::Kind::Scalar);
+}
+
 void TreeComparer::compare_type(const Node& g, const Node& c, const std::string& path) {
   const std::string& mode = policy_.choice.type;
   if (mode == "ignore") return;
   const auto mapped = policy_.type_map.find(g.type);
   const std::string expected = mapped == policy_.type_map.end() ? g.type : mapped->second;
-  const bool ok =
-      c.type == expected || (mode == "subclass-ok" && (is_subclass(c.type, expected) || is_subclass(c.type, g.type)));
+  const bool zero_d_pair = scalar_and_zero_d(g, c);
+  const bool ok = c.type == expected ||
+                  (mode == "subclass-ok" && (is_subclass(c.type, expected) || is_subclass(c.type, g.type))) ||
+                  (zero_d_pair && policy_.choice.scalar == "0d-ok");
   expect(ok, "type", path,
          [&] {
            std::string m = "type differs: " + sides(g.type, c.type);
            if (expected != g.type) m += " (expected " + expected + " through the candidate's TYPE_MAP)";
            if (mode == "subclass-ok") m += " (policy subclass-ok: " + c.type + " derives from neither)";
+           if (zero_d_pair) m += " (a NumPy scalar against a 0-d array: the scalar policy 0d-ok would accept it)";
            return m;
          },
          {{"gold", g.type}, {"candidate", c.type}, {"expected", expected}, {"policy", mode}});
@@ -244,6 +266,7 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
                     " length differs: " + sides(std::to_string(g.items.size()), std::to_string(c.items.size()));
            },
            {{"gold_length", g.items.size()}, {"candidate_length", c.items.size()}});
+    if (compare_sorted_sequence(g, c, path)) return;
     for (std::size_t i = 0; i < std::min(g.items.size(), c.items.size()); ++i)
       walk(g.items[i], c.items[i], child_path(g.items[i], path + "[" + std::to_string(i) + "]"));
     for (const Node* longer : {&g, &c})
@@ -279,6 +302,46 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
                   policy_.candidate_name + ": " + quoted(only_cand);
          },
          {{"only_gold", only_gold}, {"only_candidate", only_cand}});
+}
+
+bool is_scalar_leaf(const Node& n) {
+  switch (n.kind) {
+    case Node::Kind::Bool:
+    case Node::Kind::Int:
+    case Node::Kind::Float:
+    case Node::Kind::Complex:
+    case Node::Kind::Str:
+    case Node::Kind::Bytes:
+    case Node::Kind::Scalar:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A list or tuple of scalars under order=sorted: its elements compared pairwise in sorted order (NaN last), each side
+// sorted its own way. Returns false, having compared nothing, when the policy does not apply or the elements have
+// no common order (they are then compared as produced).
+bool TreeComparer::compare_sorted_sequence(const Node& g, const Node& c, const std::string& path) {
+  if (policy_.choice.order != "sorted" || in_state_) return false;
+  py::object order = py::module_::import("parity.ordering").attr("sequence_order");
+  auto permutation = [&order](const Node& n, const NodeIndex& index) -> py::object {
+    py::list values;
+    for (const Node& item : n.items) {
+      const Node& element = index.resolve(item);
+      if (!is_scalar_leaf(element)) return py::none();
+      values.append(to_python(element));
+    }
+    return order(values);
+  };
+  const py::object gp = permutation(g, gold_index_), cp = permutation(c, candidate_index_);
+  if (gp.is_none() || cp.is_none()) return false;
+  const auto gi = gp.cast<std::vector<std::size_t>>(), ci = cp.cast<std::vector<std::size_t>>();
+  const std::size_t first = result.failures.size();
+  for (std::size_t k = 0; k < std::min(gi.size(), ci.size()); ++k)
+    walk(g.items[gi[k]], c.items[ci[k]], path + "[" + std::to_string(k) + "]");
+  note_sorted(first);
+  return true;
 }
 
 std::string index_text(const std::vector<std::int64_t>& index) { return index_path(index); }
@@ -459,7 +522,7 @@ void TreeComparer::compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool l
                },
                {{"gold", py_str(gd.attr("str"))}, {"candidate", py_str(cd.attr("str"))}, {"policy", dtype_mode}});
   if (layout_checks && same_shape) compare_layout(g, c, path);
-  if (layout_checks) {
+  if (layout_checks && policy_.choice.writeable != "ignore") {
     const bool gw = g.array.attr("flags").attr("writeable").cast<bool>();
     const bool cw = c.array.attr("flags").attr("writeable").cast<bool>();
     auto word = [](bool w) { return std::string(w ? "writeable" : "read-only"); };
@@ -467,7 +530,29 @@ void TreeComparer::compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool l
                  [&] { return "writeable flag differs: " + sides(word(gw), word(cw)); },
                  {{"gold", gw}, {"candidate", cw}});
   }
-  if (same_shape) compare_array_values(g.array, c.array, path);
+  if (!same_shape) return;
+  if (!sorts(g) || !sorts(c)) return compare_array_values(g.array, c.array, path);
+  // Each side sorted its own way; the layout checks above looked at the arrays as produced.
+  py::object sort = py::module_::import("parity.ordering").attr("sorted_array");
+  py::object gs = sort(g.array), cs = sort(c.array);
+  if (gs.is_none() || cs.is_none()) return compare_array_values(g.array, c.array, path);  // no order: as produced
+  const std::size_t first = result.failures.size();
+  compare_array_values(gs, cs, path);
+  note_sorted(first);
+}
+
+bool TreeComparer::sorts(const ArrayLeaf& leaf) const {
+  auto* array = reinterpret_cast<PyArrayObject*>(leaf.array.ptr());
+  return policy_.choice.order == "sorted" && !in_state_ && leaf.node.state.empty() && PyArray_NDIM(array) > 0 &&
+         !PyDataType_REFCHK(PyArray_DESCR(array));
+}
+
+void TreeComparer::note_sorted(std::size_t first) {
+  for (std::size_t i = first; i < result.failures.size(); ++i) {
+    Check& failure = result.failures[i];
+    failure.message += "\n(compared after sorting (policy order: sorted); indices are positions in the sorted order)";
+    failure.details["order"] = "sorted";
+  }
 }
 
 // State entries whose values legitimately differ between two runs (a memmap's file name: each run writes its own
@@ -518,8 +603,14 @@ void TreeComparer::compare_state(const Node& g, const Node& c, const std::string
   }
   // A reduced object that is no array is its state (a Quantity's magnitude and units, a frame's columns): its parts
   // are compared with the ordinary checks, each at its own path (outputs['q'].magnitude).
-  if (g.kind == Node::Kind::Object) return walk(*gs, *cs, child_path(*gs, path));
+  if (g.kind == Node::Kind::Object) {
+    const bool outer = std::exchange(in_state_, true);
+    walk(*gs, *cs, child_path(*gs, path));
+    in_state_ = outer;
+    return;
+  }
   TreeComparer inner(policy_, gold_index_, candidate_index_, state_);
+  inner.in_state_ = true;
   inner.walk(*gs, *cs, child_path(*gs, path));
   if (inner.result.failures.empty()) return pass("attrs");
   for (Check& f : inner.result.failures) {
@@ -713,16 +804,31 @@ std::optional<double> optional_number(const json& meta, const char* key) {
   return it->get<double>();
 }
 
-// The scenario's policy: its own settings over the run's (--dtype-policy, ...), over the defaults. Throws
+// Sets each {name: value} of `policies`, read from a manifest; throws std::invalid_argument naming `what` when it is
+// malformed or names a policy or value parity does not know.
+void set_policies(PolicyChoice& choice, const json& policies, const std::string& what) {
+  if (!policies.is_object()) throw std::invalid_argument(what + " is not an object of policy names to values");
+  for (const auto& [name, value] : policies.items()) {
+    if (!value.is_string()) throw std::invalid_argument(what + "['" + name + "'] is not a string");
+    choice.set(name, value.get<std::string>());
+  }
+}
+
+// The scenario's policies (README "Policies"): the defaults, under the candidate backend's POLICY, under the run's
+// --NAME-policy flags that were given (or differ from the default), under the scenario's own policy=. Throws
 // std::invalid_argument for a value parity does not know (a hand-edited or newer manifest).
-Policy policy_for(const Manifest& gold, const Manifest& candidate, const json& meta, const PolicyChoice& run) {
+Policy policy_for(const Manifest& gold, const Manifest& candidate, const json& meta, const CompareOptions& options) {
   Policy p;
   p.tolerance = {optional_number(meta, "rtol"), optional_number(meta, "atol")};
   const json tolerances = meta.value("tolerances", json::object()), choice = meta.value("policy", json::object());
   for (const auto& [path, tol] : tolerances.items())
     p.by_path[path] = {optional_number(tol, "rtol"), optional_number(tol, "atol")};
   p.signed_zeros = meta.value("signed_zeros", false);
-  p.choice = run;
+  set_policies(p.choice, candidate.backend.value("policy", json::object()), "the candidate backend's POLICY");
+  const PolicyChoice defaults;
+  for (const PolicySpec& spec : policy_specs())
+    if (options.policies_given.count(spec.name) || options.policy.*spec.member != defaults.*spec.member)
+      p.choice.*spec.member = options.policy.*spec.member;
   for (const auto& [name, value] : choice.items()) p.choice.set(name, value);
   p.type_map = candidate.backend.value("type_map", std::map<std::string, std::string>{});
   p.gold_name = gold.backend.value("name", "gold");
@@ -957,7 +1063,7 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
   }
   CheckList list;
   try {
-    const Policy policy = policy_for(gold, candidate, out.meta, options.policy);
+    const Policy policy = policy_for(gold, candidate, out.meta, options);
     out.policy = policy.choice.to_json();
     out.policy["signed_zeros"] = policy.signed_zeros;
     list = compare_outputs(gn, cn, policy);
@@ -1175,11 +1281,11 @@ std::string run_command(const std::string& program, const json& backend) {
   return shell_join(words);
 }
 
-std::string policy_flags(const PolicyChoice& policy) {
+std::string policy_flags(const PolicyChoice& policy, const std::set<std::string>& given) {
   const PolicyChoice defaults;
   std::vector<std::string> words;
   for (const PolicySpec& spec : policy_specs())
-    if (policy.*spec.member != defaults.*spec.member)
+    if (policy.*spec.member != defaults.*spec.member || given.count(spec.name))
       words.insert(words.end(), {"--" + std::string(spec.name) + "-policy", policy.*spec.member});
   return words.empty() ? "" : " " + shell_join(words);
 }
@@ -1197,7 +1303,7 @@ std::string repro_command(const CompareOptions& options, const Manifest& gold, c
   // ';' rather than '&&': a side whose run fails (exit 1) must not stop the other side or the compare.
   const std::string compare =
       shell_join({program, "compare", "/tmp/parity-repro/gold", "/tmp/parity-repro/candidate"}) +
-      policy_flags(options.policy);
+      policy_flags(options.policy, options.policies_given);
   return run(gold, "/tmp/parity-repro/gold") + " ; " + run(candidate, "/tmp/parity-repro/candidate") + " ; " + compare;
 }
 
@@ -1351,6 +1457,36 @@ std::vector<std::string> ids_to_compare(const Manifest& gold, const Manifest& ca
   return ids;
 }
 
+// The candidate backend's DIFFERENCES as its code declares them now, when compare loaded it (built-in or trusted):
+// they replace those its manifest recorded, and a change since the run is a notice naming the ids added, removed
+// or changed. An untrusted backend's recorded ones are used, and a notice says they are as of the run.
+void use_current_differences(const Manifest& candidate, const CompareOptions& trusting, CompareReport& report) {
+  const std::string manifest = (candidate.dir / kManifestName).string();
+  py::object now = trusting.untrusted.count("candidate")
+                       ? py::object(py::none())
+                       : py::module_::import("parity.trust").attr("current_differences")("candidate");
+  if (now.is_none()) {
+    if (!report.differences.empty())
+      report.notices.push_back(
+          {"recorded-differences",
+           "the candidate backend's declared differences are those recorded in " + manifest +
+               " as of its run: compare did not load the backend (not built-in, not trusted), so a change to its "
+               "DIFFERENCES since then is not seen"});
+    return;
+  }
+  const json declared = {
+      {"differences",
+       parse_json(py::module_::import("parity._scenario").attr("json_text")(now).cast<std::string>(), "")}};
+  std::vector<Difference> current =
+      parse_differences(declared, "the candidate backend " + candidate.backend.value("spec", "?") + "'s DIFFERENCES");
+  const std::string changes = difference_changes(report.differences, current);
+  report.differences = std::move(current);
+  if (!changes.empty())
+    report.notices.push_back({"changed-differences", "the candidate backend's DIFFERENCES changed since its run (" +
+                                                         manifest + "): " + changes +
+                                                         "; compare uses its current declarations"});
+}
+
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   CompareReport report;
@@ -1361,6 +1497,7 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
     const std::string why = load_reducers(*m, side, options.trusted_backends);
     if (!why.empty()) trusting.untrusted[side] = why;
   }
+  use_current_differences(candidate, trusting, report);
   report.gold = &gold;
   report.candidate = &candidate;
   report.policy = options.policy;

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,12 @@ std::map<std::string, int> count_statuses(const std::vector<std::string>& status
 /// Whether counts like count_statuses' fail a compare: any fail, error, xpass or timeout.
 bool failing_counts(const std::map<std::string, int>& counts);
 
+/// Something about the whole compare that a reader must not miss (stderr, the JSON's `notices`, JUnit, HTML).
+struct Notice {
+  std::string kind;     ///< changed-differences or recorded-differences (docs/report-json.md)
+  std::string message;  ///< for people
+};
+
 struct CompareReport {
   const Manifest* gold = nullptr;
   const Manifest* candidate = nullptr;
@@ -145,7 +152,10 @@ struct CompareReport {
   double seconds = 0;
   std::string started;
   PolicyChoice policy;                  ///< the run's policies (--dtype-policy, ...)
-  std::vector<Difference> differences;  ///< what the candidate backend declared (its manifest's DIFFERENCES)
+  /// What the candidate backend declares: its DIFFERENCES now when compare loaded it (built-in or trusted), else
+  /// those its manifest recorded at run time.
+  std::vector<Difference> differences;
+  std::vector<Notice> notices;          ///< e.g. the backend's DIFFERENCES changed since the run
   bool strict_differences = false;      ///< a declaration that explained nothing fails the run
   std::optional<ShardPlan> shard;       ///< the shard compared (CompareOptions::shard), recorded in the report
   std::map<std::string, int> counts() const;
@@ -167,6 +177,9 @@ struct CompareOptions {
   /// Set by compare_runs: side ("gold", "candidate") -> why its backend's reducers are not loaded (absent: loaded).
   std::map<std::string, std::string> untrusted;
   PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them
+  /// The --NAME-policy flags given on the command line: they (and any value not the default) win over the candidate
+  /// backend's POLICY; the others leave it in force.
+  std::set<std::string> policies_given;
   ReadLimits limits;               ///< what one result file may expand to in memory (--max-result-memory)
   double timeout = 0;              ///< seconds one scenario's compare may take (--timeout); 0: no limit
   /// The candidate's declared differences must each explain something (a whole-corpus run: stale ones fail it).
@@ -193,8 +206,9 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
 /// `PROGRAM run --backend SPEC`, with `--role ROLE` when the backend's recorded role is not its default one: the start
 /// of a command that runs a manifest's `backend` again, every word quoted (shell_quote, text.h).
 std::string run_command(const std::string& program, const nlohmann::json& backend);
-/// The compare flags that set `policy` (" --dtype-policy kind", ...), "" for the defaults.
-std::string policy_flags(const PolicyChoice& policy);
+/// The compare flags that set `policy` (" --dtype-policy kind", ...), "" for the defaults; a policy named in `given`
+/// gets its flag even at its default (it overrides a backend's POLICY).
+std::string policy_flags(const PolicyChoice& policy, const std::set<std::string>& given = {});
 
 /// A shell command that re-runs one scenario on both backends and compares it.
 std::string repro_command(const CompareOptions& options, const Manifest& gold, const Manifest& candidate,

@@ -1,6 +1,7 @@
 // Declared differences (see differences.h): parsed from the candidate manifest, matched against failed checks.
 #include "differences.h"
 
+#include <map>
 #include <set>
 
 #include "compare.h"
@@ -15,14 +16,15 @@ const std::set<std::string> kDeclarable = {"structure", "type",      "shape",  "
                                            "strides",   "writeable", "values", "uncompared", "attrs",
                                            "pickle",    "serialize", "error"};
 
-bool value_matches(const json& pattern, const json& value) {
+// `path` patterns read '[' as itself (glob.h), so that outputs['x'][0] names that path without escaping.
+bool value_matches(const json& pattern, const json& value, bool is_path) {
   if (pattern.is_array()) {
     for (const json& p : pattern)
-      if (value_matches(p, value)) return true;
+      if (value_matches(p, value, is_path)) return true;
     return false;
   }
   if (pattern.is_string())
-    return value.is_string() && glob_match(pattern.get<std::string>(), value.get<std::string>());
+    return value.is_string() && glob_match(pattern.get<std::string>(), value.get<std::string>(), is_path);
   return pattern == value && pattern.type() == value.type();
 }
 
@@ -120,6 +122,35 @@ std::vector<Difference> parse_differences(const json& backend, const std::string
   return out;
 }
 
+std::string difference_changes(const std::vector<Difference>& recorded, const std::vector<Difference>& current) {
+  std::map<std::string, const Difference*> before;
+  for (const Difference& d : recorded) before[d.id] = &d;
+  std::vector<std::string> added, changed;
+  for (const Difference& d : current) {
+    const auto found = before.find(d.id);
+    if (found == before.end()) {
+      added.push_back(d.id);
+      continue;
+    }
+    const Difference& old = *found->second;
+    if (old.check != d.check || old.reason != d.reason || old.match != d.match || old.scenarios != d.scenarios)
+      changed.push_back(d.id);
+    before.erase(found);
+  }
+  std::string text;
+  auto part = [&text](const char* what, const std::vector<std::string>& ids) {
+    if (ids.empty()) return;
+    text += (text.empty() ? "" : "; ") + std::string(what);
+    for (const std::string& id : ids) text += (&id == &ids.front() ? " " : ", ") + id;
+  };
+  std::vector<std::string> removed;
+  for (const auto& [id, _] : before) removed.push_back(id);
+  part("added", added);
+  part("removed", removed);
+  part("changed", changed);
+  return text;
+}
+
 bool explains(const Difference& difference, const std::string& scenario_id, const Check& check) {
   if (check.ok || check.check != difference.check || !any_scenario_glob(difference, scenario_id)) return false;
   if (check.check == "error" && check.path != "candidate") return false;
@@ -127,7 +158,7 @@ bool explains(const Difference& difference, const std::string& scenario_id, cons
       {"check", check.check}, {"path", check.path}, {"message", check.message}, {"details", check.details}};
   for (const auto& [key, pattern] : difference.match.items()) {
     const json* value = lookup(facts, key);
-    if (!value || !value_matches(pattern, *value)) return false;
+    if (!value || !value_matches(pattern, *value, key == "path")) return false;
   }
   return true;
 }

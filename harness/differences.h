@@ -20,7 +20,8 @@ struct DifferenceError : ManifestError {
 
 /// One declared difference: a check the candidate library genuinely fails at some places, with the reason.
 /// `match` maps dotted keys of the failed check's JSON ({check, path, message, details}) to patterns: a string
-/// is a glob (fnmatch, whole value), a list any of its patterns, anything else an equal JSON value.
+/// is a glob (fnmatch, whole value; under the key `path`, '[' is itself, so outputs['x'][*] needs no escaping), a list
+/// any of its patterns, anything else an equal JSON value.
 struct Difference {
   std::string id, check, reason;
   nlohmann::json match = nlohmann::json::object();
@@ -32,6 +33,10 @@ bool declarable_check(const std::string& check);
 
 /// Parses a manifest's `backend.differences` (absent: none); throws DifferenceError naming `source` and the entry.
 std::vector<Difference> parse_differences(const nlohmann::json& backend, const std::string& source);
+
+/// What changed between the declarations a run recorded and the backend's current ones, by id: "added a, b; removed c;
+/// changed d" ("" when none: the same ids, each with the same check, reason, match and scenarios).
+std::string difference_changes(const std::vector<Difference>& recorded, const std::vector<Difference>& current);
 
 /// Whether `difference` explains failed check `check` of scenario `scenario_id`. A run error is explained only
 /// on the candidate's side: gold raising is never the candidate library's difference.

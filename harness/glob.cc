@@ -80,11 +80,20 @@ bool read_set(const std::u32string& p, std::size_t open, Token& token, std::size
   return true;
 }
 
-std::vector<Token> tokens_of(const std::u32string& p) {
+// At p[i] == '[' under literal brackets: glob.escape's escape of '[' itself, "[[]" (a path holds no '*' or '?' to
+// escape, and `[*]` there is a wildcard index).
+bool escaped_bracket(const std::u32string& p, std::size_t i) {
+  return i + 2 < p.size() && p[i + 1] == U'[' && p[i + 2] == U']';
+}
+
+std::vector<Token> tokens_of(const std::u32string& p, bool literal_brackets) {
   std::vector<Token> tokens;
   for (std::size_t i = 0; i < p.size();) {
     Token token;
-    if (p[i] == U'*') {
+    if (literal_brackets && p[i] == U'[') {
+      token.literal = U'[';
+      i += escaped_bracket(p, i) ? 3 : 1;
+    } else if (p[i] == U'*') {
       token.kind = Token::kStar;
       ++i;
       if (!tokens.empty() && tokens.back().kind == Token::kStar) continue;  // '**' is '*'
@@ -102,8 +111,8 @@ std::vector<Token> tokens_of(const std::u32string& p) {
 
 }  // namespace
 
-bool glob_match(const std::string& pattern, const std::string& text) {
-  const std::vector<Token> tokens = tokens_of(code_points(pattern));
+bool glob_match(const std::string& pattern, const std::string& text, bool literal_brackets) {
+  const std::vector<Token> tokens = tokens_of(code_points(pattern), literal_brackets);
   const std::u32string s = code_points(text);
   std::size_t t = 0, c = 0;
   // The last star seen and where its run of characters now ends: on a mismatch the star takes one more.

@@ -10,6 +10,8 @@ namespace parity {
 /// of (or not of) a set, an unclosed `[` itself, no escapes. Both are UTF-8 and compared by code point; bytes that are
 /// not UTF-8 count as one character each. Iterative, O(pattern x text) at worst and no stack per character, so a
 /// hostile pattern costs time in proportion to its size and never overflows the stack.
-bool glob_match(const std::string& pattern, const std::string& text);
+/// With `literal_brackets` (the patterns of output paths, which hold '[' in every index: outputs['x'][0]), a '[' is
+/// itself and no set is read (`outputs['x'][*]`: any index), and glob.escape's `[[]` still stands for '['.
+bool glob_match(const std::string& pattern, const std::string& text, bool literal_brackets = false);
 
 }  // namespace parity

@@ -120,6 +120,24 @@ void print_notices(const nlohmann::json& document) {
     print_line("compare", "notice: " + notice.value("message", ""));
 }
 
+// "pandas 2.2.3, scipy 1.14.1": the libraries a run imported (its manifest's environment.libraries).
+std::string libraries_text(const Manifest& m) {
+  const auto found = m.environment.find("libraries");
+  if (found == m.environment.end() || !found->is_object() || found->empty()) return "none recorded";
+  std::string text;
+  for (const auto& [name, version] : found->items())
+    text +=
+        (text.empty() ? "" : ", ") + name + " " + (version.is_string() ? version.get<std::string>() : version.dump());
+  return text;
+}
+
+// Under the banner: the library versions both runs used, so that an install that changed one is seen at once.
+void print_libraries(const Manifest& gold, const Manifest& candidate) {
+  const std::string g = libraries_text(gold), c = libraries_text(candidate);
+  if (g == c && g == "none recorded") return;
+  print_line("compare", "libraries: gold " + g + (g == c ? " (the same for the candidate)" : "; candidate " + c));
+}
+
 // Two results directories that cannot be meant as this pair: given the wrong way round, or runs of different
 // scenario sets (nothing in common to compare). Empty when the pair is usable.
 std::string pairing_mistake(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
@@ -198,6 +216,7 @@ int compare_command(CompareArgs& args, const std::string& program) {
   };
   std::fprintf(stderr, "parity %s | compare %s vs %s\n", PARITY_VERSION, side(gold, args.gold).c_str(),
                side(candidate, args.candidate).c_str());
+  print_libraries(gold, candidate);
   args.options.program = program;
   args.options.timeout = args.timeout ? *args.timeout : recorded_timeout(gold, candidate);
   const std::size_t total = ids_to_compare(gold, candidate, args.options).size();
@@ -412,6 +431,9 @@ int main_impl(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
+  for (const PolicySpec& spec : policy_specs())  // what was given wins over the candidate backend's POLICY
+    if (compare->get_option("--" + std::string(spec.name) + "-policy")->count() > 0)
+      compare_args.options.policies_given.insert(spec.name);
   for (Selection* s : {&list_selection, &run_options.selection})
     if (s->paths.empty()) s->paths.push_back(PARITY_SCENARIOS);
   if (*list) return list_scenarios(list_selection, list_json);

@@ -465,7 +465,12 @@ json merge_reports(const std::vector<json>& reports, const std::vector<std::stri
       {"scenarios", scenarios},
       {"merged",
        {{"total", plans.front().shard.total}, {"shards", shards_record(plans, files, "file")}, {"missing", missing}}}};
-  if (json notices = skipped_notices(scenarios); !notices.empty()) merged["notices"] = notices;  // as compare's
+  json notices = skipped_notices(scenarios);  // as compare's, then each shard's own notices once
+  for (const json& report : reports)
+    for (const json& n : report.value("notices", json::array()))
+      if (n.is_object() && !n.contains("check") && std::find(notices.begin(), notices.end(), n) == notices.end())
+        notices.push_back(n);
+  if (!notices.empty()) merged["notices"] = notices;
   return merged;
 }
 
@@ -477,6 +482,32 @@ bool merged_report_failed(const json& report) {
   return failing_counts(count_statuses(statuses)) || (report.value("strict_differences", false) && stale);
 }
 
+// The libraries the shards imported (environment.libraries), each with its version. Shards that disagree (an install
+// between their runs) are shown, not refused: the version reads "2.2.3 | 2.1.0", in shard order. Null when no shard
+// recorded libraries (runs of a parity before them).
+json merged_libraries(const std::vector<Manifest>& manifests) {
+  std::map<std::string, std::vector<std::string>> versions;
+  bool recorded = false;
+  for (const Manifest& shard : manifests) {
+    const auto found = shard.environment.find("libraries");
+    if (found == shard.environment.end() || !found->is_object()) continue;
+    recorded = true;
+    for (const auto& [name, version] : found->items()) {
+      const std::string text = version.is_string() ? version.get<std::string>() : version.dump();
+      std::vector<std::string>& seen = versions[name];
+      if (std::find(seen.begin(), seen.end(), text) == seen.end()) seen.push_back(text);
+    }
+  }
+  if (!recorded) return json();
+  json out = json::object();
+  for (const auto& [name, seen] : versions) {
+    std::string text;
+    for (const std::string& v : seen) text += (text.empty() ? "" : " | ") + v;
+    out[name] = text;
+  }
+  return out;
+}
+
 MergedRun merge_results(const std::vector<fs::path>& dirs, const fs::path& out, const std::string& program) {
   const ShardRuns shards = read_shard_runs(dirs, out);
   const ShardPlan& plan = shards.plans.front();
@@ -485,6 +516,8 @@ MergedRun merge_results(const std::vector<fs::path>& dirs, const fs::path& out, 
   m.dir = out;
   m.backend = shards.manifests.front().backend;
   m.environment = shards.manifests.front().environment;
+  if (json libraries = merged_libraries(shards.manifests); !libraries.is_null() && m.environment.is_object())
+    m.environment["libraries"] = std::move(libraries);
   std::vector<json> runs;
   for (const Manifest& shard : shards.manifests) runs.push_back(shard.run);
   m.run = merged_run(runs);

@@ -37,6 +37,11 @@ void check_ready(const json& reply) {
 void check_done(const json& reply) {
   require(reply, "done", "record", {Type::object});
   require(reply, "done", "retiring", {Type::boolean});
+  if (reply.contains("libraries")) {  // {name: version} of what the worker has imported (runner.cc)
+    require(reply, "done", "libraries", {Type::object});
+    for (const auto& [name, version] : reply.at("libraries").items())
+      if (!version.is_string()) throw ProtocolError("done with a library version that is not a string");
+  }
   const json& record = reply.at("record");
   require(record, "a done record", "id", {Type::string});
   require(record, "a done record", "status", {Type::string});

@@ -119,6 +119,8 @@ class Supervisor {
   void take_plan(const json& ready);
   void handle_line(Worker& w, const std::string& line, Progress* progress);
   void handle_done(Worker& w, const json& message, Progress* progress);
+  /// Records {name: version} of libraries a run imported (environment.libraries), adding to what is there.
+  void add_libraries(const json& libraries);
   ScenarioRecord checked_record(std::size_t index, const json& entry) const;
   void misbehaved(Worker& w, const std::string& why, Progress* progress);
   void poll_worker(Worker& w, Progress* progress);
@@ -175,6 +177,7 @@ void Supervisor::take_plan(const json& ready) {
   have_plan_ = true;
   manifest_.backend = ready.at("backend");
   manifest_.environment = ready.at("environment");
+  manifest_.environment["libraries"] = json::object();  // filled as scenarios finish (handle_done)
   try {
     for (const json& e : ready.at("errors")) module_errors_.push_back(record_from_json(e));
   } catch (const std::exception& e) {  // json::exception, std::invalid_argument (a result file outside results/)
@@ -223,6 +226,7 @@ void Supervisor::handle_done(Worker& w, const json& message, Progress* progress)
   w.front_started = false;
   if (message.at("retiring").get<bool>()) w.ready = false, w.retiring = true, give_back(w);
   results_[index] = std::move(record);
+  add_libraries(message.value("libraries", json()));
   ++done_;
   unsaved_ = true;
   if (progress) progress->end(to_shown(*results_[index]));
@@ -341,6 +345,11 @@ void remove_partial_files(const std::filesystem::path& results) {
     if (entry.path().filename().string().find(".tmp-") != std::string::npos) std::filesystem::remove(entry.path(), ec);
 }
 
+void Supervisor::add_libraries(const json& libraries) {
+  if (!libraries.is_object()) return;  // a manifest written before parity recorded them
+  for (const auto& [name, version] : libraries.items()) manifest_.environment["libraries"][name] = version;
+}
+
 std::size_t Supervisor::adopt(const Manifest& previous) {
   const std::string before = previous.backend.value("spec", "?"), now = manifest_.backend.value("spec", "?");
   if (before != now)
@@ -366,6 +375,8 @@ std::size_t Supervisor::adopt(const Manifest& previous) {
     results_[i] = r;
     ++done_, ++adopted;
   }
+  if (const auto libraries = previous.environment.find("libraries"); adopted && libraries != previous.environment.end())
+    add_libraries(*libraries);  // what those scenarios used
   return adopted;
 }
 

@@ -240,7 +240,11 @@ int worker_main(const WorkerOptions& options) {
     // After a MemoryError (of any kind: NumPy's _ArrayMemoryError too) nothing in this process can be trusted: the
     // scenario's call says crash, and a fresh worker goes on.
     const bool exhausted = record.status == "crash";
-    reply(channel, {{"event", protocol::kDone}, {"record", to_json(record)}, {"retiring", exhausted}});
+    // What the run has imported so far: the supervisor keeps the union (manifest environment.libraries).
+    const json libraries =
+        to_json(py::module_::import("parity.discovery").attr("library_versions")(backend.attr("libraries")));
+    reply(channel,
+          {{"event", protocol::kDone}, {"record", to_json(record)}, {"retiring", exhausted}, {"libraries", libraries}});
     if (exhausted) break;
   }
   std::free(line);

@@ -98,7 +98,9 @@ json report_to_json(const CompareReport& report) {
               {"strict_differences", report.strict_differences},
               {"scenarios", scenarios}};
   if (report.shard) doc["shard"] = report.shard->to_json();  // absent from an unsharded compare's report
-  if (json notices = skipped_notices(scenarios); !notices.empty()) doc["notices"] = notices;  // skipped for trust
+  json notices = skipped_notices(scenarios);                 // checks skipped for trust, then the compare's own notices
+  for (const Notice& n : report.notices) notices.push_back({{"kind", n.kind}, {"message", n.message}});
+  if (!notices.empty()) doc["notices"] = notices;
   return doc;
 }
 

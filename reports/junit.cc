@@ -59,6 +59,11 @@ void add_properties(pugi::xml_node suite, const json& report) {
     // Each side's own: the two runs may have been made on different machines.
     for (const std::string key : {"python", "numpy", "platform"})
       add_property(props, side + "." + key, text_at(report, "/" + side + "/environment/" + key));
+    // The libraries the run imported (pandas, scipy, ...): a CI page shows an install that changed one.
+    const json::json_pointer libraries("/" + side + "/environment/libraries");
+    if (report.contains(libraries) && report.at(libraries).is_object())
+      for (const auto& [name, version] : report.at(libraries).items())
+        add_property(props, side + ".library." + name, as_text(version));
   }
   const json policy = report.value("policy", json::object());
   for (const auto& [name, value] : policy.items()) add_property(props, "policy." + name, as_text(value));

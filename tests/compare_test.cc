@@ -274,6 +274,74 @@ TEST_F(CompareOutputs, WriteableFlagDiffers) {
   EXPECT_EQ(r.failures[0].details.at("candidate"), false);
 }
 
+TEST_F(CompareOutputs, WriteablePolicyIgnoreSkipsTheCheckWithoutCountingIt) {
+  Policy policy;
+  policy.choice.writeable = "ignore";
+  const CheckList r = check("{'a': np.arange(3.0)}", "{'a': readonly(np.arange(3.0))}", policy);
+  EXPECT_TRUE(r.failures.empty()) << describe(r);
+  EXPECT_EQ(r.passed.count("writeable"), 0u);  // not run, so not a pass either
+  // Everything else is still checked.
+  ASSERT_TRUE(one_failure(check("np.arange(3.0)", "readonly(np.arange(3.0) * 2)", policy), "values", kAny));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// scalar and order policies
+
+TEST_F(CompareOutputs, ScalarPolicyLetsAZeroDArrayStandForANumpyScalarBothWays) {
+  Policy relaxed;
+  relaxed.choice.scalar = "0d-ok";
+  for (const auto& [gold, cand] :
+       {std::pair{"np.float64(1.5)", "np.array(1.5)"}, std::pair{"np.array(1.5)", "np.float64(1.5)"}}) {
+    SCOPED_TRACE(std::string(gold) + " against " + cand);
+    EXPECT_TRUE(one_failure(check(gold, cand), "type", kAny, {"the scalar policy 0d-ok would accept it"}));
+    const CheckList r = check(gold, cand, relaxed);
+    EXPECT_TRUE(r.failures.empty()) << describe(r);
+    EXPECT_EQ(r.passed.at("type"), 1);
+    EXPECT_EQ(r.passed.at("values"), 1);
+  }
+  // Values and dtypes are still compared, and only a 0-d plain array stands for a scalar.
+  EXPECT_TRUE(one_failure(check("np.float64(1.5)", "np.array(3.0)", relaxed), "values", kAny));
+  EXPECT_TRUE(one_failure(check("np.float64(1.5)", "np.array(1.5, dtype=np.float32)", relaxed), "dtype", kAny));
+  EXPECT_TRUE(one_failure(check("np.float64(1.5)", "np.array([1.5])", relaxed), "type", kAny));
+}
+
+TEST_F(CompareOutputs, OrderPolicySortedComparesArraysAfterSorting) {
+  Policy sorted;
+  sorted.choice.order = "sorted";
+  const std::string gold = "np.array([3.0, np.nan, 1.0, 2.0])", permuted = "np.array([np.nan, 1.0, 2.0, 3.0])";
+  EXPECT_TRUE(one_failure(check(gold, permuted), "values", kAny));
+  const CheckList r = check(gold, permuted, sorted);
+  EXPECT_TRUE(r.failures.empty()) << describe(r);
+  // A wrong value still fails, its index being the sorted order's, and the message says so.
+  const CheckList wrong = check(gold, "np.array([np.nan, 1.0, 2.0, 6.0])", sorted);
+  ASSERT_TRUE(one_failure(wrong, "values", "outputs",
+                          {"compared after sorting (policy order: sorted)", "positions in the sorted order", "[2]:"}));
+  EXPECT_EQ(wrong.failures[0].details.at("order"), "sorted");
+  // Rows of an N-D array are kept whole: permuted rows pass, values moved between rows fail.
+  const std::string rows = "np.array([[2, 1], [1, 5], [1, 2]])";
+  EXPECT_TRUE(check(rows, "np.array([[1, 2], [2, 1], [1, 5]])", sorted).failures.empty());
+  EXPECT_TRUE(one_failure(check(rows, "np.array([[1, 1], [2, 5], [1, 2]])", sorted), "values", kAny));
+  // The layout checks look at the arrays as produced.
+  EXPECT_TRUE(one_failure(check("np.ones((2, 2))", "np.asfortranarray(np.ones((2, 2)))", sorted), "layout", kAny));
+}
+
+TEST_F(CompareOutputs, OrderPolicySortedComparesSequencesOfScalarsAfterSorting) {
+  Policy sorted;
+  sorted.choice.order = "sorted";
+  EXPECT_FALSE(check("[3, 1, 2]", "[1, 2, 3]").failures.empty());
+  for (const auto& [gold, cand] :
+       {std::pair{"[3, 1, 2]", "[1, 2, 3]"}, std::pair{"(float('nan'), 0.5, -1.0)", "(-1.0, 0.5, float('nan'))"},
+        std::pair{"['b', 'a']", "['a', 'b']"}}) {
+    SCOPED_TRACE(std::string(gold) + " against " + cand);
+    const CheckList r = check(gold, cand, sorted);
+    EXPECT_TRUE(r.failures.empty()) << describe(r);
+  }
+  ASSERT_TRUE(one_failure(check("[3, 1, 2]", "[1, 2, 4]", sorted), "values", "outputs[2]",
+                          {"compared after sorting (policy order: sorted)"}));
+  // Elements without a common order are compared as produced.
+  EXPECT_FALSE(check("[1, 'a']", "['a', 1]", sorted).failures.empty());
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // values
 
@@ -872,6 +940,51 @@ TEST_F(CompareRuns, ScenarioPolicyOverridesTheRunsPolicy) {
                        "compare /tmp/parity-repro/gold /tmp/parity-repro/candidate "
                        "--layout-policy ignore"))
       << report.scenarios.at(0).repro;
+}
+
+// Precedence: defaults < the candidate backend's POLICY < the run's flags (given) < the scenario's policy=.
+TEST_F(CompareRuns, BackendPolicyAppliesUnderTheRunsFlagsAndTheScenarios) {
+  const std::string gold = "np.arange(3.0)", cand = "readonly(np.arange(3.0))";
+  add(gold_, "m.plain", "ok", gold);
+  add(cand_, "m.plain", "ok", cand);
+  add(gold_, "m.own", "ok", gold, nullptr, {{"policy", {{"writeable", "exact"}}}});
+  add(cand_, "m.own", "ok", cand, nullptr, {{"policy", {{"writeable", "exact"}}}});
+  EXPECT_EQ(run().scenarios.at(0).status, "fail");
+  cand_.backend["policy"] = {{"writeable", "ignore"}};
+  CompareReport report = run();
+  EXPECT_EQ(report.scenarios.at(0).status, "pass");
+  EXPECT_EQ(report.scenarios.at(0).policy.at("writeable"), "ignore");  // the report shows the effective value
+  EXPECT_EQ(report.scenarios.at(1).status, "fail");                    // the scenario's own policy wins
+  CompareOptions explicit_flag;  // --writeable-policy exact, given: it wins over the backend's POLICY
+  explicit_flag.policies_given.insert("writeable");
+  report = run(explicit_flag);
+  EXPECT_EQ(report.scenarios.at(0).status, "fail");
+  EXPECT_EQ(report.scenarios.at(0).policy.at("writeable"), "exact");
+  EXPECT_TRUE(contains(report.scenarios.at(0).repro, "--writeable-policy exact")) << report.scenarios.at(0).repro;
+  cand_.backend["policy"] = {{"writeable", "loose"}};
+  EXPECT_TRUE(contains(run().scenarios.at(0).checks.at(0).message, "policy writeable cannot be 'loose'"));
+}
+
+TEST_F(CompareRuns, DeclaredDifferencesAreTheLoadedBackendsCurrentOnes) {
+  add(gold_, "m.f", "ok", "np.arange(3.0)");
+  add(cand_, "m.f", "ok", "readonly(np.arange(3.0))");
+  // The built-in fsproxy declares none now; its run recorded one.
+  cand_.backend["differences"] = json::array({{{"id", "read-only"}, {"check", "writeable"}, {"reason", "r"}}});
+  CompareReport report = run();
+  EXPECT_TRUE(report.differences.empty());
+  EXPECT_EQ(only(report).status, "fail");  // the stale declaration no longer explains it
+  ASSERT_EQ(report.notices.size(), 1u);
+  EXPECT_EQ(report.notices[0].kind, "changed-differences");
+  EXPECT_TRUE(contains(report.notices[0].message, "changed since its run")) << report.notices[0].message;
+  EXPECT_TRUE(contains(report.notices[0].message, "removed read-only")) << report.notices[0].message;
+  // A backend compare does not load: its recorded declarations, as of its run.
+  cand_.backend["spec"] = (dir_.path() / "not_trusted.py").string();
+  report = run();
+  ASSERT_EQ(report.differences.size(), 1u);
+  EXPECT_EQ(only(report).status, "xfail");
+  ASSERT_EQ(report.notices.size(), 1u);
+  EXPECT_EQ(report.notices[0].kind, "recorded-differences");
+  EXPECT_TRUE(contains(report.notices[0].message, "as of its run")) << report.notices[0].message;
 }
 
 TEST_F(CompareRuns, UnknownPolicyInTheManifestIsAnErrorNamingIt) {

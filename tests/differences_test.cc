@@ -133,6 +133,39 @@ TEST(Explains, StringsAreWholeValueGlobsWithClassesAndNoEscapes) {
   EXPECT_TRUE(parity::explains(backslash, "s", candidate_error("E", "a\\xyz")));  // '\' is literal, as in fnmatch
 }
 
+TEST(Explains, APathPatternReadsBracketsAsThemselves) {
+  const Difference d =
+      one({{"id", "first-x"}, {"check", "layout"}, {"reason", "r"}, {"match", {{"path", "outputs['x'][0]"}}}});
+  Check at_x0 = layout_failure(true), at_x1 = layout_failure(true), glob_reading = layout_failure(true);
+  at_x0.path = "outputs['x'][0]", at_x1.path = "outputs['x'][1]";
+  glob_reading.path = "outputsx0";  // what the pattern read with glob classes would match
+  EXPECT_TRUE(parity::explains(d, "s", at_x0));
+  EXPECT_FALSE(parity::explains(d, "s", at_x1));
+  EXPECT_FALSE(parity::explains(d, "s", glob_reading));
+  // Wildcards stay wildcards, and patterns escaped with glob.escape keep matching.
+  for (const char* pattern : {"outputs['x'][*]", "outputs[[]'x'][[]*]", "outputs['x'][?]"}) {
+    SCOPED_TRACE(pattern);
+    const Difference any = one({{"id", "e"}, {"check", "layout"}, {"reason", "r"}, {"match", {{"path", pattern}}}});
+    EXPECT_TRUE(parity::explains(any, "s", at_x0));
+    EXPECT_TRUE(parity::explains(any, "s", at_x1));
+  }
+  // Other keys keep glob classes (the message test above).
+}
+
+TEST(DifferenceChanges, NamesTheIdsAddedRemovedAndChanged) {
+  const std::vector<Difference> recorded = parse(json::array({kFreshC,
+                                                              {{"id", "gone"}, {"check", "error"}, {"reason", "r"}},
+                                                              {{"id", "same"}, {"check", "dtype"}, {"reason", "r"}}}));
+  json edited = kFreshC;
+  edited["match"] = {{"details.table.candidate.c_contiguous", false}};
+  const std::vector<Difference> current = parse(json::array({edited,
+                                                             {{"id", "same"}, {"check", "dtype"}, {"reason", "r"}},
+                                                             {{"id", "new"}, {"check", "values"}, {"reason", "r"}}}));
+  EXPECT_EQ(parity::difference_changes(recorded, current), "added new; removed gone; changed fresh-c");
+  EXPECT_EQ(parity::difference_changes(recorded, recorded), "");
+  EXPECT_EQ(parity::difference_changes({}, {}), "");
+}
+
 TEST(Explains, AListMatchesAnyOfItsPatterns) {
   const Difference d = one({{"id", "k"},
                             {"check", "error"},

@@ -213,6 +213,9 @@ TEST(Protocol, AcceptsTheEventsAWorkerSends) {
   const std::string done = R"({"event": "done", "retiring": false,
       "record": {"id": "m.f", "status": "ok", "file": "results/x", "seconds": 1}})";
   EXPECT_EQ(parse_reply(done)["record"]["id"], "m.f");
+  const std::string with_libraries = R"({"event": "done", "retiring": false, "libraries": {"pandas": "3.1.1"},
+      "record": {"id": "m.f", "status": "ok", "file": "results/x", "seconds": 1}})";
+  EXPECT_EQ(parse_reply(with_libraries)["libraries"]["pandas"], "3.1.1");
   const std::string ready =
       R"({"event": "ready", "backend": {}, "environment": {}, "errors": [], "scenarios": [{"id": "m.f", "meta": {}}]})";
   EXPECT_EQ(parse_reply(ready)["scenarios"].size(), 1u);
@@ -220,12 +223,18 @@ TEST(Protocol, AcceptsTheEventsAWorkerSends) {
 
 TEST(Protocol, RefusesWhatAWorkerNeverSends) {
   for (const std::string line : {
-           R"(not json)", R"([1, 2])", R"({"event": 5})", R"({"event": "launch"})", R"({"event": "fatal"})",
+           R"(not json)",
+           R"([1, 2])",
+           R"({"event": 5})",
+           R"({"event": "launch"})",
+           R"({"event": "fatal"})",
            R"({"event": "done", "record": {"id": "m.f", "status": "ok", "file": "", "seconds": 0}})",
            R"({"event": "done", "retiring": false, "record": {"id": "m.f", "status": "pass", "file": "",
                "seconds": 0}})",
            R"({"event": "done", "retiring": false, "record": {"id": 7, "status": "ok", "file": "", "seconds": 0}})",
            R"({"event": "ready", "backend": {}, "environment": {}, "errors": [], "scenarios": [{"id": "m.f"}]})",
+           R"({"event": "done", "retiring": false, "libraries": {"pandas": 3},
+               "record": {"id": "m.f", "status": "ok", "file": "", "seconds": 0}})",
        })
     EXPECT_THROW(parse_reply(line), ProtocolError) << line;
 }

@@ -66,6 +66,22 @@ def _differences(name: str, module) -> list:
     return [dict(entry) for entry in declared]
 
 
+def _policy(name: str, module) -> dict:
+    """The backend's POLICY: {policy: value} with names and values of parity's POLICIES (README, "Policies")."""
+    from parity._scenario import POLICIES
+
+    policy = getattr(module, "POLICY", {}) or {}
+    if not isinstance(policy, dict):
+        raise BackendError(f"backend {name!r}: POLICY must be a dict of policy names to values")
+    for key, value in policy.items():
+        if key not in POLICIES:
+            raise BackendError(f"backend {name!r}: POLICY key {key!r} is not one of {', '.join(POLICIES)}")
+        if value not in POLICIES[key]:
+            raise BackendError(f"backend {name!r}: POLICY[{key!r}] = {value!r} is not one of "
+                               f"{', '.join(POLICIES[key])}")
+    return dict(policy)
+
+
 def register_fixtures(fixtures_dir: str):
     """Makes the repo's fixtures/ importable as the package `parity_fixtures` (built-in backends)."""
     if FIXTURES_PACKAGE in sys.modules:
@@ -123,6 +139,14 @@ class Backend:
         self.required_attrs = {k: list(v) for k, v in required.items()}
         # What the library genuinely does differently from NumPy; compare explains failed checks with them.
         self.differences = _differences(name, module)
+        # Policies the library needs for every scenario (a read-only result, say); compare applies them under the
+        # run's flags and the scenario's own policy=.
+        self.policy = _policy(name, module)
+        # Modules whose versions the manifest records beside pandas, scipy, ... when a run has imported them.
+        libraries = getattr(module, "LIBRARIES", []) or []
+        if not isinstance(libraries, (list, tuple)) or not all(isinstance(m, str) and m for m in libraries):
+            raise BackendError(f"backend {name!r}: LIBRARIES must be a list of module names")
+        self.libraries = list(libraries)
         # The generic reducer may rebuild subclasses defined by this backend, and by the types it maps to.
         from parity import reducers
 
@@ -168,7 +192,8 @@ class Backend:
     def info(self) -> dict:
         return {"name": self.name, "spec": self.spec, "version": self.version, "role": self.role,
                 "module": self.module.__name__, "type_map": self.type_map, "required_attrs": self.required_attrs,
-                "differences": self.differences}
+                "differences": self.differences, "policy": self.policy,
+                "libraries": self.libraries}
 
 
 def load(name: str, role: str = "") -> Backend:

@@ -131,6 +131,23 @@ def select(found: Discovery, only=(), keyword: str = "") -> Discovery:
     return Discovery([s for s in found.scenarios if keep(s.id)], [e for e in found.errors if keep(e.id)])
 
 
+# Libraries scenarios commonly use (module -> the name the manifest gives it): a run records the versions of those it
+# imported (environment.libraries), so that an install that changed one is visible in the reports.
+LIBRARIES = {"pandas": "pandas", "scipy": "scipy", "sklearn": "scikit-learn", "pyarrow": "pyarrow"}
+
+
+def library_versions(extra=()) -> dict:
+    """{name: version} of LIBRARIES and the `extra` modules a backend names (its LIBRARIES), for those already in
+    sys.modules: asking never imports one."""
+    found = {}
+    for module, name in [*LIBRARIES.items(), *((m, m) for m in extra)]:
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            version = getattr(loaded, "__version__", None)
+            found[name] = str(version) if version is not None else "unknown"
+    return found
+
+
 def environment_info() -> dict:
     """Python, NumPy and platform versions for banners and manifests."""
     import platform

@@ -177,6 +177,19 @@ def _validate(report) -> None:
             raise ValueError(f"scenario #{n} of the report has no string 'id' and 'status'")
 
 
+def _recorded_libraries(side) -> dict:
+    environment = side.get("environment") if isinstance(side, dict) else None
+    libraries = environment.get("libraries") if isinstance(environment, dict) else None
+    return {str(k): str(v) for k, v in libraries.items()} if isinstance(libraries, dict) else {}
+
+
+def _libraries(report: dict) -> list:
+    """(name, gold version, candidate version) of the libraries either run imported (manifest environment.libraries);
+    "-" for a side that did not import it."""
+    gold, candidate = _recorded_libraries(report.get("gold")), _recorded_libraries(report.get("candidate"))
+    return [(name, gold.get(name, "-"), candidate.get(name, "-")) for name in sorted({*gold, *candidate})]
+
+
 def view_model(report: dict) -> dict:
     """What the template shows, computed once here so the template only lays it out."""
     _validate(report)
@@ -199,7 +212,7 @@ def view_model(report: dict) -> dict:
         "all_tags": sorted({t for v in scenarios for t in v["tags"]}),
         "gold": report.get("gold", {}), "candidate": report.get("candidate", {}),
         "differences": report.get("differences", []), "strict_differences": report.get("strict_differences", False),
-        "trends": trends,
+        "trends": trends, "libraries": _libraries(report),
         # Checks compare skipped rather than trust the results directory (README, "Safety: what parity trusts").
         "notices": [n["message"] for n in report.get("notices", []) if isinstance(n, dict)
                     and isinstance(n.get("message"), str)] if isinstance(report.get("notices"), list) else [],

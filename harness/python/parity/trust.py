@@ -132,6 +132,7 @@ def verified_payload(blob: bytes) -> tuple:
 # Backends compare may import for their reducers.
 
 _trusted_loaded: dict = {}  # user-named spec -> (its Backend, None), or (None, why it failed to load)
+_loaded_sides: dict = {}    # side (gold, candidate) -> the Backend load_reducers loaded for it
 
 
 def trusted_specs(named: list) -> list:
@@ -176,8 +177,9 @@ def load_reducers(recorded: dict, side: str, named: list) -> str | None:
     recorded = recorded if isinstance(recorded, dict) else {}
     spec, role = recorded.get("spec"), recorded.get("role")
     role = role if isinstance(role, str) else ""
+    _loaded_sides.pop(side, None)
     if isinstance(spec, str) and spec in backend.builtin_names():
-        backend.load(spec, role if role in backend.ROLES else "")
+        _loaded_sides[side] = backend.load(spec, role if role in backend.ROLES else "")
         return None
     problems = []
     for user_spec in trusted_specs(named):
@@ -185,6 +187,8 @@ def load_reducers(recorded: dict, side: str, named: list) -> str | None:
         if problem:
             problems.append(problem)
         if isinstance(spec, str) and _matches(user_spec, loaded, recorded):
+            if loaded is not None:
+                _loaded_sides[side] = loaded
             return None if loaded is not None else problem
     # The spec came from a file: shown printable only, so it cannot move the cursor or forge terminal lines.
     shown = spec if isinstance(spec, str) and spec.isprintable() else ascii(spec)
@@ -192,6 +196,13 @@ def load_reducers(recorded: dict, side: str, named: list) -> str | None:
             f"never imports code a results directory names, so checks that need its reducers are skipped (trust "
             f"it with {TRUST_FLAG} {shlex.quote(shown)} or {TRUST_ENV}, if you trust that code)"
             + "".join(f"; {p}" for p in problems))
+
+
+def current_differences(side: str):
+    """The DIFFERENCES of the backend load_reducers loaded for `side`, as its code declares them now (validated when
+    it loaded); None when it was not loaded (compare then uses those the run recorded)."""
+    loaded = _loaded_sides.get(side)
+    return None if loaded is None else loaded.differences
 
 
 # ---------------------------------------------------------------------------------------------------------
