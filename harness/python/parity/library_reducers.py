@@ -255,9 +255,13 @@ def _sparse_reduce(m):
         return {**state, "dtype": m.dtype.str, "rows": _plain(m.rows), "data": _plain(m.data)}
     if m.format == "dok":
         # A dict without an order of its own: its entries in (row, column) order.
+        # The keys' integer type too (NumPy's from a conversion, Python's from item assignment): it is what
+        # iterating the dok shows.
         coo = m.tocoo()
         order = np.lexsort((coo.col, coo.row))
-        return {**state, "row": _plain(coo.row[order]), "col": _plain(coo.col[order]), "data": _plain(coo.data[order])}
+        first = next(iter(m.keys()), (0, 0))[0]
+        return {**state, "row": _plain(coo.row[order]), "col": _plain(coo.col[order]), "data": _plain(coo.data[order]),
+                "key_dtype": np.dtype(type(first)).str if isinstance(first, np.generic) else None}
     state.update({part: _plain(getattr(m, part)) for part in _SPARSE_PARTS[m.format]})
     if m.format == "bsr":
         state["blocksize"] = tuple(int(n) for n in m.blocksize)
@@ -275,8 +279,12 @@ def _sparse_rebuild(cls, state):
         m.rows[:], m.data[:] = state["rows"], state["data"]
         return m
     if fmt == "dok":
-        from scipy.sparse import coo_array
-        return cls(coo_array((state["data"], (state["row"], state["col"])), shape=shape))
+        m = cls(shape, dtype=state["data"].dtype)
+        key = int if state["key_dtype"] is None else np.dtype(state["key_dtype"]).type
+        # scipy keeps a dok's entries in its _dict (the dict it derives from stays empty).
+        m._dict.update(((key(r), key(c)), v) for r, c, v in zip(state["row"].tolist(), state["col"].tolist(),
+                                                                state["data"]))
+        return m
     if fmt == "coo":
         m = cls((state["data"], (state["row"], state["col"])), shape=shape)
     elif fmt == "dia":

@@ -298,7 +298,7 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
         return [{"path": path, "aspect": "type", "faithful": t(faithful), "unpickled": t(unpickled)}]
     if isinstance(faithful, (dict, list, tuple)):
         pairs = list(zip(_children(faithful, path), _children(unpickled, path)))
-        if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful) != list(unpickled)):
+        if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful.keys()) != list(unpickled.keys())):
             return [{"path": path, "aspect": "structure", "faithful": repr(len(faithful)), "unpickled": repr(len(unpickled))}]
         for (child_path, f), (_, u) in pairs:
             found += losses(f, u, child_path, depth + 1, seen)

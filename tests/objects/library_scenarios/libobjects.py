@@ -24,7 +24,8 @@ def indexes(xp, rng):
 @parity.scenario(tags=["objects"])
 def sparse(xp, rng):
     dense = rng.standard_normal((5, 6)) * (rng.random((5, 6)) < 0.5)
-    return {"csr": scipy.sparse.csr_matrix(dense), "coo": scipy.sparse.coo_array(dense)}
+    return {"csr": scipy.sparse.csr_matrix(dense), "coo": scipy.sparse.coo_array(dense),
+            "dok": scipy.sparse.csr_array(dense).todok()}
 
 
 @parity.scenario(tags=["objects"])
