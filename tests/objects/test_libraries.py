@@ -1,9 +1,12 @@
 """pandas, scipy.sparse and scikit-learn outputs: written through parity's built-in reducers, compared part by part
 at the path of the part that differs, and relaxed by the pandas policies exactly as far as they say."""
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import backend_path, compare, failing, parity, run
+from conftest import REPO, backend_path, compare, failing, parity, run
 
 SCENARIOS = Path(__file__).resolve().parent / "library_scenarios"
 F, IX, SP, EST = "libobjects.frame", "libobjects.indexes", "libobjects.sparse", "libobjects.estimator"
@@ -54,6 +57,11 @@ CASES = [
     # An integer Index for a RangeIndex: another type (whose parts are not compared: they are another type's).
     ("range_as_int", {(IX, "type", "outputs['frame'].index")}),
     ("tz", {(IX, "values", "outputs['dt'].tz")}),
+    # A filled NA: only the mask differs (a masked slot is written as 0, the value it was filled with).
+    ("fill_na", {(IX, "values", "outputs['ext'].values.mask")}),
+    # The same labels through other categories: the codes and the categories differ.
+    ("recode", {(IX, "values", "outputs['cat'].codes")} |
+     {(IX, "values", f"outputs['cat'].categories.values.values[{i}]") for i in range(2)}),
     ("sparse_scale", {(SP, "values", "outputs['csr'].data")}),
     ("sparse_unsorted", {(SP, "values", "outputs['csr'].indices"), (SP, "values", "outputs['csr'].data"),
                          (SP, "values", "outputs['csr'].has_sorted_indices"),
@@ -109,3 +117,28 @@ POLICY_CASES = [
                          ids=[f"{m}-{'-'.join(f)}" for m, f, _ in POLICY_CASES])
 def test_policies_relax_exactly_what_they_say(gold, mutated, tmp_path, mutation, flags, expected):
     assert failing(compared(gold, mutated, tmp_path, mutation, *flags)) == expected
+
+
+def python(code):
+    """Runs `code` in a fresh interpreter with parity's Python package importable; returns its stdout."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "harness" / "python")}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_the_libraries_are_imported_only_for_their_objects():
+    out = python("import sys, numpy as np, parity.reducers as r\n"
+                 "r.reduce(np.ma.array([1.0])); r.reduce(np.arange(2).view(np.recarray))\n"
+                 "print(sorted(m for m in ('pandas', 'scipy', 'sklearn') if m in sys.modules))")
+    assert out.strip() == "[]"
+
+
+def test_a_file_cannot_make_an_estimator_of_another_class_or_set_private_state():
+    out = python("import parity.reducers as r\n"
+                 "for name, state in [('os.system', {'.get_params()': {}}),\n"
+                 "                    ('sklearn.linear_model._base.LinearRegression',\n"
+                 "                     {'.get_params()': {}, '__dict__': {}})]:\n"
+                 "    try:\n"
+                 "        r.rebuild('sklearn.estimator', name, None, state)\n"
+                 "    except r.RebuildError as e:\n"
+                 "        print('refused', e)\n")
+    assert out.count("refused") == 2 and "not one of scikit-learn's estimators" in out and "'__dict__'" in out

@@ -312,9 +312,12 @@ def _register_scipy():
 # ---------------------------------------------------------------------------------------------------------
 # scikit-learn: a fitted estimator is its class (the object's type), get_params() and its fitted attributes.
 
+def _is_fitted_attribute(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_")
+
+
 def _estimator_reduce(est):
-    fitted = {name: value for name, value in sorted(vars(est).items())
-              if name.endswith("_") and not name.startswith("_")}
+    fitted = {name: value for name, value in sorted(vars(est).items()) if _is_fitted_attribute(name)}
     return {".get_params()": est.get_params(deep=False), **fitted}
 
 
@@ -338,8 +341,11 @@ def estimator_class(type_name: str) -> type:
 def _estimator_rebuild(state, type_name):
     est = estimator_class(type_name)(**state[".get_params()"])
     for name, value in state.items():
-        if name != ".get_params()":
-            setattr(est, name, value)
+        if name == ".get_params()":
+            continue
+        if not _is_fitted_attribute(name):  # a file sets fitted attributes only, never __dict__ or __class__
+            raise reducers.RebuildError(f"{type_name}: {name!r} is not a fitted attribute (name_)")
+        setattr(est, name, value)
     return est
 
 

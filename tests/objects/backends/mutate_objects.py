@@ -49,6 +49,8 @@ MUTATIONS = {
     "index_name": _set("df", lambda df: df.rename_axis("other")),
     "range_as_int": _set("frame", lambda df: _with_index(df, pd.Index(np.asarray(df.index), dtype="int64"))),
     "tz": _set("dt", lambda dt: dt.tz_convert("UTC")),
+    "fill_na": _set("ext", lambda s: s.fillna(0)),
+    "recode": _set("cat", lambda c: c.reorder_categories(["b", "a"])),
     "sparse_scale": _set("csr", lambda m: m * 2),
     "sparse_unsorted": _set("csr", unsort_rows),
     "sparse_retype": _set("coo", lambda m: m.astype(np.float32)),

@@ -18,7 +18,9 @@ def frame(xp, rng):
 def indexes(xp, rng):
     return {"dt": pd.date_range("2024-03-30", periods=4, freq="h", tz="Europe/Paris", name="when"),
             "mi": pd.MultiIndex.from_product([["a", "b"], [1, 2]], names=["k", "n"]),
-            "frame": pd.DataFrame({"x": rng.standard_normal(3)})}
+            "frame": pd.DataFrame({"x": rng.standard_normal(3)}),
+            "ext": pd.Series(pd.array([1, None, 3], dtype="Int64")),
+            "cat": pd.Categorical(["a", "b", "a"], categories=["a", "b"])}
 
 
 @parity.scenario(tags=["objects"])
