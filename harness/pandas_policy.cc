@@ -108,9 +108,21 @@ Node permuted(const Node& original, py::handle perm, const NodeIndex& references
   return node;
 }
 
+// `node` with every reference in it replaced by a copy of what it refers to, so that to_python can rebuild it alone
+// (a reference may name a node outside it: an index shared by a frame and a column taken out of it).
+Node without_references(const Node& node, const NodeIndex& references, int depth = 0) {
+  if (depth > 500) throw FormatError(node.path + ": nested too deeply to sort (references in a cycle?)");
+  Node out = references.resolve(node);
+  out.path = node.path, out.ref.clear();
+  for (Node& item : out.items) item = without_references(item, references, depth + 1);
+  for (Node& part : out.state) part = without_references(part, references, depth + 1);
+  return out;
+}
+
 // The stable order of an index's labels (parity.library_reducers.sort_permutation over the rebuilt index).
 py::object sort_order(const Node& index, const NodeIndex& references) {
-  return py::module_::import("parity.library_reducers").attr("sort_permutation")(to_python(references.resolve(index)));
+  return py::module_::import("parity.library_reducers")
+      .attr("sort_permutation")(to_python(without_references(index, references)));
 }
 
 // A DataFrame's or Series' rows in the order of their index labels, and a DataFrame's columns in the order of theirs

@@ -88,6 +88,18 @@ TEST_F(PandasPolicy, OrderSortedComparesRowsAndColumnsInLabelOrder) {
       (Failures{{"type", "outputs['s'].index"}}));
 }
 
+TEST_F(PandasPolicy, OrderSortedFollowsReferencesToAnIndexWrittenEarlier) {
+  // A column taken out of a frame shares its index: the file holds it once, then as a reference.
+  const std::string gold =
+      "(lambda df: {'df': df, 's': df['a']})(pd.DataFrame({'a': [1.0, 2.0, 3.0]}, index=pd.CategoricalIndex(['c', "
+      "'a', 'b'])))";
+  const std::string reversed =
+      "(lambda df: {'df': df, 's': df['a']})(pd.DataFrame({'a': [3.0, 2.0, 1.0]}, index=pd.CategoricalIndex(['b', "
+      "'a', 'c'], categories=['a', 'b', 'c'])))";
+  EXPECT_EQ(failures(gold, reversed, with("order", "sorted")), Failures{});
+  EXPECT_EQ(failures(gold, reversed).count({"values", "outputs['s'].values"}), 1u);
+}
+
 TEST_F(PandasPolicy, ExactPoliciesLeaveNodesAlone) {
   const Node n = node(kRange);
   EXPECT_FALSE(pandas_relaxed(n.items[0], PolicyChoice{}));
