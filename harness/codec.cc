@@ -534,7 +534,12 @@ json Encoder::encode_native(py::handle obj, const std::string& path, int depth) 
   if (PyBytes_CheckExact(o))
     return {{"kind", "bytes"},
             {"blob", add_bytes(py::reinterpret_borrow<py::object>(obj), PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))}};
-  if (PyDict_Check(o)) return encode_dict(obj, path, depth);
+  if (PyDict_Check(o)) {
+    // A dict subclass with a reducer of its own (scipy's dok sparse formats) is that object, not its items.
+    if (!PyDict_CheckExact(o) && py::module_::import("parity.reducers").attr("has_reducer")(obj).cast<bool>())
+      return encode_reduced(obj, path, depth);
+    return encode_dict(obj, path, depth);
+  }
   if (PyList_Check(o)) return encode_sequence(obj, "list", path, depth);
   if (PyTuple_Check(o)) return encode_sequence(obj, "tuple", path, depth);
   return encode_reduced(obj, path, depth);

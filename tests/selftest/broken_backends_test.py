@@ -45,6 +45,7 @@ def test_gold_against_gold_fails_only_the_unwritable_vectorize_output(gold, tmp_
 
 
 BE, VIEW, MM = "byteorder.big_endian_large", "strided.stacked_view", "memmaps.reshaped_from_1d"
+FRAME, CSR = "objects.frame", "objects.csr"
 
 # Every plain-ndarray output of the set (memmaps are not proxied), where bug 1's proxy stands in.
 PROXIED = {BE: "outputs['be']", "byteorder.big_endian_small": "outputs['be']",
@@ -73,6 +74,14 @@ CASES = [
                                (MM, "values", "outputs['m']"): ["Mismatched elements"]}),
     # Issue #17: a TYPE_MAP wrapper (no ndarray subclass) with doubled values, compared through its __array__.
     ("broken.wrapper_values", {(i, "values", p): ["Mismatched elements"] for i, p in PROXIED.items()}),
+    # Issue #17: a DataFrame transport that reverses rows: the index and every column differ, each at its path.
+    ("broken.reorder_rows", {(FRAME, "values", f"outputs['df']{part}"): ["Mismatched elements: 4 / 5"]
+                             for part in (".index.values", "['x']", "['n']")}),
+    # Issue #17: a CSR conversion that unsorts each row: the same matrix, other indices, data and flags.
+    ("broken.sparse_unsorted", {(CSR, "values", "outputs['m'].indices"): ["Mismatched elements"],
+                                (CSR, "values", "outputs['m'].data"): ["Mismatched elements"],
+                                (CSR, "values", "outputs['m'].has_sorted_indices"): ["True", "False"],
+                                (CSR, "values", "outputs['m'].has_canonical_format"): ["True", "False"]}),
 ]
 
 

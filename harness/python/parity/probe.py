@@ -352,7 +352,8 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
 
 
 def _container_losses(faithful, unpickled, path, depth, seen):
-    if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful) != list(unpickled)):
+    # keys(), not iteration: a dict subclass may iterate otherwise (scipy's dok matrix iterates its rows).
+    if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful.keys()) != list(unpickled.keys())):
         return [_loss(path, "structure", repr(len(faithful)), repr(len(unpickled)))]
     found = []
     for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):

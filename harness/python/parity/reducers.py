@@ -27,6 +27,7 @@ class Reducer:
     rebuild: Callable    # state -> obj, or (values, state) -> obj for ndarray subclasses
     is_array: bool       # an ndarray subclass: its data travels as a plain ndarray beside the state
     volatile: tuple = ()  # state keys whose values differ from run to run; compare checks only their None-ness
+    typed: bool = False   # rebuild(state, type_name): one reducer for a family of classes (fitted estimators)
 
 
 _by_name: dict = {}
@@ -59,6 +60,22 @@ def register(cls: type, reduce: Callable, rebuild: Callable, *, name: str | None
     return reducer
 
 
+def register_family(name: str, reduce: Callable, rebuild: Callable) -> Reducer:
+    """Registers a reducer for a family of (non-array) classes: rebuild(state, type_name) gets the class's name.
+    Classes join it with use_family."""
+    reducer = Reducer(name, None, reduce, rebuild, False, typed=True)
+    if name in _by_name and _by_name[name] != reducer:
+        raise ValueError(f"a reducer named {name!r} is already registered")
+    _by_name[name] = reducer
+    return reducer
+
+
+def use_family(cls: type, name: str) -> Reducer:
+    """Instances of exactly `cls` use the family reducer registered as `name`."""
+    _by_type[cls] = _by_name[name]
+    return _by_type[cls]
+
+
 def state_path(path: str, key: str) -> str:
     """The path of entry `key` of a reducer's dict state: `path.key`, or `path + key` when the key starts with '['
     or '.' (a DataFrame column reads outputs['df']['a']). harness/codec.cc's state_path is the same rule."""
@@ -80,12 +97,42 @@ def _module_allowed(module: str) -> bool:
 
 def reduce(obj):
     """(reducer name, state) for an object the codec has no native form for, or None if none applies."""
-    reducer = _by_type.get(type(obj))
+    reducer = _by_type.get(type(obj)) or _library_reducer(type(obj))
     if reducer is not None:
         return reducer.name, reducer.reduce(obj)
     if isinstance(obj, np.ndarray):
         return GENERIC, dict(vars(obj))
     return None
+
+
+def _library(name: str) -> str:
+    return name.partition(".")[0]
+
+
+def _library_reducer(cls: type):
+    """parity's built-in reducer for a pandas, scipy.sparse or scikit-learn type, registered on first use (so
+    that no backend, the gold one included, imports those libraries unless an output is such an object)."""
+    if _library(cls.__module__) not in ("pandas", "scipy", "sklearn"):
+        return None
+    from parity import library_reducers
+    return library_reducers.reducer_for(cls)
+
+
+def _by_name_or_library(reducer_name: str):
+    """The reducer named `reducer_name`; a built-in library one ("pandas.DataFrame") is registered on demand:
+    the name selects parity's own code, which imports the installed library, never a module the file names."""
+    reducer = _by_name.get(reducer_name)
+    if reducer is None:
+        from parity import library_reducers
+        if library_reducers.ensure(_library(reducer_name)):
+            reducer = _by_name.get(reducer_name)
+    return reducer
+
+
+def has_reducer(obj) -> bool:
+    """Whether `obj`'s exact type has a registered or built-in library reducer (a dict subclass such as scipy's
+    dok_matrix is then written through it, not as a dict)."""
+    return (_by_type.get(type(obj)) or _library_reducer(type(obj))) is not None
 
 
 def registered(cls: type) -> Reducer | None:
@@ -190,9 +237,11 @@ def rebuild(reducer_name: str, type_name: str, values, state):
         obj = values.view(_resolve_array_type(type_name))
         obj.__dict__.update(state or {})
         return obj
-    reducer = _by_name.get(reducer_name)
+    reducer = _by_name_or_library(reducer_name)
     if reducer is None:
         raise RebuildError(f"no reducer named {reducer_name!r} is registered (type {type_name})")
+    if reducer.typed:
+        return reducer.rebuild(state, type_name)
     return reducer.rebuild(values, state) if reducer.is_array else reducer.rebuild(state)
 
 

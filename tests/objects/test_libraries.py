@@ -1,0 +1,152 @@
+"""pandas, scipy.sparse and scikit-learn outputs: written through parity's built-in reducers, compared part by part
+at the path of the part that differs, and relaxed by the pandas policies exactly as far as they say."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, backend_path, compare, failing, parity, run
+
+SCENARIOS = Path(__file__).resolve().parent / "library_scenarios"
+F, IX, SP, EST = "libobjects.frame", "libobjects.indexes", "libobjects.sparse", "libobjects.estimator"
+
+
+@pytest.fixture(scope="module")
+def gold(tmp_path_factory):
+    out = tmp_path_factory.mktemp("libraries") / "gold"
+    run("gold", out, "--scenarios", SCENARIOS)
+    return out
+
+
+@pytest.fixture(scope="module")
+def mutated(tmp_path_factory):
+    """The results of the mutate_objects candidate under one mutation, each run once for the module."""
+    runs = {}
+
+    def results(mutation):
+        if mutation not in runs:
+            out = tmp_path_factory.mktemp("libraries") / mutation
+            parity("run", "--backend", backend_path("mutate_objects"), "--role", "candidate", "--out", out, "-q",
+                   "--scenarios", SCENARIOS, env={"PARITY_TEST_MUTATION": mutation}, check=0)
+            runs[mutation] = out
+        return runs[mutation]
+    return results
+
+
+def compared(gold, mutated, tmp_path, mutation, *args):
+    # The pickle probe walks pandas' internals (caches) on its own terms: another check, not these tests' subject.
+    return compare(gold, mutated(mutation), tmp_path, "--no-pickle-probe", *args)[1]
+
+
+# Reversed rows: every column and the index differ (a str column element by element: an object array).
+ROWS = {(F, "values", "outputs['df'].index.values"), (F, "values", "outputs['df']['a']"),
+        (F, "values", "outputs['df']['b']")} | {(F, "values", f"outputs['df']['c'].values[{i}]") for i in range(6)}
+
+CASES = [
+    ("faithful", set()),
+    ("scale_column", {(F, "values", "outputs['df']['a']")}),
+    ("permute_column", {(F, "values", "outputs['df']['a']")}),
+    ("retype_column", {(F, "dtype", "outputs['df']['b']")}),
+    # The label is in the columns Index (str dtype: a StringArray's values, element 2) and in the column's path.
+    ("rename_column", {(F, "values", "outputs['df'].columns.values.values[2]"), (F, "structure", "outputs['df']")}),
+    ("relabel_index", {(F, "values", "outputs['df'].index.values")}),
+    ("reorder_rows", ROWS),
+    ("series_name", {(F, "values", "outputs['s'].name")}),
+    ("index_name", {(F, "values", "outputs['df'].index.name")}),
+    # An integer Index for a RangeIndex: another type (whose parts are not compared: they are another type's).
+    ("range_as_int", {(IX, "type", "outputs['frame'].index")}),
+    ("tz", {(IX, "values", "outputs['dt'].tz")}),
+    # A filled NA: only the mask differs (a masked slot is written as 0, the value it was filled with).
+    ("fill_na", {(IX, "values", "outputs['ext'].values.mask")}),
+    # The same labels through other categories: the codes and the categories differ.
+    ("recode", {(IX, "values", "outputs['cat'].codes")} |
+     {(IX, "values", f"outputs['cat'].categories.values.values[{i}]") for i in range(2)}),
+    ("sparse_scale", {(SP, "values", "outputs['csr'].data")}),
+    ("sparse_unsorted", {(SP, "values", "outputs['csr'].indices"), (SP, "values", "outputs['csr'].data"),
+                         (SP, "values", "outputs['csr'].has_sorted_indices"),
+                         (SP, "values", "outputs['csr'].has_canonical_format")}),
+    # astype copies a COO matrix without its canonical-format flag: scipy no longer vouches for it, and says so.
+    ("sparse_retype", {(SP, "dtype", "outputs['coo'].data"), (SP, "values", "outputs['coo'].has_canonical_format")}),
+    ("coef", {(EST, "values", "outputs['est'].coef_")}),
+    ("param", {(EST, "values", "outputs['est'].get_params()['fit_intercept']")}),
+]
+
+
+@pytest.mark.parametrize("mutation, expected", CASES, ids=[c[0] for c in CASES])
+def test_a_changed_part_fails_its_check_at_its_path(gold, mutated, tmp_path, mutation, expected):
+    assert failing(compared(gold, mutated, tmp_path, mutation)) == expected
+
+
+def test_gold_runs_are_bitwise_identical_and_faithful(gold, tmp_path):
+    again = tmp_path / "again"
+    run("gold", again, "--scenarios", SCENARIOS)
+    files = sorted(p.relative_to(gold) for p in gold.rglob("*.parity"))
+    assert files and all((gold / f).read_bytes() == (again / f).read_bytes() for f in files)
+    report = compare(gold, again, tmp_path)[1]
+    assert failing(report) == set()
+    checks = {c["check"] for s in report["scenarios"] for c in s["checks"]}
+    assert {"fidelity", "values", "dtype", "type"} <= checks
+
+
+def test_the_message_shows_the_part_that_differs(gold, mutated, tmp_path):
+    report = compared(gold, mutated, tmp_path, "scale_column")
+    check = next(c for s in report["scenarios"] for c in s["checks"] if not c["ok"])
+    assert "Mismatched elements: 6 / 6" in check["message"] and check["details"]["criterion"] == "allclose"
+
+
+POLICY_CASES = [
+    # names: ignore relaxes the name parts only, of Series and indexes alike.
+    ("series_name", ["--names-policy", "ignore"], set()),
+    ("index_name", ["--names-policy", "ignore"], set()),
+    ("scale_column", ["--names-policy", "ignore"], {(F, "values", "outputs['df']['a']")}),
+    ("range_as_int", ["--names-policy", "ignore"],
+     {(IX, "type", "outputs['frame'].index")}),
+    # index: equivalent lets a RangeIndex and an integer Index with equal values pass; others still differ.
+    ("range_as_int", ["--index-policy", "equivalent"], set()),
+    ("relabel_index", ["--index-policy", "equivalent"], {(F, "values", "outputs['df'].index.values")}),
+    ("index_name", ["--index-policy", "equivalent"], {(F, "values", "outputs['df'].index.name")}),
+    # order: sorted compares rows in the order of their index labels: reversed rows pass, changed values do not.
+    ("reorder_rows", ["--order-policy", "sorted"], set()),
+    ("scale_column", ["--order-policy", "sorted"], {(F, "values", "outputs['df']['a']")}),
+    ("relabel_index", ["--order-policy", "sorted"], {(F, "values", "outputs['df'].index.values")}),
+]
+
+
+@pytest.mark.parametrize("mutation, flags, expected", POLICY_CASES,
+                         ids=[f"{m}-{'-'.join(f)}" for m, f, _ in POLICY_CASES])
+def test_policies_relax_exactly_what_they_say(gold, mutated, tmp_path, mutation, flags, expected):
+    assert failing(compared(gold, mutated, tmp_path, mutation, *flags)) == expected
+
+
+def python(code):
+    """Runs `code` in a fresh interpreter with parity's Python package importable; returns its stdout."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "harness" / "python")}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_the_libraries_are_imported_only_for_their_objects():
+    out = python("import sys, numpy as np, parity.reducers as r\n"
+                 "r.reduce(np.ma.array([1.0])); r.reduce(np.arange(2).view(np.recarray))\n"
+                 "print(sorted(m for m in ('pandas', 'scipy', 'sklearn') if m in sys.modules))")
+    assert out.strip() == "[]"
+
+
+def test_a_file_cannot_make_an_estimator_of_another_class_or_set_private_state():
+    out = python("import parity.reducers as r\n"
+                 "for name, state in [('os.system', {'.get_params()': {}}),\n"
+                 "                    ('sklearn.linear_model._base.LinearRegression',\n"
+                 "                     {'.get_params()': {}, '__dict__': {}})]:\n"
+                 "    try:\n"
+                 "        r.rebuild('sklearn.estimator', name, None, state)\n"
+                 "    except r.RebuildError as e:\n"
+                 "        print('refused', e)\n")
+    assert out.count("refused") == 2 and "not one of scikit-learn's estimators" in out and "'__dict__'" in out
+
+
+def test_a_type_map_candidate_passes_on_library_objects(gold, tmp_path):
+    # fsproxy maps numpy.ndarray to its proxy; the parts of a frame or a sparse matrix are the plain arrays
+    # parity's reducers make on both sides, which its TYPE_MAP does not govern.
+    cand = tmp_path / "fsproxy"
+    run("fsproxy", cand, "--scenarios", SCENARIOS)
+    assert failing(compare(gold, cand, tmp_path)[1]) == set()
