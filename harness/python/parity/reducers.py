@@ -181,10 +181,11 @@ def array_form(obj) -> np.ndarray | None:
 def registered_like(cls: type) -> Reducer | None:
     """The reducer registered for `cls`, else one registered for a type of the same qualified name: pint makes a
     Quantity class per unit registry, and an object of another registry's class is still a pint.Quantity."""
-    reducer = _by_type.get(cls)
+    reducer = _by_type.get(cls) or _library_reducer(cls)
     if reducer is None:
         name = qualified_name(cls)
-        reducer = next((r for r in list(_by_type.values()) if qualified_name(r.cls) == name), None)
+        # By the registered class (a family reducer serves many classes and names none).
+        reducer = next((r for c, r in list(_by_type.items()) if qualified_name(c) == name), None)
     return reducer
 
 
