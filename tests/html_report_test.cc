@@ -67,16 +67,17 @@ json report() {
       scenario("mod.dtype", "fail", {check("dtype", "outputs['be']", "dtype differs\n  table", {{"table", table}})}),
       scenario("mod.error", "error", {check("error", "candidate", "raised", error)}),
       scenario("mod.fine", "pass", json::array())};
-  return {{"format", "parity-compare"},
-          {"version", 1},
-          {"parity", "0.1.0"},
-          {"started", "2026-11-22T10:00:00Z"},
-          {"seconds", 2.0},
-          {"gold", side("gold", "2.4.6")},
-          {"candidate", side("fsproxy", "0.3.1")},
-          {"policy", {{"dtype", "exact"}, {"layout", "contiguity"}, {"type", "exact-or-mapped"}}},
-          {"summary", {{"total", 4}, {"pass", 1}, {"fail", 2}, {"error", 1}, {"xfail", 0}, {"xpass", 0}, {"skip", 0}}},
-          {"scenarios", scenarios}};
+  return {
+      {"format", "parity-compare"},
+      {"version", 1},
+      {"parity", "0.1.0"},
+      {"started", "2026-11-22T10:00:00Z"},
+      {"seconds", 2.0},
+      {"gold", side("gold", "2.4.6")},
+      {"candidate", side("fsproxy", "0.3.1")},
+      {"policy", {{"dtype", "exact"}, {"layout", "contiguity"}, {"type", "exact-or-mapped"}, {"writeable", "ignore"}}},
+      {"summary", {{"total", 4}, {"pass", 1}, {"fail", 2}, {"error", 1}, {"xfail", 0}, {"xpass", 0}, {"skip", 0}}},
+      {"scenarios", scenarios}};
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -90,6 +91,8 @@ TEST(HtmlReport, HeaderCarriesCountsBackendsAndEnvironment) {
   EXPECT_TRUE(contains(html, "<b>fsproxy</b> 0.3.1"));
   EXPECT_TRUE(contains(html, "Python 3.11.2 · NumPy 2.4.6 · Linux-test"));
   EXPECT_TRUE(contains(html, R"(data-filter-check="values")"));
+  // Every policy the report records, not a fixed three (issue #17 added writeable, scalar, order, index, names).
+  EXPECT_TRUE(contains(html, "policy: dtype exact, layout contiguity, type exact-or-mapped, writeable ignore"));
 }
 
 TEST(HtmlReport, FailuresComeFirstAndEachHasItsDetails) {
