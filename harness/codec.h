@@ -35,7 +35,7 @@ struct Node {
   std::string type;               ///< qualified Python type name, e.g. "numpy.ndarray", "builtins.dict"
   std::vector<std::string> keys;  ///< Dict: keys in insertion order, parallel to `items`
   std::vector<Node> items;        ///< Dict values, List and Tuple elements
-  std::string text;               ///< Int: decimal digits; Str: UTF-8; Bytes: raw bytes
+  std::string text;               ///< Int: hexadecimal digits, as the format writes them; Str: UTF-8; Bytes: raw bytes
   bool boolean = false;           ///< Bool
   std::complex<double> number;    ///< Float (imaginary part 0) and Complex, bit for bit
   pybind11::object array;         ///< Array and Scalar (as a 0-d array): a plain numpy.ndarray
