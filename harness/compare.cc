@@ -1307,10 +1307,15 @@ std::string repro_command(const CompareOptions& options, const Manifest& gold, c
     words.insert(words.end(), {"--only", id, "--out", dir});
     return run_command(program, m.backend) + " " + shell_join(words);
   };
+  // The compare trusts what this one was told to trust, so that the repro runs the same probes.
+  std::vector<std::string> compare_words = {program, "compare", "/tmp/parity-repro/gold",
+                                            "/tmp/parity-repro/candidate"};
+  for (const std::string& spec : options.trusted_backends)
+    compare_words.insert(compare_words.end(), {"--trust-backend", spec});
+  for (const std::string& dir : options.trusted_scenarios)
+    compare_words.insert(compare_words.end(), {"--scenarios", dir});
   // ';' rather than '&&': a side whose run fails (exit 1) must not stop the other side or the compare.
-  const std::string compare =
-      shell_join({program, "compare", "/tmp/parity-repro/gold", "/tmp/parity-repro/candidate"}) +
-      policy_flags(options.policy, options.policies_given);
+  const std::string compare = shell_join(compare_words) + policy_flags(options.policy, options.policies_given);
   return run(gold, "/tmp/parity-repro/gold") + " ; " + run(candidate, "/tmp/parity-repro/candidate") + " ; " + compare;
 }
 

@@ -1126,6 +1126,19 @@ TEST_F(CompareRuns, ReproCommandNamesTheScenarioAndBothBackends) {
   EXPECT_TRUE(contains(s.repro, " compare ")) << s.repro;
 }
 
+TEST_F(CompareRuns, ReproCompareTrustsWhatThisCompareTrusts) {
+  // Without them the repro's compare would skip the probes this compare ran (an untrusted scenario module).
+  add(gold_, "m.f", "ok", "1");
+  add(cand_, "m.f", "ok", "2");
+  CompareOptions options;
+  options.trusted_backends = {"my/backend.py"};
+  options.trusted_scenarios = {"my scenarios"};
+  const ScenarioOutcome s = only(run(options));
+  const std::string compare = s.repro.substr(s.repro.rfind(" ; "));
+  EXPECT_TRUE(contains(compare, "--trust-backend my/backend.py")) << s.repro;
+  EXPECT_TRUE(contains(compare, "--scenarios 'my scenarios'")) << s.repro;
+}
+
 TEST_F(CompareRuns, ReproCommandIsShellQuoted) {
   // The id's brackets and space must survive a shell: run it through Python's shlex.
   add(gold_, "m.f[a b]", "ok", "1");
