@@ -1248,8 +1248,10 @@ namespace {
 // Across TYPE_MAP, `uncompared` and coverage (issue #17, items 1 and 2)
 
 // Wrapper stands for an ndarray through __array__; Opaque has no array form; Other is a second mapped type.
+// Defined once per process: a second definition would be new classes under names already registered.
 void define_wrappers() {
-  py::exec(R"(
+  static const bool defined = [] {
+    py::exec(R"(
 import parity.reducers
 class Wrapper:
     def __init__(self, data):
@@ -1268,7 +1270,10 @@ for cls in (Wrapper, Other, Opaque):
 parity.reducers.set_array_form(["parity_test.Wrapper", "parity_test.Other", "parity_test.Opaque"])
 sys.modules["parity_test"].Wrapper, sys.modules["parity_test"].Other = Wrapper, Other
 )",
-           scope());
+             scope());
+    return true;
+  }();
+  (void)defined;
 }
 
 Policy mapped_to(const std::string& type) {
@@ -1292,6 +1297,19 @@ TEST_F(CompareOutputs, AMappedWrapperIsComparedThroughItsArrayForm) {
   ASSERT_TRUE(one_failure(check("np.arange(3.0)", "Wrapper(np.arange(3))", mapped), "dtype", "outputs"));
   ASSERT_TRUE(
       one_failure(check("readonly(np.arange(3.0))", "Wrapper(np.arange(3.0))", mapped), "writeable", "outputs"));
+}
+
+TEST_F(CompareOutputs, ANumpyScalarAgainstAMappedWrapperComparesValues) {
+  define_wrappers();
+  const Policy mapped = mapped_to("parity_test.Wrapper");
+  // The type differs (the TYPE_MAP maps ndarrays, not scalars), and the values are still compared: they were
+  // `uncompared` before.
+  const CheckList same = check("np.float64(3.0)", "Wrapper(np.array(3.0))", mapped);
+  EXPECT_EQ(of_kind(same, "uncompared").size(), 0u) << describe(same);
+  EXPECT_EQ(same.passed.at("values"), 1) << describe(same);
+  const CheckList doubled = check("np.float64(3.0)", "Wrapper(np.array(6.0))", mapped);
+  ASSERT_EQ(of_kind(doubled, "values").size(), 1u) << describe(doubled);
+  EXPECT_TRUE(contains(of_kind(doubled, "values")[0].message, "Mismatched elements: 1 / 1"));
 }
 
 TEST_F(CompareOutputs, TwoMappedTypesCompareTheirArrayForms) {
