@@ -161,6 +161,30 @@ TEST(Codec, StateKeysThatArePathSuffixesNameTheirParts) {
             "outputs['m'].mask");
 }
 
+// pint makes a Quantity class per unit registry: an object of another registry's class, of the same qualified name,
+// is written through the reducer registered for the first (it was refused as a type without a reducer).
+TEST(Codec, AClassOfARegisteredQualifiedNameUsesItsReducer) {
+  TempDir dir;
+  py::dict g = cases_module();
+  py::exec(R"(
+import parity.reducers
+def quantity_class():
+    class Quantity:
+        def __init__(self, magnitude):
+            self.magnitude = magnitude
+    Quantity.__module__ = "parity_codec_test"
+    return Quantity
+First, Second = quantity_class(), quantity_class()
+parity.reducers.register(First, lambda q: {"magnitude": q.magnitude}, lambda s: First(s["magnitude"]))
+)",
+           g);
+  write_result(dir.path() / "q.parity", py::eval("Second(np.arange(3.0))", g));
+  const Node node = read_result(dir.path() / "q.parity");
+  EXPECT_EQ(node.reducer, "parity_codec_test.quantity_class.<locals>.Quantity");
+  g["q"] = to_python(node);
+  EXPECT_TRUE(py::eval("type(q) is First and list(q.magnitude) == [0.0, 1.0, 2.0]", g).cast<bool>());
+}
+
 // Writing an unsupported output names where it is inside the outputs.
 void expect_unsupported(const char* expr, const std::string& path_fragment) {
   TempDir dir;

@@ -96,8 +96,9 @@ def _module_allowed(module: str) -> bool:
 
 
 def reduce(obj):
-    """(reducer name, state) for an object the codec has no native form for, or None if none applies."""
-    reducer = _by_type.get(type(obj)) or _library_reducer(type(obj))
+    """(reducer name, state) for an object the codec has no native form for, or None if none applies. A class of
+    the same qualified name as a registered one uses its reducer (registered_like: pint's per-registry Quantity)."""
+    reducer = registered_like(type(obj))
     if reducer is not None:
         return reducer.name, reducer.reduce(obj)
     if isinstance(obj, np.ndarray):
