@@ -892,9 +892,9 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
       fail(path + ": str is not UTF-8");
     }
     Py_DECREF(decoded);
-    return out;
+    return out.type = "builtins.str", out;
   }
-  if (kind == "bytes") return read_text(Node::Kind::Bytes), out;
+  if (kind == "bytes") return read_text(Node::Kind::Bytes), out.type = "builtins.bytes", out;
   if (kind == "none") return out.type = "builtins.NoneType", out;
   if (kind == "object") {
     if (!node.contains("reducer")) fail(path + ": object without a reducer");

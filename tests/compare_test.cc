@@ -1299,6 +1299,16 @@ TEST_F(CompareOutputs, AMappedWrapperIsComparedThroughItsArrayForm) {
       one_failure(check("readonly(np.arange(3.0))", "Wrapper(np.arange(3.0))", mapped), "writeable", "outputs"));
 }
 
+TEST_F(CompareOutputs, AStrAgainstOtherKindsNamesBothTypes) {
+  // A str or bytes node had no type name: the message read "type differs: gold , candidate builtins.NoneType", and a
+  // str against bytes passed the type check.
+  ASSERT_TRUE(one_failure(check("{'f': 'D'}", "{'f': None}"), "type", "outputs['f']",
+                          {"gold builtins.str, candidate builtins.NoneType"}));
+  const CheckList r = check("{'f': 'D'}", "{'f': b'D'}");
+  ASSERT_EQ(of_kind(r, "type").size(), 1u) << describe(r);
+  EXPECT_TRUE(contains(of_kind(r, "type")[0].message, "gold builtins.str, candidate builtins.bytes"));
+}
+
 TEST_F(CompareOutputs, ANumpyScalarAgainstAMappedWrapperComparesValues) {
   define_wrappers();
   const Policy mapped = mapped_to("parity_test.Wrapper");
