@@ -41,7 +41,11 @@ bool has_key(const Node& dict, std::string_view key) {
 }
 
 const Node& item(const Node& dict, std::string_view key) {
-  return dict.items[static_cast<std::size_t>(std::find(dict.keys.begin(), dict.keys.end(), key) - dict.keys.begin())];
+  const auto it = std::find(dict.keys.begin(), dict.keys.end(), key);
+  if (it == dict.keys.end())
+    throw FormatError(dict.path + ": the pandas state has no part '" + std::string(key) +
+                      "' (written by another parity?)");
+  return dict.items[static_cast<std::size_t>(it - dict.keys.begin())];
 }
 
 Node* find_item(Node& dict, std::string_view key) {
@@ -72,6 +76,50 @@ Node range_values(const Node& node) {
   return values;
 }
 
+// `node` with every reference in it replaced by a copy of what it refers to, so that to_python can rebuild it alone
+// (a reference may name a node outside it: an index shared by a frame and a column taken out of it).
+Node without_references(const Node& node, const NodeIndex& references, int depth = 0) {
+  if (depth > 500) throw FormatError(node.path + ": nested too deeply to sort (references in a cycle?)");
+  Node out = references.resolve(node);
+  out.path = node.path, out.ref.clear();
+  for (Node& item : out.items) item = without_references(item, references, depth + 1);
+  for (Node& part : out.state) part = without_references(part, references, depth + 1);
+  return out;
+}
+
+// A RangeIndex as the values it stands for, with its name parts: what a permutation can reorder and what an integer
+// Index compares against (`index: equivalent`). Any other node, or a range already so written, as it is.
+Node range_as_values(const Node& node) {
+  if (node.reducer != "pandas.RangeIndex" || !has_key(node.state.front(), "start")) return node;
+  Node out = node;
+  const Node& old_state = node.state.front();
+  Node& state = out.state.front();
+  state.keys.clear(), state.items.clear();
+  state.keys.push_back("values"), state.items.push_back(range_values(node));
+  for (std::string_view key : kNameParts)
+    if (has_key(old_state, key)) state.keys.emplace_back(key), state.items.push_back(item(old_state, key));
+  return out;
+}
+
+// A SparseArray as its dense values (beside its fill value and kind): sp_values and indices name only the stored
+// rows, so they cannot be put in another row order; the dense values can.
+Node sparse_as_values(const Node& node, const NodeIndex& references) {
+  if (node.reducer != "pandas.SparseArray" || !has_key(node.state.front(), "sp_values")) return node;
+  Node values;
+  values.kind = Node::Kind::Array;
+  values.type = "numpy.ndarray";
+  values.array = py::module_::import("numpy").attr("asarray")(to_python(without_references(node, references)));
+  values.path = state_path(node.path, "values");
+  Node out = node;
+  Node& state = out.state.front();
+  state.keys.clear(), state.items.clear();
+  state.keys.push_back("values"), state.items.push_back(std::move(values));
+  for (std::string_view key : {"fill_value", "kind"})
+    if (has_key(node.state.front(), key))
+      state.keys.emplace_back(key), state.items.push_back(item(node.state.front(), key));
+  return out;
+}
+
 // `node` with its rows in the order `perm` gives (an intp array of its length): a 1-D array's elements (an object
 // array's element nodes with them), a pandas part's per-row parts; anything else, or of another length, as it is.
 Node permuted(const Node& original, py::handle perm, const NodeIndex& references) {
@@ -96,27 +144,12 @@ Node permuted(const Node& original, py::handle perm, const NodeIndex& references
     return node;
   }
   if (!is_pandas(node)) return node;
-  if (node.reducer == "pandas.RangeIndex") {  // the range as its values, which a permutation can reorder
-    Node values = range_values(node);
-    Node& state = node.state.front();
-    state.keys = {"values", "name"}, state.items = {std::move(values), item(state, "name")};
-  }
+  node = sparse_as_values(range_as_values(node), references);
   Node& state = node.state.front();
   for (std::size_t i = 0; i < state.keys.size(); ++i)
     if (std::find(kRowParts.begin(), kRowParts.end(), state.keys[i]) != kRowParts.end())
       state.items[i] = permuted(state.items[i], perm, references);
   return node;
-}
-
-// `node` with every reference in it replaced by a copy of what it refers to, so that to_python can rebuild it alone
-// (a reference may name a node outside it: an index shared by a frame and a column taken out of it).
-Node without_references(const Node& node, const NodeIndex& references, int depth = 0) {
-  if (depth > 500) throw FormatError(node.path + ": nested too deeply to sort (references in a cycle?)");
-  Node out = references.resolve(node);
-  out.path = node.path, out.ref.clear();
-  for (Node& item : out.items) item = without_references(item, references, depth + 1);
-  for (Node& part : out.state) part = without_references(part, references, depth + 1);
-  return out;
 }
 
 // The stable order of an index's labels (parity.library_reducers.sort_permutation over the rebuilt index).
@@ -154,14 +187,7 @@ Node pandas_normalized(const Node& node, const PolicyChoice& choice, const NodeI
   if (choice.order == "sorted" && has_rows(node)) sort_rows(out, references);
   Node& state = out.state.front();
   if (index_relaxed(node, choice)) {
-    if (node.reducer == "pandas.RangeIndex") {
-      Node values = range_values(node);
-      state.keys.clear(), state.items.clear();
-      state.keys.push_back("values"), state.items.push_back(std::move(values));
-      for (std::string_view key : kNameParts)
-        if (has_key(node.state.front(), key))
-          state.keys.emplace_back(key), state.items.push_back(item(node.state.front(), key));
-    }
+    state = range_as_values(out).state.front();
     out.type = out.reducer = kIndexType;
   }
   if (choice.names == "ignore") {

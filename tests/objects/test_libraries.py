@@ -10,6 +10,7 @@ from conftest import REPO, backend_path, compare, failing, parity, run
 
 SCENARIOS = Path(__file__).resolve().parent / "library_scenarios"
 F, IX, SP, EST = "libobjects.frame", "libobjects.indexes", "libobjects.sparse", "libobjects.estimator"
+ORD = "libobjects.ordered"
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +111,15 @@ POLICY_CASES = [
     ("reorder_rows", ["--order-policy", "sorted"], set()),
     ("scale_column", ["--order-policy", "sorted"], {(F, "values", "outputs['df']['a']")}),
     ("relabel_index", ["--order-policy", "sorted"], {(F, "values", "outputs['df'].index.values")}),
+    # Found by the attack round: sorted and equivalent together crashed on any RangeIndex (a range sorted into
+    # values then read as a range); sorted compared a RangeIndex's name as its stop and left sparse columns in their
+    # order; unorderable labels raised.
+    ("faithful", ["--order-policy", "sorted", "--index-policy", "equivalent"], set()),
+    ("reverse_ordered", ["--order-policy", "sorted"], set()),
+    ("reverse_ordered", ["--order-policy", "sorted", "--index-policy", "equivalent"], set()),
+    ("rename_range", ["--order-policy", "sorted"], {(ORD, "values", "outputs['rs'].index.name")}),
+    ("relabel_sparse", ["--order-policy", "sorted"],
+     {(ORD, "values", "outputs['sp']['sp'].values"), (ORD, "values", "outputs['sp']['x']")}),
 ]
 
 

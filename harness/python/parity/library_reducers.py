@@ -381,9 +381,10 @@ def reducer_for(cls: type):
 
 def sort_permutation(index) -> np.ndarray:
     """The stable order that sorts a pandas index (a MultiIndex lexicographically), for the `order: sorted` policy;
-    labels Python cannot order against each other (1 and 'a') are ordered by type name first."""
+    labels Python cannot order against each other (1 and 'a', (1, 'x') and (1, 2)) are ordered by type name, then
+    by repr: an order both sides share, which is all the policy needs."""
     try:
         return np.asarray(index.argsort(kind="stable"), dtype=np.intp)
     except TypeError:
-        keys = [(type(label).__name__, label) for label in index]
+        keys = [(type(label).__name__, repr(label)) for label in index]
         return np.asarray(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.intp)

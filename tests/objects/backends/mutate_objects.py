@@ -56,6 +56,9 @@ MUTATIONS = {
     "sparse_retype": _set("coo", lambda m: m.astype(np.float32)),
     "coef": _set("est", lambda est: _with_attr(est, "coef_", lambda c: c * 2)),
     "param": _set("est", lambda est: _with_params(est, fit_intercept=False)),
+    "rename_range": _set("rs", lambda s: s.rename_axis("other")),
+    "relabel_sparse": _set("sp", lambda df: _with_index(df, df.index[::-1])),
+    "reverse_ordered": lambda out: {**out, **{k: out[k].iloc[::-1] for k in ("rs", "sp", "odd") if k in out}},
 }
 
 

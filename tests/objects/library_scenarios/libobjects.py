@@ -35,3 +35,12 @@ def estimator(xp, rng):
     x = rng.standard_normal((20, 3))
     y = x @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.standard_normal(20)
     return {"est": LinearRegression().fit(x, y)}
+
+
+@parity.scenario(tags=["objects"])
+def ordered(xp, rng):
+    # What `order: sorted` must reorder without losing anything: a named RangeIndex (its name is no range
+    # parameter), a sparse column (its stored values name rows), and row labels Python cannot order ((1, 'x') < 'a').
+    return {"rs": pd.Series(rng.standard_normal(3), index=pd.RangeIndex(3, name="row")),
+            "sp": pd.DataFrame({"sp": pd.arrays.SparseArray([0.0, 0.0, 5.0]), "x": rng.standard_normal(3)}),
+            "odd": pd.DataFrame({"x": rng.standard_normal(3)}, index=pd.Index([(1, "x"), "a", (1, 2)], dtype=object))}
