@@ -10,7 +10,7 @@ from conftest import REPO, backend_path, compare, failing, parity, run
 
 SCENARIOS = Path(__file__).resolve().parent / "library_scenarios"
 F, IX, SP, EST = "libobjects.frame", "libobjects.indexes", "libobjects.sparse", "libobjects.estimator"
-ORD = "libobjects.ordered"
+ORD, FIT = "libobjects.ordered", "libobjects.fitted_state"
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +71,9 @@ CASES = [
     ("sparse_retype", {(SP, "dtype", "outputs['coo'].data"), (SP, "values", "outputs['coo'].has_canonical_format")}),
     ("coef", {(EST, "values", "outputs['est'].coef_")}),
     ("param", {(EST, "values", "outputs['est'].get_params()['fit_intercept']")}),
+    # Found by the attack round: fitted state outside the public name_ attributes passed whatever it held.
+    ("private_state", {(FIT, "values", "outputs['knn']._y")}),
+    ("tree_values", {(FIT, "values", "outputs['tree'].tree_.values")}),
 ]
 
 

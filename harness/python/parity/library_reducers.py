@@ -316,9 +316,46 @@ def _is_fitted_attribute(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_")
 
 
+def _is_private_state(name: str) -> bool:
+    """Fitted state an estimator keeps privately (KNeighbors' _y and _fit_X, SVR's _intercept_): what predict reads
+    as much as coef_ is. Never a dunder, never parity's own record of the opaque ones."""
+    return name.startswith("_") and not name.startswith("__") and name.isidentifier() and name != _OPAQUE_ATTRIBUTE
+
+
+# Where a rebuilt estimator keeps the opaque private parts it was written with (only their type names travel), so that
+# reducing it again gives the state it was rebuilt from.
+_OPAQUE_ATTRIBUTE = "_parity_opaque"
+_OPAQUE = ".opaque"
+
+
+def _carriable(value, depth=0) -> bool:
+    """Whether the codec writes `value` natively or through a reducer (a nested estimator, an index)."""
+    if depth > 20:
+        return False
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype != object or all(_carriable(v, depth + 1) for v in value.flat)
+    if isinstance(value, (list, tuple)):
+        return all(_carriable(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(isinstance(k, str) and _carriable(v, depth + 1) for k, v in value.items())
+    return reducers.registered_like(type(value)) is not None
+
+
 def _estimator_reduce(est):
-    fitted = {name: value for name, value in sorted(vars(est).items()) if _is_fitted_attribute(name)}
-    return {".get_params()": est.get_params(deep=False), **fitted}
+    fitted, private, opaque = {}, {}, dict(vars(est).get(_OPAQUE_ATTRIBUTE, {}))
+    for name, value in sorted(vars(est).items()):
+        if _is_fitted_attribute(name):
+            fitted[name] = value
+        elif _is_private_state(name) and _carriable(value):
+            private[name] = value
+        elif _is_private_state(name):  # compared by its type's name only: README, "Library objects"
+            opaque[name] = reducers.qualified_name(type(value))
+    state = {".get_params()": est.get_params(deep=False), **fitted, **private}
+    if opaque:
+        state[_OPAQUE] = dict(sorted(opaque.items()))
+    return state
 
 
 _estimator_classes: dict = {}
@@ -343,14 +380,34 @@ def _estimator_rebuild(state, type_name):
     for name, value in state.items():
         if name == ".get_params()":
             continue
-        if not _is_fitted_attribute(name):  # a file sets fitted attributes only, never __dict__ or __class__
-            raise reducers.RebuildError(f"{type_name}: {name!r} is not a fitted attribute (name_)")
+        if name == _OPAQUE:
+            vars(est)[_OPAQUE_ATTRIBUTE] = dict(value)
+            continue
+        # A file sets fitted state only, never __dict__, __class__ or another dunder.
+        if not (_is_fitted_attribute(name) or _is_private_state(name)):
+            raise reducers.RebuildError(f"{type_name}: {name!r} is not fitted state (name_ or _name)")
         setattr(est, name, value)
     return est
 
 
+def _tree_reduce(tree):
+    # The decision tree's own pickle state (node table, leaf values) and constructor arguments: plain arrays and ints.
+    _, args, state = tree.__reduce__()
+    return {"n_features": args[0], "n_classes": args[1], "n_outputs": args[2], **state}
+
+
+def _tree_rebuild(state):
+    from sklearn.tree._tree import Tree
+    tree = Tree(state["n_features"], state["n_classes"], state["n_outputs"])
+    tree.__setstate__({k: state[k] for k in ("max_depth", "node_count", "nodes", "values")})
+    return tree
+
+
 def _register_sklearn():
+    from sklearn.tree._tree import Tree
     reducers.register_family(ESTIMATOR, _estimator_reduce, _estimator_rebuild)
+    # A fitted tree's tree_ (decision trees, and the estimators_ of forests and boosting): its nodes and values.
+    reducers.register(Tree, _tree_reduce, _tree_rebuild, name="sklearn.tree.Tree")
 
 
 _REGISTER = {"pandas": _register_pandas, "scipy": _register_scipy, "sklearn": _register_sklearn}

@@ -37,6 +37,12 @@ def _with_attr(est, name, change):
     return est
 
 
+def _with_tree_values(est, factor):
+    est = pickle.loads(pickle.dumps(est))
+    est.tree_.value[:] *= factor  # the leaves' predictions, in place: a tree's arrays are views of its own memory
+    return est
+
+
 MUTATIONS = {
     "faithful": lambda out: pickle.loads(pickle.dumps(out)),
     "scale_column": _set("df", lambda df: _with_column(df, "a", df["a"] * 2)),
@@ -56,6 +62,8 @@ MUTATIONS = {
     "sparse_retype": _set("coo", lambda m: m.astype(np.float32)),
     "coef": _set("est", lambda est: _with_attr(est, "coef_", lambda c: c * 2)),
     "param": _set("est", lambda est: _with_params(est, fit_intercept=False)),
+    "private_state": _set("knn", lambda est: _with_attr(est, "_y", lambda y: y * 2)),
+    "tree_values": _set("tree", lambda est: _with_tree_values(est, 2.0)),
     "rename_range": _set("rs", lambda s: s.rename_axis("other")),
     "relabel_sparse": _set("sp", lambda df: _with_index(df, df.index[::-1])),
     "reverse_ordered": lambda out: {**out, **{k: out[k].iloc[::-1] for k in ("rs", "sp", "odd") if k in out}},

@@ -44,3 +44,13 @@ def ordered(xp, rng):
     return {"rs": pd.Series(rng.standard_normal(3), index=pd.RangeIndex(3, name="row")),
             "sp": pd.DataFrame({"sp": pd.arrays.SparseArray([0.0, 0.0, 5.0]), "x": rng.standard_normal(3)}),
             "odd": pd.DataFrame({"x": rng.standard_normal(3)}, index=pd.Index([(1, "x"), "a", (1, 2)], dtype=object))}
+
+
+@parity.scenario(tags=["objects"])
+def fitted_state(xp, rng):
+    # Fitted state kept privately (KNeighbors' _y) and in a Cython object (a tree's tree_): what predict reads.
+    from sklearn.neighbors import KNeighborsRegressor
+    from sklearn.tree import DecisionTreeRegressor
+    x = rng.standard_normal((12, 3))
+    y = x @ np.array([1.0, -2.0, 0.5])
+    return {"knn": KNeighborsRegressor(n_neighbors=2).fit(x, y), "tree": DecisionTreeRegressor(random_state=0).fit(x, y)}
