@@ -169,6 +169,7 @@ class TreeComparer {
   bool compare_leaf_checks(const Node& g, const Node& c, const std::string& path);
   bool compare_objects(const Node& g, const Node& c, const std::string& path);
   bool walk_elements(const Node& g, const Node& c, py::handle ga, py::handle ca, const std::string& path);
+  bool states_comparable(const Node& g, const Node& c) const;
   void compare_state(const Node& g, const Node& c, const std::string& path);
   std::string uncompared_reason(const Node& g, const Node& c) const;
   void count_one_sided(const Node& node, const NodeIndex& index, int depth = 0);
@@ -583,8 +584,17 @@ Node without_keys(const Node& node, const std::vector<std::string>& keys, std::m
 // is an `attrs` failure naming the inner check. For any other object it is the object's value. Leaves of different
 // types (a TYPE_MAP proxy against a plain array) share no state: their values are compared through array forms
 // (compare_objects), and the backend's REQUIRED_ATTRS are checked on the rebuilt candidate (run_probes).
+// Two reduced objects whose states are compared part by part: of one type, or a library type and the candidate's
+// TYPE_MAP proxy of it (a modin frame whose reducer records a pandas frame's state).
+bool TreeComparer::states_comparable(const Node& g, const Node& c) const {
+  if (g.type == c.type) return true;
+  const auto mapped = policy_.type_map.find(g.type);
+  return g.kind == Node::Kind::Object && c.kind == Node::Kind::Object && mapped != policy_.type_map.end() &&
+         mapped->second == c.type;
+}
+
 void TreeComparer::compare_state(const Node& g, const Node& c, const std::string& path) {
-  if (g.type != c.type || (g.state.empty() && c.state.empty())) return;
+  if (!states_comparable(g, c) || (g.state.empty() && c.state.empty())) return;
   if (g.state.empty() != c.state.empty())
     return fail("attrs", path,
                 "subclass state recorded only for " + (g.state.empty() ? policy_.candidate_name : policy_.gold_name));
@@ -652,7 +662,7 @@ bool TreeComparer::walk_elements(const Node& g, const Node& c, py::handle ga, py
 // Returns whether the pair is a leaf (false: its parts were).
 bool TreeComparer::compare_objects(const Node& g, const Node& c, const std::string& path) {
   const bool same_type = g.kind == c.kind && g.type == c.type;
-  if (same_type && !(g.state.empty() && c.state.empty())) {
+  if (g.kind == c.kind && states_comparable(g, c) && !(g.state.empty() && c.state.empty())) {
     compare_state(g, c, path);
     return false;
   }

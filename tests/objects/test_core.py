@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from conftest import REPO, backend_path, checks_of, failing, parity, run_pair
+from conftest import REPO, backend_path, checks_of, compare, failing, parity, run_pair
 
 SCENARIOS = REPO / "tests" / "objects" / "core_scenarios"
 MIXED, READ_ONLY = "wrapped.arrays_and_plain_values", "wrapped.read_only_array"
@@ -97,3 +97,16 @@ def test_array_form_tries_the_backend_hook_then_dunder_array_then_dlpack(monkeyp
     assert type(form) is np.ndarray and form.tolist() == [7.0]
     reducers.set_array_form(names, lambda obj: 1 / 0)
     assert reducers.array_form(ByArray()).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_proxy_of_a_library_type_is_compared_part_by_part_through_the_type_map(tmp_path):
+    # A modin-like frame proxy whose reducer records the pandas frame's state: its parts are compared with gold's
+    # DataFrame at the same paths. Before, objects of two types were `uncompared` whatever they held.
+    scenarios, backend = REPO / "tests" / "objects" / "proxy_scenarios", backend_path("frame_proxy")
+    _, report, _ = run_pair(tmp_path / "faithful", scenarios, backend, "--trust-backend", backend, compare_check=0)
+    assert report["scenarios"][0]["coverage"]["checks"]["values"] == report["scenarios"][0]["coverage"]["leaves"]
+    gold_out, doubled = tmp_path / "faithful" / "gold", tmp_path / "doubled"
+    parity("run", "--backend", backend, "--role", "candidate", "--scenarios", scenarios, "--out", doubled, "-q",
+           env={"PARITY_TEST_PROXY_SCALE": "2"}, check=0)
+    report = compare(gold_out, doubled, tmp_path, "--trust-backend", backend, check=1)[1]
+    assert failing(report) == {("frames.frame", "values", "outputs['df']['a']")}
