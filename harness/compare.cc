@@ -297,7 +297,11 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
   }
   auto quoted = [](const std::vector<std::string>& keys) {
     std::string s;
-    for (const auto& k : keys) s += (s.empty() ? "'" : ", '") + k + "'";
+    for (const auto& k : keys) {
+      // A reducer's path-suffix key (a frame's column "['a']") reads as it is, not quoted again.
+      const bool suffix = !k.empty() && (k.front() == '[' || k.front() == '.');
+      s += (s.empty() ? "" : ", ") + (suffix ? k : "'" + k + "'");
+    }
     return s.empty() ? "none" : s;
   };
   expect(only_gold.empty() && only_cand.empty(), "structure", path,

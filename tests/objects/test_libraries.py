@@ -93,6 +93,13 @@ def test_gold_runs_are_bitwise_identical_and_faithful(gold, tmp_path):
     assert {"fidelity", "values", "dtype", "type"} <= checks
 
 
+def test_a_renamed_column_names_both_columns_as_paths(gold, mutated, tmp_path):
+    # The attack round found "only in gold: '['c']'": a column's key is a path suffix and reads as one.
+    report = compared(gold, mutated, tmp_path, "rename_column")
+    check = next(c for s in report["scenarios"] for c in s["checks"] if c["check"] == "structure" and not c["ok"])
+    assert "only in gold: ['c']; only in" in check["message"] and "['C']" in check["message"], check["message"]
+
+
 def test_the_message_shows_the_part_that_differs(gold, mutated, tmp_path):
     report = compared(gold, mutated, tmp_path, "scale_column")
     check = next(c for s in report["scenarios"] for c in s["checks"] if not c["ok"])
