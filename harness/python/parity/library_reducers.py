@@ -405,7 +405,8 @@ def _tree_rebuild(state):
 
 def _register_sklearn():
     from sklearn.tree._tree import Tree
-    reducers.register_family(ESTIMATOR, _estimator_reduce, _estimator_rebuild)
+    # _n_threads is the machine's (KMeans records the threads it may use), not the fit's: only its presence counts.
+    reducers.register_family(ESTIMATOR, _estimator_reduce, _estimator_rebuild, volatile=("_n_threads",))
     # A fitted tree's tree_ (decision trees, and the estimators_ of forests and boosting): its nodes and values.
     reducers.register(Tree, _tree_reduce, _tree_rebuild, name="sklearn.tree.Tree")
 

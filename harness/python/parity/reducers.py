@@ -60,10 +60,10 @@ def register(cls: type, reduce: Callable, rebuild: Callable, *, name: str | None
     return reducer
 
 
-def register_family(name: str, reduce: Callable, rebuild: Callable) -> Reducer:
+def register_family(name: str, reduce: Callable, rebuild: Callable, *, volatile: tuple = ()) -> Reducer:
     """Registers a reducer for a family of (non-array) classes: rebuild(state, type_name) gets the class's name.
-    Classes join it with use_family."""
-    reducer = Reducer(name, None, reduce, rebuild, False, typed=True)
+    Classes join it with use_family. `volatile` as for register()."""
+    reducer = Reducer(name, None, reduce, rebuild, False, tuple(volatile), typed=True)
     if name in _by_name and _by_name[name] != reducer:
         raise ValueError(f"a reducer named {name!r} is already registered")
     _by_name[name] = reducer
