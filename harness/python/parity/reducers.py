@@ -191,8 +191,10 @@ def registered_like(cls: type) -> Reducer | None:
 
 
 def volatile_keys(reducer_name: str) -> list:
-    """The volatile state keys of the reducer named `reducer_name` (none for unknown names)."""
-    reducer = _by_name.get(reducer_name)
+    """The volatile state keys of the reducer named `reducer_name` (none for unknown names). A built-in library
+    reducer is registered on demand, as rebuild() does: what compare checks must not depend on whether an earlier
+    scenario of the same compare happened to register it."""
+    reducer = _by_name_or_library(reducer_name)
     return list(reducer.volatile) if reducer is not None else []
 
 
