@@ -583,11 +583,6 @@ Node without_keys(const Node& node, const std::vector<std::string>& keys, std::m
   return out;
 }
 
-// For leaves of one type, what their reducer recorded is compared with the same checks. For an array subclass it is
-// what the subclass adds (a mask, a fill value, a memmap's mode and offset, instance attributes): any failure there
-// is an `attrs` failure naming the inner check. For any other object it is the object's value. Leaves of different
-// types (a TYPE_MAP proxy against a plain array) share no state: their values are compared through array forms
-// (compare_objects), and the backend's REQUIRED_ATTRS are checked on the rebuilt candidate (run_probes).
 // Two reduced objects whose states are compared part by part: of one type, or a library type and the candidate's
 // TYPE_MAP proxy of it (a modin frame whose reducer records a pandas frame's state).
 bool TreeComparer::states_comparable(const Node& g, const Node& c) const {
@@ -597,6 +592,11 @@ bool TreeComparer::states_comparable(const Node& g, const Node& c) const {
          mapped->second == c.type;
 }
 
+// For leaves of one type, what their reducer recorded is compared with the same checks. For an array subclass it is
+// what the subclass adds (a mask, a fill value, a memmap's mode and offset, instance attributes): any failure there
+// is an `attrs` failure naming the inner check. For any other object it is the object's value. Leaves of different
+// types (a TYPE_MAP proxy against a plain array) share no state: their values are compared through array forms
+// (compare_objects), and the backend's REQUIRED_ATTRS are checked on the rebuilt candidate (run_probes).
 void TreeComparer::compare_state(const Node& g, const Node& c, const std::string& path) {
   if (!states_comparable(g, c) || (g.state.empty() && c.state.empty())) return;
   if (g.state.empty() != c.state.empty())
@@ -833,6 +833,11 @@ std::optional<double> optional_number(const json& meta, const char* key) {
   return it->get<double>();
 }
 
+// Whether the run chose policy `spec`: its flag was given, or its value is not the default (set by a caller).
+bool run_chose(const PolicyChoice& policy, const std::set<std::string>& given, const PolicySpec& spec) {
+  return given.count(spec.name) || policy.*spec.member != PolicyChoice{}.*spec.member;
+}
+
 // Sets each {name: value} of `policies`, read from a manifest; throws std::invalid_argument naming `what` when it is
 // malformed or names a policy or value parity does not know.
 void set_policies(PolicyChoice& choice, const json& policies, const std::string& what) {
@@ -854,11 +859,9 @@ Policy policy_for(const Manifest& gold, const Manifest& candidate, const json& m
     p.by_path[path] = {optional_number(tol, "rtol"), optional_number(tol, "atol")};
   p.signed_zeros = meta.value("signed_zeros", false);
   set_policies(p.choice, candidate.backend.value("policy", json::object()), "the candidate backend's POLICY");
-  const PolicyChoice defaults;
   for (const PolicySpec& spec : policy_specs())
-    if (options.policies_given.count(spec.name) || options.policy.*spec.member != defaults.*spec.member)
-      p.choice.*spec.member = options.policy.*spec.member;
-  for (const auto& [name, value] : choice.items()) p.choice.set(name, value);
+    if (run_chose(options.policy, options.policies_given, spec)) p.choice.*spec.member = options.policy.*spec.member;
+  set_policies(p.choice, choice, "the scenario's policy");
   p.type_map = candidate.backend.value("type_map", std::map<std::string, std::string>{});
   p.gold_name = gold.backend.value("name", "gold");
   p.candidate_name = candidate.backend.value("name", "candidate");
@@ -1311,10 +1314,9 @@ std::string run_command(const std::string& program, const json& backend) {
 }
 
 std::string policy_flags(const PolicyChoice& policy, const std::set<std::string>& given) {
-  const PolicyChoice defaults;
   std::vector<std::string> words;
   for (const PolicySpec& spec : policy_specs())
-    if (policy.*spec.member != defaults.*spec.member || given.count(spec.name))
+    if (run_chose(policy, given, spec))
       words.insert(words.end(), {"--" + std::string(spec.name) + "-policy", policy.*spec.member});
   return words.empty() ? "" : " " + shell_join(words);
 }
