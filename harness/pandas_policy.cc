@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +23,8 @@ constexpr std::array<std::string_view, 2> kNameParts = {"name", "names"};
 // The state parts of pandas reducers that hold one entry per row (an index's values, a column's data and mask, a
 // categorical's codes, a MultiIndex's codes per level, an interval's bounds).
 constexpr std::array<std::string_view, 7> kRowParts = {"values", "data", "mask", "codes", "ordinals", "left", "right"};
+// What a SparseArray written as its dense values keeps of its own parts.
+constexpr std::array<std::string_view, 2> kSparseKept = {"fill_value", "kind"};
 // Appended to the reducer name of a node pandas_normalized returned, so that it is normalized once.
 constexpr std::string_view kNormalized = " (normalized)";
 
@@ -62,18 +65,22 @@ bool index_relaxed(const Node& node, const PolicyChoice& choice) {
   return choice.index == "equivalent" && is_index(node) && (node.type != kIndexType || node.reducer != kIndexType);
 }
 
-// A RangeIndex's start, stop and step as the int64 values they stand for, at the path an Index's values have.
-Node range_values(const Node& node) {
-  const Node& state = node.state.front();
-  py::object builtin_int = py::module_::import("builtins").attr("int");
-  auto number = [&](std::string_view key) { return builtin_int(item(state, key).text, 0); };  // "0x..." or decimal
-  Node values;
-  values.kind = Node::Kind::Array;
-  values.type = "numpy.ndarray";
-  values.array = py::module_::import("numpy").attr("arange")(number("start"), number("stop"), number("step"),
-                                                             py::arg("dtype") = "int64");
-  values.path = state_path(node.path, "values");
-  return values;
+// `node` (a pandas object) with its state replaced by `values`, a plain array at the path an Index's values have, and
+// the parts of its old state named in `kept`.
+Node with_values(const Node& node, py::object values, std::span<const std::string_view> kept) {
+  Node part;
+  part.kind = Node::Kind::Array;
+  part.type = "numpy.ndarray";
+  part.array = std::move(values);
+  part.path = state_path(node.path, "values");
+  Node out = node;
+  const Node& old_state = node.state.front();
+  Node& state = out.state.front();
+  state.keys.clear(), state.items.clear();
+  state.keys.push_back("values"), state.items.push_back(std::move(part));
+  for (std::string_view key : kept)
+    if (has_key(old_state, key)) state.keys.emplace_back(key), state.items.push_back(item(old_state, key));
+  return out;
 }
 
 // `node` with every reference in it replaced by a copy of what it refers to, so that to_python can rebuild it alone
@@ -91,33 +98,21 @@ Node without_references(const Node& node, const NodeIndex& references, int depth
 // Index compares against (`index: equivalent`). Any other node, or a range already so written, as it is.
 Node range_as_values(const Node& node) {
   if (node.reducer != "pandas.RangeIndex" || !has_key(node.state.front(), "start")) return node;
-  Node out = node;
-  const Node& old_state = node.state.front();
-  Node& state = out.state.front();
-  state.keys.clear(), state.items.clear();
-  state.keys.push_back("values"), state.items.push_back(range_values(node));
-  for (std::string_view key : kNameParts)
-    if (has_key(old_state, key)) state.keys.emplace_back(key), state.items.push_back(item(old_state, key));
-  return out;
+  const Node& state = node.state.front();
+  py::object builtin_int = py::module_::import("builtins").attr("int");
+  auto number = [&](std::string_view key) { return builtin_int(item(state, key).text, 0); };  // "0x..." or decimal
+  return with_values(node,
+                     py::module_::import("numpy").attr("arange")(number("start"), number("stop"), number("step"),
+                                                                 py::arg("dtype") = "int64"),
+                     kNameParts);
 }
 
 // A SparseArray as its dense values (beside its fill value and kind): sp_values and indices name only the stored
 // rows, so they cannot be put in another row order; the dense values can.
 Node sparse_as_values(const Node& node, const NodeIndex& references) {
   if (node.reducer != "pandas.SparseArray" || !has_key(node.state.front(), "sp_values")) return node;
-  Node values;
-  values.kind = Node::Kind::Array;
-  values.type = "numpy.ndarray";
-  values.array = py::module_::import("numpy").attr("asarray")(to_python(without_references(node, references)));
-  values.path = state_path(node.path, "values");
-  Node out = node;
-  Node& state = out.state.front();
-  state.keys.clear(), state.items.clear();
-  state.keys.push_back("values"), state.items.push_back(std::move(values));
-  for (std::string_view key : {"fill_value", "kind"})
-    if (has_key(node.state.front(), key))
-      state.keys.emplace_back(key), state.items.push_back(item(node.state.front(), key));
-  return out;
+  return with_values(
+      node, py::module_::import("numpy").attr("asarray")(to_python(without_references(node, references))), kSparseKept);
 }
 
 // `node` with its rows in the order `perm` gives (an intp array of its length): a 1-D array's elements (an object
