@@ -375,10 +375,11 @@ int main_impl(int argc, char** argv) {
   compare->add_flag("!--no-pickle-probe", compare_args.options.pickle_probe,
                     "do not unpickle stored pickles (without it, only pickles whose MAC verifies with your key "
                     "are unpickled)");
-  compare->add_option(
-      "--scenarios", compare_args.options.trusted_scenarios,
-      "a scenario directory whose modules compare may import for the reducers they register, when "
-      "outputs need them (repeatable; PARITY_TRUST_SCENARIOS adds more); the bundled corpus is trusted");
+  compare
+      ->add_option("--scenarios", compare_args.options.trusted_scenarios,
+                   "a scenario directory whose modules compare may import for the reducers they register, when "
+                   "outputs need them (repeatable; PARITY_TRUST_SCENARIOS adds more); the bundled corpus is trusted")
+      ->check(CLI::ExistingPath);  // a misspelt directory would otherwise trust nothing, silently
   compare->add_option("--trust-backend", compare_args.options.trusted_backends,
                       "a backend (name, module or .py path) compare may import for its reducers, for runs that "
                       "recorded it (repeatable; PARITY_TRUST_BACKENDS adds more); built-ins are always trusted");

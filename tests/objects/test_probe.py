@@ -122,3 +122,10 @@ def test_a_rebuild_that_drops_a_name_fails_fidelity_at_that_part_saying_both_val
     for check in failed:
         assert "written builtins.str 'idx', reloaded builtins.NoneType None" in check["message"], check["message"]
         assert check["details"]["written_value"] == "builtins.str 'idx'"
+
+
+def test_a_scenario_directory_that_does_not_exist_is_a_usage_error_naming_it(runs, tmp_path):
+    # A misspelt --scenarios trusted nothing and compare went on silently (the probes then skipped for want of it).
+    tmp, _ = runs
+    proc = parity("compare", tmp / "gold", tmp / "doubled", "--scenarios", tmp / "no-such-dir", check=2)
+    assert "no-such-dir" in proc.stderr and "does not exist" in proc.stderr
