@@ -39,9 +39,11 @@ bool is_python_error(const py::error_already_set& e, const char* module, const c
   return e.matches(py::module_::import(module).attr(name));
 }
 
-py::object discover(const Selection& selection, py::object on_import = py::none(), py::dict crashed = py::dict()) {
+// `backend` runs the pytest suites among the paths (parity.pytest_suite); none when only listing.
+py::object discover(const Selection& selection, py::object on_import = py::none(), py::dict crashed = py::dict(),
+                    py::object backend = py::none()) {
   py::module_ discovery = py::module_::import("parity.discovery");
-  py::object found = discovery.attr("discover")(selection.paths, on_import, crashed);
+  py::object found = discovery.attr("discover")(selection.paths, on_import, crashed, backend);
   return discovery.attr("select")(found, selection.only, selection.keyword);
 }
 
@@ -133,6 +135,14 @@ ScenarioRecord module_error(py::handle error) {
   return record;
 }
 
+void finish_pytest_sessions() {
+  try {
+    py::module_::import("parity.pytest_suite").attr("finish_all")();
+  } catch (py::error_already_set& e) {  // every result is already written; the teardown's failure is only printed
+    std::fprintf(stderr, "parity: tearing down pytest fixtures failed: %s\n", e.what());
+  }
+}
+
 // Replies go to their own descriptor so that whatever a scenario prints cannot corrupt them.
 void flush_python_output() {
   static py::object sys = py::module_::import("sys");
@@ -173,7 +183,7 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
     reply(channel, {{"event", protocol::kImporting}, {"file", file}});
   });
   try {
-    found = discover(options.selection, on_import, crashed);
+    found = discover(options.selection, on_import, crashed, backend);
     check_selection(options.selection, found);
   } catch (py::error_already_set& e) {
     if (!is_python_error(e, "builtins", "FileNotFoundError")) throw;
@@ -248,6 +258,8 @@ int worker_main(const WorkerOptions& options) {
     if (exhausted) break;
   }
   std::free(line);
+  // Module and session fixtures of pytest suites are torn down as pytest would at the end of its session.
+  finish_pytest_sessions();
   // parity never finalizes its interpreter (NumPy cannot be loaded twice), so Python's exit handlers would never
   // run: joblib's would leave its memmapping folders in /dev/shm behind, run after run (the soak test saw them).
   py::module_::import("atexit").attr("_run_exitfuncs")();
@@ -280,6 +292,7 @@ int list_scenarios(const Selection& selection, bool as_json) {
       std::printf("%s\n", id.c_str());
   }
   if (as_json) std::printf("%s\n", listing.dump(1, ' ', false, json::error_handler_t::replace).c_str());
+  finish_pytest_sessions();
   return found.attr("errors").cast<py::list>().size() > 0 ? kExitFailed : kExitOk;
 }
 

@@ -9,7 +9,7 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parity import _scenario
+from parity import _scenario, pytest_suite
 from parity._scenario import Scenario, describe_exception
 
 # Scenario modules live under this package name so that a file called fft.py or random.py never
@@ -39,17 +39,35 @@ class Discovery:
     errors: list = field(default_factory=list)  # ModuleError, one per module that failed
 
 
-def _module_files(paths):
+def _module_files(paths, pytest_owned=frozenset()):
+    """(root, file) of each native scenario module: the files pytest owns (pytest_suite.plan) are not."""
     for path in paths:
         path = Path(path).resolve()
         if path.is_file():
-            yield path.parent, path
+            if str(path) not in pytest_owned:
+                yield path.parent, path
         elif path.is_dir():
             for file in sorted(path.rglob("*.py")):
-                if not any(part.startswith(("_", ".")) for part in file.relative_to(path).parts):
+                if not any(part.startswith(("_", ".")) for part in file.relative_to(path).parts) \
+                        and str(file) not in pytest_owned:
                     yield path, file
         else:
             raise FileNotFoundError(f"scenario path does not exist: {path}")
+
+
+def is_scenario_module(module_globals) -> bool:
+    """Whether the module with these globals is scenario code: a native scenario module, or a module of a pytest
+    suite (test module, conftest, helper). A transparent proxy's import hook (fixtures/fsproxy.py) proxies what
+    these import, as cudf.pandas proxies what user code imports."""
+    module_globals = module_globals or {}
+    name = module_globals.get("__name__") or ""
+    if name == PACKAGE or name.startswith(PACKAGE + "."):
+        return True
+    file = module_globals.get("__file__")
+    if not file or not pytest_suite.SUITE_DIRS:
+        return False
+    path = Path(file)
+    return any(path.is_relative_to(d) for d in pytest_suite.SUITE_DIRS)
 
 
 def _module_name(root: Path, file: Path) -> str:
@@ -104,15 +122,21 @@ def _load_module(name: str, file: Path, found: Discovery, seen: dict):
         found.scenarios.append(sc)
 
 
-def discover(paths, on_import=None, crashed=None) -> Discovery:
-    """Imports every scenario module under `paths` (files or directories, in sorted order).
+def discover(paths, on_import=None, crashed=None, backend=None) -> Discovery:
+    """Imports every scenario module under `paths` (files or directories, in sorted order) and collects the pytest
+    suites among them with pytest (parity.pytest_suite), whose tests `backend` (the loaded one) will run.
 
     `on_import(file)` is called before each import: a process whose import kills it (a segfaulting extension)
     has said which file did. `crashed` maps such files to how their import ended; they are not imported again
     but reported as module errors, so that the rest still runs.
     """
     found, seen, crashed = Discovery(), {}, crashed or {}
-    for root, file in _module_files(paths):
+    for path in paths:
+        if not Path(path).exists():
+            raise FileNotFoundError(f"scenario path does not exist: {Path(path).resolve()}")
+    owned, tests, errors = pytest_suite.collect(paths, getattr(backend, "role", None), backend, on_import, crashed,
+                                                ModuleError)
+    for root, file in _module_files(paths, owned):
         name = _module_name(root, file)
         if str(file) in crashed:
             message = f"importing it killed the worker process ({crashed[str(file)]}); it was not imported again"
@@ -121,6 +145,15 @@ def discover(paths, on_import=None, crashed=None) -> Discovery:
         if on_import is not None:
             on_import(str(file))
         _load_module(name, file, found, seen)
+    for test in tests:
+        if test.id in seen:
+            msg = f"duplicate scenario id {test.id!r}: also defined in {seen[test.id]}"
+            found.errors.append(ModuleError(test.id, test.metadata()["source"],
+                                            {"type": "DuplicateScenario", "message": msg, "traceback": ""}))
+            continue
+        seen[test.id] = test.metadata()["source"]
+        found.scenarios.append(test)
+    found.errors += errors
     return found
 
 

@@ -1,0 +1,402 @@
+"""Pytest-style test files as parity scenarios: pytest collects and runs them, parity takes what each test returns."""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from parity._scenario import _check_options, describe_exception, format_param
+
+# The file names pytest collects by default (its `python_files`); a suite's ini may name others.
+TEST_FILES = ("test_*.py", "*_test.py")
+CONFTEST = "conftest.py"
+# Where a suite's pytest settings live, and the section that makes a file count (README, "pytest suites").
+_INI_SECTIONS = {"pytest.ini": None, "pyproject.toml": "[tool.pytest", "tox.ini": "[pytest]",
+                 "setup.cfg": "[tool:pytest]"}
+
+# The markers parity gives meaning to; cuDF's candidate-pass marker is accepted under its own name.
+CANDIDATE_XFAIL_MARKERS = ("xfail_candidate", "xfail_cudf_pandas")
+XFAIL_MARKERS = {"gold": ("xfail_gold",), "candidate": CANDIDATE_XFAIL_MARKERS, "compare": ("xfail_compare",)}
+MARKERS = {
+    "xfail_gold": "xfail_gold(reason=..., strict=...): the test is expected to fail under the gold backend",
+    "xfail_candidate": "xfail_candidate(reason=..., strict=...): expected to fail under the candidate backend",
+    "xfail_cudf_pandas": "xfail_cudf_pandas(...): cuDF's name for xfail_candidate",
+    "xfail_compare": "xfail_compare(reason=..., strict=...): the compare of the two results is expected to fail",
+    "assert_eq": "assert_eq(fn=...): compares the gold and candidate results with fn(gold, candidate)",
+    "parity": "parity(rtol=, atol=, tolerances=, signed_zeros=, policy=, tags=): parity's scenario options",
+}
+# pytest's own plugins that would write into the user's suite or take the worker's output away from it.
+_DISABLED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "pastebin", "junitxml", "resultlog")
+
+
+def _is_test_file(path: Path, patterns=TEST_FILES) -> bool:
+    return any(fnmatch.fnmatch(path.name, p) for p in patterns)
+
+
+def _has_pytest_ini(directory: Path) -> bool:
+    for name, section in _INI_SECTIONS.items():
+        ini = directory / name
+        if ini.is_file():
+            if section is None:
+                return True
+            try:
+                if section in ini.read_text(encoding="utf-8", errors="replace"):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def _visible(path: Path, root: Path) -> bool:
+    """As native discovery does: parts starting with '_' or '.' (caches, private helpers) are not scenarios."""
+    return not any(part.startswith(("_", ".")) for part in path.relative_to(root).parts[:-1])
+
+
+@dataclass
+class SuitePlan:
+    """How the files under the scenario paths split between pytest and native discovery."""
+
+    sessions: list = field(default_factory=list)  # (base: the path ids are relative to, [pytest args])
+    owned: set = field(default_factory=set)  # files native discovery must leave to pytest (str paths)
+    dirs: list = field(default_factory=list)  # directories whose modules are pytest's (for import hooks)
+
+
+def plan(paths) -> SuitePlan:
+    """Finds the pytest suites among `paths`: a directory holding a pytest ini is a suite of its own (all of its
+    .py files are pytest's), and test files and conftests elsewhere are pytest's, run from the path given."""
+    found = SuitePlan()
+    for path in (Path(p).resolve() for p in paths):
+        if path.is_file():
+            if _is_test_file(path) or path.name == CONFTEST:
+                found.sessions.append((path.parent, [str(path)]))
+                found.owned.add(str(path))
+            continue
+        if not path.is_dir():
+            continue
+        suites = sorted({f.parent for f in path.rglob("*") if f.name in _INI_SECTIONS and _visible(f, path)
+                         and _has_pytest_ini(f.parent)})
+        suites = [s for s in suites if not any(o != s and o in s.parents for o in suites)]  # outermost only
+        loose = []
+        for file in sorted(path.rglob("*.py")):
+            if not _visible(file, path) or file.name.startswith("_") and file.name != CONFTEST:
+                continue
+            if any(s == file.parent or s in file.parents for s in suites):
+                found.owned.add(str(file))
+            elif _is_test_file(file) or file.name == CONFTEST:
+                found.owned.add(str(file))
+                loose.append(file)
+        found.sessions += [(path, [str(s)]) for s in suites]
+        found.dirs += suites
+        if any(f.name != CONFTEST for f in loose):
+            found.sessions.append((path, [str(path), *(f"--ignore={s}" for s in suites)]))
+            found.dirs += sorted({f.parent for f in loose})
+    return found
+
+
+def _node_path_id(base: Path, nodeid_path: Path) -> str:
+    try:
+        return nodeid_path.relative_to(base).as_posix()
+    except ValueError:
+        return nodeid_path.as_posix()
+
+
+def scenario_id(base: Path, item) -> str:
+    """The pytest node id with its file part relative to the directory given: the same in every checkout."""
+    _, sep, rest = item.nodeid.partition("::")
+    return _node_path_id(base, Path(item.path)) + (sep + rest if sep else "")
+
+
+def _text(longrepr) -> str:
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (file, line, "Skipped: reason")
+        return longrepr[2]
+    return str(longrepr) if longrepr is not None else ""
+
+
+def _last_line(text: str) -> str:
+    """The line of pytest's report that says what went wrong (its 'E   ' prefix dropped)."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip().removeprefix("E").strip() if lines else text
+
+
+def _mark_reason(mark) -> str:
+    reason = mark.kwargs.get("reason") or (mark.args[1] if len(mark.args) > 1 else "")
+    return str(reason) or f"marked {mark.name}"
+
+
+class _KeepParents:
+    """What runtestprotocol's teardown is told comes next: the item's own parents, so that module, class and session
+    fixtures stay set up for the next test this worker runs (teardown_exact(next) ends what that one does not share)."""
+
+    def __init__(self, item):
+        self._chain = item.listchain()[:-1]
+
+    def listchain(self):
+        return self._chain
+
+
+class _ParityPlugin:
+    """Registered in every pytest session parity starts: markers, the per-pass xfail swap and the return value."""
+
+    def __init__(self, role, backend, suite):
+        self.role, self.backend, self.suite = role, backend, suite
+        self.results = {}  # nodeid -> what the test returned, materialized
+        self.exceptions = {}  # (nodeid, when) -> the exception a phase raised
+
+    def pytest_configure(self, config):
+        for name, text in MARKERS.items():
+            config.addinivalue_line("markers", f"{name}: {text}")
+
+    def pytest_ignore_collect(self, collection_path, config):
+        return True if str(collection_path) in self.suite.crashed else None
+
+    def pytest_collectstart(self, collector):
+        path = getattr(collector, "path", None)
+        if self.suite.on_import is not None and path is not None and str(path).endswith(".py"):
+            self.suite.on_import(str(path))
+
+    def pytest_collectreport(self, report):
+        if not report.passed:
+            self.suite.collect_reports.append(report)
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        import pytest
+
+        for item in items:
+            for name in XFAIL_MARKERS.get(self.role, ()):
+                mark = item.get_closest_marker(name)
+                if mark is not None:  # as cuDF's conftest does: the pass's own marker becomes a real xfail
+                    item.add_marker(pytest.mark.xfail(*mark.args, **mark.kwargs))
+                    break
+
+    def pytest_pyfunc_call(self, pyfuncitem):
+        import inspect
+
+        fn = pyfuncitem.obj
+        if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+            return None  # pytest's own call says why it cannot run it
+        names = pyfuncitem._fixtureinfo.argnames
+        outputs = self.backend.execute(fn, **{name: pyfuncitem.funcargs[name] for name in names})
+        self.results[pyfuncitem.nodeid] = self.backend.materialize(outputs)
+        return True
+
+    pytest_pyfunc_call.tryfirst = True
+
+    def pytest_runtest_makereport(self, item, call):
+        if call.excinfo is not None:
+            self.exceptions[(item.nodeid, call.when)] = call.excinfo.value
+
+
+class Suite:
+    """One pytest session: its config, the collected items as scenarios, and the set-up state between tests."""
+
+    def __init__(self, base: Path, args: list, role: str, backend, on_import=None, crashed=None):
+        self.base, self.args, self.role = base, args, role
+        self.on_import, self.crashed = on_import, crashed or {}
+        self.collect_reports = []
+        self.plugin = _ParityPlugin(role, backend, self)
+        self.session = None
+
+    def start(self):
+        from _pytest.config import _prepareconfig
+        from _pytest.main import Session
+
+        disabled = [arg for name in _DISABLED_PLUGINS for arg in ("-p", f"no:{name}")]
+        # -s: what a test prints reaches the worker's output (a crash report shows it), as a scenario's does.
+        config = _prepareconfig([*self.args, "-s", *disabled], plugins=[self.plugin])
+        self.session = Session.from_config(config)
+        config._do_configure()
+        config.hook.pytest_sessionstart(session=self.session)
+        config.hook.pytest_collection(session=self.session)
+        return self.session.items
+
+    def finish(self):
+        """Tears down what is still set up (module and session fixtures) and ends the session as pytest would."""
+        if self.session is None:
+            return
+        session, self.session = self.session, None
+        try:
+            session._setupstate.teardown_exact(None)
+        finally:
+            session.config.hook.pytest_sessionfinish(session=session, exitstatus=0)
+            session.config._ensure_unconfigure()
+
+    def run(self, item, scenario_id: str) -> dict:
+        from _pytest.runner import runtestprotocol
+
+        # The next test this worker runs may need none of what the last one set up (another module's fixtures).
+        self.session._setupstate.teardown_exact(item)
+        reports = runtestprotocol(item, log=False, nextitem=_KeepParents(item))
+        return self._outcome(item, scenario_id, reports)
+
+    def _error(self, item, report) -> dict:
+        exc = self.plugin.exceptions.pop((item.nodeid, report.when), None)
+        error = describe_exception(exc) if exc is not None else {"type": "Failed", "message": "", "traceback": ""}
+        text = _text(report.longrepr)
+        error["traceback"] = text or error["traceback"]
+        if not error["message"]:
+            error["message"] = _last_line(text)
+        if report.when != "call":
+            error["message"] = f"in {report.when}: {error['message']}"
+        return {"status": "crash" if isinstance(exc, MemoryError) else "error", "error": error}
+
+    def _outcome(self, item, scenario_id: str, reports) -> dict:
+        result = self.plugin.results.pop(item.nodeid, None)
+        failed = next((r for r in reports if r.failed), None)
+        skipped = next((r for r in reports if r.skipped), None)
+        xfailed = getattr(skipped, "wasxfail", None) if skipped is not None else None
+        if failed is not None:
+            if failed.when == "call" and "XPASS(strict)" in _text(failed.longrepr):
+                return {"status": "xpass", "error": {"type": "XPASS", "message": _text(failed.longrepr),
+                                                     "traceback": ""}}
+            return self._error(item, failed)
+        if skipped is not None:
+            reason = _text(skipped.longrepr)
+            if xfailed is not None:  # as a native scenario's xfail: what it raised, and why that was expected
+                error = self._error(item, skipped)["error"]
+                return {"status": "xfail", "error": dict(error, reason=xfailed or "marked xfail")}
+            return {"status": "skip", "error": {"type": "Skipped", "message": reason.removeprefix("Skipped: "),
+                                                "traceback": ""}}
+        if result is None:
+            return {"status": "error", "error": {
+                "type": "ReturnedNone", "traceback": "",
+                "message": f"{scenario_id} returned None: parity compares what a test returns, so it must return "
+                           "its result (a value, an array, a dict of them)"}}
+        return {"status": "ok", "outputs": result}
+
+
+@dataclass
+class PytestScenario:
+    """One collected pytest item, run through pytest's own set-up, call and teardown."""
+
+    id: str
+    item: object
+    suite: Suite
+
+    @property
+    def seed(self) -> int:
+        return int.from_bytes(hashlib.sha256(self.id.encode("utf-8")).digest()[:8], "little")
+
+    def keyword_names(self) -> set:
+        from _pytest.mark import KeywordMatcher
+
+        return set(KeywordMatcher.from_item(self.item)._names) | {self.id}
+
+    def _options(self) -> dict:
+        mark = self.item.get_closest_marker("parity")
+        kwargs = dict(mark.kwargs) if mark is not None else {}
+        compare = self.item.get_closest_marker("xfail_compare")
+        timeout = self.item.get_closest_marker("timeout")  # pytest-timeout's marker, read without the plugin
+        return _check_options(kwargs.get("rtol"), kwargs.get("atol"), kwargs.get("tolerances"),
+                              kwargs.get("signed_zeros", False), kwargs.get("policy"), kwargs.get("tags"),
+                              {"compare": _mark_reason(compare)} if compare is not None else None,
+                              timeout.args[0] if timeout is not None and timeout.args else None)
+
+    def metadata(self) -> dict:
+        item = self.item
+        callspec = getattr(item, "callspec", None)
+        params = {k: format_param(v) for k, v in callspec.params.items()} if callspec is not None else {}
+        compare = item.get_closest_marker("xfail_compare")
+        strict = compare.kwargs.get("strict") if compare is not None else None
+        asserter = item.get_closest_marker("assert_eq")
+        fn = asserter.kwargs.get("fn") if asserter is not None else None
+        path, line, _ = item.location
+        return {
+            "kind": "pytest",
+            "nodeid": self.id,
+            "module": self.id.partition("::")[0],
+            "function": getattr(item, "originalname", item.name),
+            "params": params,
+            **self._options(),
+            "xfail_strict": bool(item.config.getini("xfail_strict") if strict is None else strict),
+            "assert_eq": _qualified(fn) if fn is not None else None,
+            "source": str(item.path),
+            "line": (line or 0) + 1,
+        }
+
+    def call(self, backend) -> dict:
+        """Runs the test; never raises except KeyboardInterrupt (as Scenario.call)."""
+        import numpy
+
+        numpy.random.seed(self.seed % 2**32)  # tests that draw from the global generators are reproducible too
+        random.seed(self.seed)
+        try:
+            return self.suite.run(self.item, self.id)
+        except KeyboardInterrupt:
+            raise
+        except MemoryError as exc:
+            return {"status": "crash", "error": describe_exception(exc)}
+        except BaseException as exc:  # noqa: BLE001 - pytest's own failure is this scenario's error
+            return {"status": "error", "error": describe_exception(exc)}
+
+
+def _qualified(fn) -> str:
+    return f"{getattr(fn, '__module__', '') or ''}.{getattr(fn, '__qualname__', repr(fn))}".lstrip(".")
+
+
+@dataclass
+class CollectedSkip:
+    """A test file that pytest skipped as a whole while collecting it (importorskip, a module-level skip)."""
+
+    id: str
+    source: str
+    reason: str
+
+    def keyword_names(self) -> set:
+        return {self.id}
+
+    def metadata(self) -> dict:
+        return {"kind": "pytest", "nodeid": self.id, "module": self.id, "function": "", "params": {},
+                **_check_options(None, None, None, False, None, None, None), "source": self.source, "line": 0}
+
+    def call(self, backend) -> dict:
+        return {"status": "skip", "error": {"type": "Skipped", "message": self.reason, "traceback": ""}}
+
+
+_suites: list = []  # the sessions this process started, finished by finish_all()
+
+
+# Directories whose modules are a pytest suite's (test modules, conftests, their helpers): a transparent proxy's
+# import hook treats them as scenario modules (discovery.is_scenario_module).
+SUITE_DIRS: list = []
+
+
+def collect(paths, role: str, backend, on_import=None, crashed=None, module_error=None):
+    """(scenarios, module errors) from the pytest suites among `paths`, one pytest session per suite."""
+    found = plan(paths)
+    SUITE_DIRS.extend(d for d in found.dirs if d not in SUITE_DIRS)
+    scenarios, errors = [], []
+    for base, args in found.sessions:
+        suite = Suite(base, args, role, backend, on_import, crashed)
+        _suites.append(suite)
+        try:
+            items = suite.start()
+        except Exception as exc:  # noqa: BLE001 - a suite pytest refuses (a bad ini, addopts) is its error alone
+            errors.append(module_error(_node_path_id(base, Path(args[0])), args[0], describe_exception(exc)))
+            continue
+        scenarios += [PytestScenario(scenario_id(base, item), item, suite) for item in items]
+        for report in suite.collect_reports:
+            rid = _node_path_id(base, Path(report.fspath)) if report.fspath else base.name
+            if report.skipped:
+                scenarios.append(CollectedSkip(rid, str(report.fspath), _text(report.longrepr).removeprefix(
+                    "Skipped: ")))
+            else:
+                text = _text(report.longrepr)
+                errors.append(module_error(rid, str(report.fspath),
+                                           {"type": "CollectError", "message": _last_line(text), "traceback": text}))
+    for file, how in (crashed or {}).items():
+        if file in found.owned:
+            base = next((b for b, _ in found.sessions if Path(file).is_relative_to(b)), Path(file).parent)
+            message = f"importing it killed the worker process ({how}); it was not imported again"
+            errors.append(module_error(_node_path_id(base, Path(file)), file,
+                                       {"type": "Crash", "message": message, "traceback": ""}))
+    return found.owned, scenarios, errors
+
+
+def finish_all():
+    """Ends every session this process started (fixture teardown, sessionfinish); the worker calls it last."""
+    while _suites:
+        _suites.pop().finish()
