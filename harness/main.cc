@@ -41,7 +41,10 @@ void add_selection(CLI::App* cmd, Selection& selection) {
   cmd->add_option("--scenarios", selection.paths,
                   "scenario file or directory (repeatable; default: the bundled scenarios/)");
   cmd->add_option("--only", selection.only, "run only the scenario with this exact id (repeatable)");
-  cmd->add_option("-k,--keyword", selection.keyword, "run only scenarios whose id contains this text");
+  cmd->add_option("-k,--keyword", selection.keyword,
+                  "run only scenarios matching this pytest keyword expression (\"fft and not real\"; a word matches "
+                  "a case-insensitive substring of an id, module, function, tag or name=value param); a selection "
+                  "of nothing exits 5");
 }
 
 // -q and -v, for run and compare alike; giving both is a usage error.
@@ -329,6 +332,9 @@ int main_impl(int argc, char** argv) {
   CLI::App app{"parity: does a proxy-array library behave like NumPy, after its results have travelled?"};
   app.require_subcommand(1);
   app.set_version_flag("--version", PARITY_VERSION);
+  app.footer(
+      "Exit codes: 0 nothing failed; 1 something failed; 2 usage or infrastructure error; 5 the selection holds no "
+      "scenario (pytest's \"no tests collected\"); 130 interrupted.");
 
   Selection list_selection;
   bool list_json = false;
