@@ -1,5 +1,7 @@
 """Selection as pytest users expect it: -k keyword expressions, exit 5 for a selection of nothing, compare --only."""
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -154,3 +156,11 @@ def test_compare_only_an_id_in_one_run_is_that_scenarios_missing_failure(pair, t
     status = {s["id"]: s["status"] for s in report["scenarios"]}
     assert status == {"fft.inverse": "pass", "ufuncs.total": "fail"}
     assert json.dumps(report).count('"missing"') >= 1
+
+
+def test_the_ctest_listing_of_a_directory_without_scenarios_exits_5(tmp_path):
+    """cmake's parity_add_scenario_tests lists with `python -m parity list`: an empty listing would register no test
+    and an empty ctest passes, so the configure step must fail instead."""
+    proc = subprocess.run([sys.executable, "-m", "parity", "list", tmp_path], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "harness" / "python")})
+    assert proc.returncode == 5 and f"no scenario found in {tmp_path}" in proc.stderr, proc.stderr

@@ -135,6 +135,11 @@ class SelectionError(ValueError):
         super().__init__(message)
         self.no_tests = no_tests
 
+    @property
+    def exit_code(self) -> int:
+        """For `python -m parity list`; the binary maps no_tests itself (harness/runner.h, ExitCode)."""
+        return 5 if self.no_tests else 2
+
 
 def keyword_filter(keyword: str):
     """The predicate of the -k expression `keyword` over an item's keyword_names(), None for an empty one (pytest too
