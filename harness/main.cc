@@ -41,7 +41,10 @@ void add_selection(CLI::App* cmd, Selection& selection) {
   cmd->add_option("--scenarios", selection.paths,
                   "scenario file or directory (repeatable; default: the bundled scenarios/)");
   cmd->add_option("--only", selection.only, "run only the scenario with this exact id (repeatable)");
-  cmd->add_option("-k,--keyword", selection.keyword, "run only scenarios whose id contains this text");
+  cmd->add_option("-k,--keyword", selection.keyword,
+                  "run only scenarios matching this pytest keyword expression (\"fft and not real\"; a word matches "
+                  "a case-insensitive substring of an id, module, function, tag or name=value param); a selection "
+                  "of nothing exits 5");
 }
 
 // -q and -v, for run and compare alike; giving both is a usage error.
@@ -157,13 +160,20 @@ std::string pairing_mistake(const Manifest& gold, const Manifest& candidate, con
 }
 
 // A compare of nothing passes nothing: two empty runs (that failed before their first scenario) or an --only that
-// names no scenario of either are a mistake to report, never a green result. Empty when there is something.
+// names no scenario of either are a mistake to report, never a green result; so is one --only id that neither run
+// has, a typo as it is for `run --only` (an id in one run only is that scenario's `missing` failure). Empty when
+// there is something and every id is known.
 std::string nothing_compared(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
-  if (!compared_ids(gold, candidate, only).empty()) return "";
   const std::string both = gold.dir.string() + " and " + candidate.dir.string();
-  return "the compare covered 0 scenarios: " +
-         (only.empty() ? both + " list none (did their runs stop before the first scenario?)"
-                       : "no scenario of " + both + " has an id given with --only");
+  if (compared_ids(gold, candidate, only).empty())
+    return "the compare covered 0 scenarios: " +
+           (only.empty() ? both + " list none (did their runs stop before the first scenario?)"
+                         : "no scenario of " + both + " has an id given with --only");
+  const std::vector<std::string> all = compared_ids(gold, candidate, {});
+  const std::set<std::string> known(all.begin(), all.end());
+  for (const std::string& id : only)
+    if (!known.count(id)) return "no scenario of " + both + " has the id '" + id + "' given with --only";
+  return "";
 }
 
 // The per-scenario time limit the runs had (run.timeout): the longer of the two, 0 (none) if either had none,
@@ -322,6 +332,9 @@ int main_impl(int argc, char** argv) {
   CLI::App app{"parity: does a proxy-array library behave like NumPy, after its results have travelled?"};
   app.require_subcommand(1);
   app.set_version_flag("--version", PARITY_VERSION);
+  app.footer(
+      "Exit codes: 0 nothing failed; 1 something failed; 2 usage or infrastructure error; 5 the selection holds no "
+      "scenario (pytest's \"no tests collected\"); 130 interrupted.");
 
   Selection list_selection;
   bool list_json = false;

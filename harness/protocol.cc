@@ -71,6 +71,7 @@ json parse_reply(const std::string& line) {
     require(reply, event.c_str(), "file", {Type::string});
   } else if (event == kFatal) {
     require(reply, event.c_str(), "message", {Type::string});
+    if (reply.contains("no_tests")) require(reply, event.c_str(), "no_tests", {Type::boolean});
   } else if (event == kReady) {
     check_ready(reply);
   } else if (event == kDone) {

@@ -73,9 +73,11 @@ std::vector<std::string> worker_argv(const RunOptions& options, const std::strin
   return argv;
 }
 
-// A run-level failure: the backend or the selection is unusable, or a worker cannot start. Exit 2.
+// A run-level failure: the backend or the selection is unusable, or a worker cannot start. Exit 2, or 5 for a
+// selection of nothing.
 struct RunAbort {
   std::string message;
+  int code = kExitUsage;
 };
 
 struct Worker {
@@ -200,7 +202,9 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
                              event == protocol::kReady || event == protocol::kFatal;
   if (starting != startup_event)
     throw protocol::ProtocolError("a '" + event + "' event " + (starting ? "before" : "after") + " it was ready");
-  if (event == protocol::kFatal) throw RunAbort{message.at("message").get<std::string>()};
+  if (event == protocol::kFatal)
+    throw RunAbort{message.at("message").get<std::string>(),
+                   message.value("no_tests", false) ? kExitNoTests : kExitUsage};
   if (event == protocol::kImporting) {
     w.importing = message.at("file").get<std::string>();
   } else if (event == protocol::kImported) {
@@ -607,7 +611,7 @@ int run_scenarios(const RunOptions& options) {
     supervisor.start(backend);  // the workers create the results directory once backend and selection are good
   } catch (const RunAbort& e) {
     print_line("run", e.message);
-    return kExitUsage;
+    return e.code;
   }
   print_banner(manifest);
   const std::optional<ShardPlan> plan =

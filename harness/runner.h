@@ -10,13 +10,14 @@
 
 namespace parity {
 
-/// Exit codes every subcommand uses; scripts rely on them.
-enum ExitCode : int { kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitInterrupted = 130 };
+/// Exit codes every subcommand uses; scripts rely on them. kExitNoTests is pytest's "no tests collected": a
+/// selection (paths, --only, -k) of no scenario at all.
+enum ExitCode : int { kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitNoTests = 5, kExitInterrupted = 130 };
 
 struct Selection {
   std::vector<std::string> paths;  ///< scenario files or directories
   std::vector<std::string> only;   ///< exact ids; empty means all
-  std::string keyword;             ///< substring an id must contain
+  std::string keyword;             ///< pytest's -k expression over each scenario's keyword_names()
 };
 
 struct RunOptions {
@@ -36,7 +37,8 @@ struct RunOptions {
 
 /// Runs the selected scenarios in worker processes and writes OUT/manifest.json and OUT/results/*. Returns
 /// kExitOk when every scenario ended ok/xfail/skip, kExitFailed when one ended error/xpass/crash/timeout,
-/// kExitUsage for a bad backend, path, selection or shard (nothing written), kExitInterrupted on SIGINT/SIGTERM (the
+/// kExitUsage for a bad backend, path, selection or shard (nothing written), kExitNoTests for a selection of nothing
+/// (nothing written), kExitInterrupted on SIGINT/SIGTERM (the
 /// manifest lists what finished). A sharded run runs only its shard's scenarios and records the partition in the
 /// manifest's run.shard.
 int run_scenarios(const RunOptions& options);

@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 
 #include "atomic_file.h"
@@ -44,18 +43,15 @@ py::object discover(const Selection& selection, py::object on_import = py::none(
                     py::object backend = py::none()) {
   py::module_ discovery = py::module_::import("parity.discovery");
   py::object found = discovery.attr("discover")(selection.paths, on_import, crashed, backend);
-  return discovery.attr("select")(found, selection.only, selection.keyword);
+  return discovery.attr("select")(found, selection.only, selection.keyword, selection.paths);
 }
 
-// An --only id or a -k text that matches nothing is a typo, not an empty run that passes.
-void check_selection(const Selection& selection, py::handle found) {
-  std::set<std::string> known;
-  for (py::handle s : found.attr("scenarios")) known.insert(s.attr("id").cast<std::string>());
-  for (py::handle e : found.attr("errors")) known.insert(e.attr("id").cast<std::string>());
-  for (const std::string& id : selection.only)
-    if (!known.count(id)) throw std::invalid_argument("no scenario has the id '" + id + "' (see 'parity list')");
-  if (!selection.keyword.empty() && known.empty())
-    throw std::invalid_argument("no scenario id contains '" + selection.keyword + "' (-k; see 'parity list')");
+// The exit code of a selection discovery refused (a missing path, or discovery.SelectionError: an empty selection
+// is pytest's "no tests collected", the rest usage errors); kExitOk for any other Python error.
+int refused_selection(py::error_already_set& e) {
+  if (is_python_error(e, "parity.discovery", "SelectionError"))
+    return e.value().attr("no_tests").cast<bool>() ? kExitNoTests : kExitUsage;
+  return is_python_error(e, "builtins", "FileNotFoundError") ? kExitUsage : kExitOk;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -155,9 +151,9 @@ void reply(std::FILE* channel, const json& message) {
   std::fflush(channel);
 }
 
-int fatal(std::FILE* channel, const std::string& message) {
-  reply(channel, {{"event", protocol::kFatal}, {"message", message}});
-  return kExitUsage;
+int fatal(std::FILE* channel, const std::string& message, int code = kExitUsage) {
+  reply(channel, {{"event", protocol::kFatal}, {"message", message}, {"no_tests", code == kExitNoTests}});
+  return code;
 }
 
 // Everything before the first scenario: backend, install(), discovery, the results directory (created only once
@@ -184,12 +180,10 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
   });
   try {
     found = discover(options.selection, on_import, crashed, backend);
-    check_selection(options.selection, found);
   } catch (py::error_already_set& e) {
-    if (!is_python_error(e, "builtins", "FileNotFoundError")) throw;
-    return fatal(channel, py::str(e.value()).cast<std::string>());
-  } catch (const std::invalid_argument& e) {
-    return fatal(channel, e.what());
+    const int code = refused_selection(e);
+    if (code == kExitOk) throw;
+    return fatal(channel, py::str(e.value()).cast<std::string>(), code);
   }
   try {
     std::filesystem::create_directories(options.out / kResultsSubdir);
@@ -272,9 +266,10 @@ int list_scenarios(const Selection& selection, bool as_json) {
   try {
     found = discover(selection);
   } catch (py::error_already_set& e) {
-    if (!is_python_error(e, "builtins", "FileNotFoundError")) throw;
+    const int code = refused_selection(e);
+    if (code == kExitOk) throw;
     std::fprintf(stderr, "parity list: %s\n", printable(py::str(e.value()).cast<std::string>()).c_str());
-    return kExitUsage;
+    return code;
   }
   json listing = json::array();
   for (py::handle s : found.attr("scenarios"))

@@ -23,7 +23,8 @@ struct WorkerOptions {
 /// `parity _worker`: loads the backend, installs it, discovers the scenarios (replying {"event": "importing", file}
 /// before each module's import, so that an import that kills it is known, and {"event": "imported"} after the
 /// last) and replies one JSON line, either {"event": "ready", backend, environment, scenarios: [{id, meta}],
-/// errors: [records of module errors]} or {"event": "fatal", message} (then exits 2). Then, for each command line
+/// errors: [records of module errors]} or {"event": "fatal", message, no_tests} (then exits 2, or 5 with no_tests
+/// true: the selection holds no scenario). Then, for each command line
 /// {"run": ID}, replies {"event": "started"}, runs that scenario, writes its result files under `out` and replies
 /// {"event": "done", record, retiring}. Exits 0 at the end of the commands, or right after a reply with retiring
 /// true (a MemoryError left it untrustworthy: a crash record). Commands and replies travel on the descriptors

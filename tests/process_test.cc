@@ -219,6 +219,7 @@ TEST(Protocol, AcceptsTheEventsAWorkerSends) {
   const std::string ready =
       R"({"event": "ready", "backend": {}, "environment": {}, "errors": [], "scenarios": [{"id": "m.f", "meta": {}}]})";
   EXPECT_EQ(parse_reply(ready)["scenarios"].size(), 1u);
+  EXPECT_TRUE(parse_reply(R"({"event": "fatal", "message": "m", "no_tests": true})")["no_tests"]);
 }
 
 TEST(Protocol, RefusesWhatAWorkerNeverSends) {
@@ -228,6 +229,7 @@ TEST(Protocol, RefusesWhatAWorkerNeverSends) {
            R"({"event": 5})",
            R"({"event": "launch"})",
            R"({"event": "fatal"})",
+           R"({"event": "fatal", "message": "m", "no_tests": 1})",
            R"({"event": "done", "record": {"id": "m.f", "status": "ok", "file": "", "seconds": 0}})",
            R"({"event": "done", "retiring": false, "record": {"id": "m.f", "status": "pass", "file": "",
                "seconds": 0}})",

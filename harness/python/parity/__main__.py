@@ -1,14 +1,18 @@
 """`python -m parity list PATH...`: scenario ids one per line, for CMake's configure-time test registration."""
 import sys
 
-from parity.discovery import discover
+from parity.discovery import SelectionError, discover, select
 
 
 def main(argv):
     if len(argv) < 2 or argv[0] != "list":
         print("usage: python -m parity list PATH...", file=sys.stderr)
         return 2
-    found = discover(argv[1:])
+    try:  # a directory without scenarios would register no test at all, and an empty ctest passes
+        found = select(discover(argv[1:]), paths=argv[1:])
+    except SelectionError as exc:
+        print(f"parity: {exc}", file=sys.stderr)
+        return exc.exit_code
     for sc in found.scenarios:
         print(sc.id)
     # A module that fails to import is listed under its own name so that its test exists and fails.

@@ -256,6 +256,11 @@ class Scenario:
         """A stable 64-bit seed from the id: the same on every machine and Python version."""
         return int.from_bytes(self.digest[:8], "little")
 
+    def keyword_names(self) -> set:
+        """The names `-k` matches against (pytest's KeywordMatcher semantics: a word matches a substring of any)."""
+        params = {f"{k}={format_param(v)}" for k, v in self.params.items()}
+        return {self.id, self.module, self.function, f"{self.module}.{self.function}", *self.tags, *params}
+
     def metadata(self) -> dict:
         """What the manifest records so that the compare step never imports scenario code."""
         return {

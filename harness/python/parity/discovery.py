@@ -32,6 +32,9 @@ class ModuleError:
     def metadata(self) -> dict:
         return {"module": self.module, "source": self.source, "kind": "module"}
 
+    def keyword_names(self) -> set:
+        return {self.id}
+
 
 @dataclass
 class Discovery:
@@ -157,11 +160,70 @@ def discover(paths, on_import=None, crashed=None, backend=None) -> Discovery:
     return found
 
 
-def select(found: Discovery, only=(), keyword: str = "") -> Discovery:
-    """Keeps the scenarios whose id is in `only` (when given) and contains `keyword`."""
-    only = set(only)
-    keep = lambda i: (not only or i in only) and keyword in i  # noqa: E731
-    return Discovery([s for s in found.scenarios if keep(s.id)], [e for e in found.errors if keep(e.id)])
+class SelectionError(ValueError):
+    """A selection refused before anything runs: a usage error (exit 2: a malformed -k expression, an --only id that no
+    scenario has) or, with `no_tests`, one that selects nothing (exit 5, pytest's "no tests collected")."""
+
+    def __init__(self, message: str, no_tests: bool = False):
+        super().__init__(message)
+        self.no_tests = no_tests
+
+    @property
+    def exit_code(self) -> int:
+        """For `python -m parity list`; the binary maps no_tests itself (harness/runner.h, ExitCode)."""
+        return 5 if self.no_tests else 2
+
+
+def keyword_filter(keyword: str):
+    """The predicate of the -k expression `keyword` over an item's keyword_names(), None for an empty one (pytest too
+    selects everything then). pytest's own parser and matcher: `-k "fft and not real"` means what it means there."""
+    keyword = keyword.strip()
+    if not keyword:
+        return None
+    from _pytest.mark import KeywordMatcher
+    from _pytest.mark.expression import Expression
+    from pytest import UsageError
+
+    try:
+        expression = Expression.compile(keyword)
+    except SyntaxError as exc:
+        raise SelectionError(f"-k {keyword!r} is not a keyword expression: at column {exc.offset}: {exc.msg} "
+                             "(to select one scenario by its exact id, give it with --only)") from None
+
+    def keep(item) -> bool:
+        try:
+            return expression.evaluate(KeywordMatcher(item.keyword_names()))
+        except UsageError as exc:  # the grammar's `name(arg=value)`, which only -m gives a meaning
+            raise SelectionError(f"-k {keyword!r}: {exc}") from None
+
+    return keep
+
+
+def _describe(only, keyword: str) -> str:
+    return " ".join([*(f"--only {i}" for i in only), *([f"-k {keyword.strip()!r}"] if keyword.strip() else [])])
+
+
+def select(found: Discovery, only=(), keyword: str = "", paths=()) -> Discovery:
+    """Keeps the scenarios (and module errors) whose id is in `only`, when given, and that the -k expression `keyword`
+    selects. Raises SelectionError for a malformed expression, when `paths` (named in the message) hold nothing at
+    all, when an `only` id names nothing, and when nothing is left: an empty run must never pass."""
+    matches = keyword_filter(keyword) or (lambda item: True)
+    where = ", ".join(map(str, paths)) or "the scenario paths"
+    everything = [*found.scenarios, *found.errors]
+    if not everything:
+        raise SelectionError(f"no scenario found in {where} (is it the right directory?)", no_tests=True)
+    known = {item.id for item in everything}
+    unknown = next((i for i in only if i not in known), None)
+    if unknown is not None:
+        raise SelectionError(f"no scenario has the id '{unknown}' (see 'parity list')")
+    wanted = set(only)
+    keep = lambda item: (not wanted or item.id in wanted) and matches(item)  # noqa: E731
+    selected = Discovery([s for s in found.scenarios if keep(s)], [e for e in found.errors if keep(e)])
+    if not selected.scenarios and not selected.errors:
+        broken = f" and {len(found.errors)} broken modules" if found.errors else ""
+        raise SelectionError(f"{_describe(only, keyword)} selects none of the {len(found.scenarios)} scenarios{broken} "
+                             f"in {where} (see 'parity list')", no_tests=True)
+    return selected
 
 
 # Libraries scenarios commonly use (module -> the name the manifest gives it): a run records the versions of those it
