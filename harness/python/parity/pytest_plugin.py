@@ -1,0 +1,27 @@
+"""A pytest plugin that runs a parity pytest suite under plain pytest as its gold pass (or another pass):
+`python -m pytest -p parity.pytest_plugin scenarios/pytest_style`, so that a suite stays valid pytest."""
+import pytest
+
+from parity import pytest_suite
+
+
+def pytest_addoption(parser):
+    parser.addoption("--parity-pass", choices=tuple(pytest_suite.XFAIL_MARKERS), default="gold",
+                     help="whose xfail marker becomes a real xfail: gold (default), candidate or compare")
+
+
+def pytest_configure(config):
+    pytest_suite.register_markers(config)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    pytest_suite.swap_xfail_markers(items, config.getoption("--parity-pass"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Calls the test as parity does: it must return its result, which plain pytest would warn about."""
+    called, result = pytest_suite.call_test(pyfuncitem, lambda fn, **kwargs: fn(**kwargs))
+    if called and result is None:
+        pytest.fail(pytest_suite.returned_none(pyfuncitem.nodeid), pytrace=False)
+    return True if called else None
