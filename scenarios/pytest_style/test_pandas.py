@@ -5,7 +5,8 @@ import pytest
 
 # pandas hands back plain ndarrays whatever made its inputs (a transparent NumPy proxy proxies numpy, not pandas):
 # parity's type check takes the gold type's subclasses instead of requiring the candidate's TYPE_MAP proxy.
-pytestmark = [pytest.mark.assert_eq(fn=pd.testing.assert_frame_equal), pytest.mark.parity(policy={"type": "subclass-ok"})]
+pytestmark = [pytest.mark.assert_eq(fn=pd.testing.assert_frame_equal),
+              pytest.mark.parity(policy={"type": "subclass-ok"})]
 
 
 def assert_dict_close(gold, candidate):

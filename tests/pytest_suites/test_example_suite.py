@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import REPO, compare, failing, parity, passes_but_corpus_xfails, run  # noqa: E402 - shares the e2e helpers, not a copy of them
+# The e2e helpers, shared rather than copied.
+from e2e_test import REPO, compare, failing, parity, passes_but_corpus_xfails, run  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SUITE = HERE / "suites" / "cudf_style"
@@ -143,7 +144,8 @@ def test_the_bundled_example_runs_under_plain_pytest():
     summary = proc.stdout.strip().splitlines()[-1]
     assert "1 xfailed" in summary and "failed" not in summary.replace("xfailed", "") and "warning" not in summary, \
         proc.stdout
-    assert re.search(r"^XFAIL \S*test_numpy.py::test_percentile_above_100 - NumPy refuses", proc.stdout, re.M), proc.stdout
+    xfailed = r"^XFAIL \S*test_numpy.py::test_percentile_above_100 - NumPy refuses"
+    assert re.search(xfailed, proc.stdout, re.M), proc.stdout
 
 
 def test_the_plugin_fails_a_test_that_returns_none(tmp_path):
@@ -164,8 +166,10 @@ def test_the_bundled_example_is_part_of_the_default_corpus(tmp_path):
     for name, backend in (("gold", "gold"), ("gold2", "gold"), ("fsproxy", "fsproxy")):
         run(backend, tmp_path / name, "-k", "pytest_style")
     assert sorted(statuses(tmp_path / "gold")) == sorted(example)
-    for a, b in zip(sorted((tmp_path / "gold" / "results").iterdir()), sorted((tmp_path / "gold2" / "results").iterdir())):
-        assert a.name == b.name and a.read_bytes() == b.read_bytes(), a.name
+    first, second = (sorted((tmp_path / name / "results").iterdir()) for name in ("gold", "gold2"))
+    assert [f.name for f in first] == [f.name for f in second]
+    for a, b in zip(first, second):
+        assert a.read_bytes() == b.read_bytes(), a.name
     # As scripts/main.sh compares them.
     _, report, _ = compare(tmp_path / "gold", tmp_path / "fsproxy", tmp_path, "--strict-differences",
                            "--trust-backend", "fsproxy", check=0)

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import REPO, parity, passes_but_corpus_xfails, run  # noqa: E402 - shares the e2e helpers, not a copy of them
+# The e2e helpers, shared rather than copied.
+from e2e_test import REPO, parity, passes_but_corpus_xfails, run  # noqa: E402
 
 N = 3
 CORPUS = REPO / "scenarios"
