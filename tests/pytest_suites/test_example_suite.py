@@ -135,11 +135,16 @@ def test_a_backend_that_skips_what_it_cannot_run_skips_pytest_tests_too(tmp_path
             "message"], record
 
 
-def test_the_bundled_example_runs_under_plain_pytest():
+def plain_pytest(path, *options):
+    """Runs plain pytest with parity's plugin over `path`; the CompletedProcess."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "harness" / "python"),
                                                         os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "parity.pytest_plugin", "-p", "no:cacheprovider",
-                           "-q", "-rxX", str(EXAMPLE)], capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "parity.pytest_plugin", "-p", "no:cacheprovider",
+                           "-q", "-rxX", *options, str(path)], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_the_bundled_example_runs_under_plain_pytest():
+    proc = plain_pytest(EXAMPLE)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = proc.stdout.strip().splitlines()[-1]
     assert "1 xfailed" in summary and "failed" not in summary.replace("xfailed", "") and "warning" not in summary, \
@@ -148,11 +153,17 @@ def test_the_bundled_example_runs_under_plain_pytest():
     assert re.search(xfailed, proc.stdout, re.M), proc.stdout
 
 
+def test_the_plugin_swaps_the_candidate_pass_markers_on_request():
+    """Without a candidate installed the exact-type test passes: its xfail is not strict, so an xpass."""
+    proc = plain_pytest(EXAMPLE, "--parity-pass", "candidate")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1].startswith("25 passed, 1 xfailed, 1 xpassed"), proc.stdout
+    assert re.search(r"^XPASS \S*test_numpy.py::test_concatenate_is_exact_ndarray", proc.stdout, re.M), proc.stdout
+
+
 def test_the_plugin_fails_a_test_that_returns_none(tmp_path):
     (tmp_path / "test_none.py").write_text("def test_nothing():\n    pass\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO / "harness" / "python")}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "parity.pytest_plugin", "-p", "no:cacheprovider",
-                           "-q", str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
+    proc = plain_pytest(tmp_path)
     assert proc.returncode == 1 and "test_none.py::test_nothing returned None" in proc.stdout, proc.stdout
 
 
