@@ -1,5 +1,7 @@
-"""A pytest plugin that runs a parity pytest suite under plain pytest as its gold pass (or another pass):
-`python -m pytest -p parity.pytest_plugin scenarios/pytest_style`, so that a suite stays valid pytest."""
+"""A pytest plugin that runs a parity pytest suite under plain pytest as its gold pass, so it stays valid pytest.
+
+Usage: `python -m pytest -p parity.pytest_plugin scenarios/pytest_style` (README, "Running an existing pytest suite").
+"""
 import pytest
 
 from parity import pytest_suite
