@@ -93,6 +93,19 @@ def failing(report):
     return {(s["id"], c["check"], c["path"]) for s in report["scenarios"] for c in s["checks"] if not c["ok"]}
 
 
+# The expected failures of the bundled corpus, all in its example pytest suite (scenarios/pytest_style): NumPy refuses
+# one call in every pass, and fsproxy's arrays fail one exact-type check in its candidate pass.
+CORPUS_XFAILS = {"gold": {"pytest_style/test_numpy.py::test_percentile_above_100"},
+                 "fsproxy": {"pytest_style/test_numpy.py::test_percentile_above_100",
+                             "pytest_style/test_numpy.py::test_concatenate_is_exact_ndarray"}}
+
+
+def passes_but_corpus_xfails(report, candidate):
+    """Whether every scenario of a compare of the bundled corpus passed, but those CORPUS_XFAILS expects to fail."""
+    found = {s["id"]: s["status"] for s in report["scenarios"]}
+    return found == {i: "xfail" if i in CORPUS_XFAILS[candidate] else "pass" for i in found}
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """The bundled corpus run twice under gold and once under fsproxy."""
@@ -126,12 +139,12 @@ def test_two_gold_runs_write_bitwise_identical_result_files(corpus):
 
 def test_gold_vs_gold_passes_everything(corpus, tmp_path):
     _, report, _ = compare(corpus / "gold", corpus / "gold2", tmp_path, check=0)
-    assert report["summary"]["pass"] == report["summary"]["total"] >= 20
+    assert passes_but_corpus_xfails(report, "gold") and report["summary"]["total"] >= 20
 
 
 def test_gold_vs_fsproxy_passes_every_check(corpus, tmp_path):
     _, report, _ = compare(corpus / "gold", corpus / "fsproxy", tmp_path, check=0)
-    assert report["summary"]["pass"] == report["summary"]["total"] >= 20
+    assert passes_but_corpus_xfails(report, "fsproxy") and report["summary"]["total"] >= 20
     checked = {c["check"] for s in report["scenarios"] for c in s["checks"]}
     assert {"structure", "shape", "dtype", "layout", "writeable", "type", "values", "attrs"} <= checked
     types = {c["details"].get("candidate") for s in report["scenarios"] for c in s["checks"] if c["check"] == "type"}
@@ -144,6 +157,9 @@ def test_manifest_records_what_the_issue_promises(corpus):
     assert manifest["environment"]["python"] and manifest["environment"]["numpy"].startswith("2.")
     assert manifest["environment"]["platform"] and manifest["complete"] is True
     for s in manifest["scenarios"]:
+        if s["id"] in CORPUS_XFAILS["fsproxy"]:
+            assert s["status"] == "xfail", s
+            continue
         assert s["status"] == "ok" and s["seconds"] >= 0 and (corpus / "fsproxy" / s["file"]).is_file()
     assert not list((corpus / "fsproxy").rglob("*.tmp-*")), "temp files left behind"
 

@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parity._scenario import _check_options, describe_exception, format_param
+from parity._scenario import Skip, _check_options, describe_exception, format_param
 
 # The file names pytest collects by default (its `python_files`); a suite's ini may name others.
 TEST_FILES = ("test_*.py", "*_test.py")
@@ -127,6 +127,43 @@ def _mark_reason(mark) -> str:
     return str(reason) or f"marked {mark.name}"
 
 
+def register_markers(config):
+    """Declares parity's markers in a pytest config (a parity session's, or plain pytest's: parity.pytest_plugin)."""
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def swap_xfail_markers(items, role):
+    """As cuDF's conftest does: the pass's own marker (xfail_gold in the gold pass, ...) becomes a real xfail, so
+    that the suite's xfail_strict and the marker's own strict=, raises= and condition hold."""
+    import pytest
+
+    for item in items:
+        for name in XFAIL_MARKERS.get(role, ()):
+            mark = item.get_closest_marker(name)
+            if mark is not None:
+                item.add_marker(pytest.mark.xfail(*mark.args, **mark.kwargs))
+                break
+
+
+def call_test(pyfuncitem, execute):
+    """(True, what the test returned) calling it with its fixtures through execute(fn, **kwargs); (False, None) for
+    a coroutine, which pytest's own call refuses with its message."""
+    import inspect
+
+    fn = pyfuncitem.obj
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        return False, None
+    names = pyfuncitem._fixtureinfo.argnames
+    return True, execute(fn, **{name: pyfuncitem.funcargs[name] for name in names})
+
+
+def returned_none(test_id: str) -> str:
+    """What parity says of a test that returned None."""
+    return (f"{test_id} returned None: parity compares what a test returns, so it must return its result (a value, "
+            "an array, a dict of them)")
+
+
 class _KeepParents:
     """What runtestprotocol's teardown is told comes next: the item's own parents, so that module, class and session
     fixtures stay set up for the next test this worker runs (teardown_exact(next) ends what that one does not share)."""
@@ -147,8 +184,7 @@ class _ParityPlugin:
         self.exceptions = {}  # (nodeid, when) -> the exception a phase raised
 
     def pytest_configure(self, config):
-        for name, text in MARKERS.items():
-            config.addinivalue_line("markers", f"{name}: {text}")
+        register_markers(config)
 
     def pytest_ignore_collect(self, collection_path, config):
         return True if str(collection_path) in self.suite.crashed else None
@@ -163,25 +199,18 @@ class _ParityPlugin:
             self.suite.collect_reports.append(report)
 
     def pytest_collection_modifyitems(self, session, config, items):
-        import pytest
-
-        for item in items:
-            for name in XFAIL_MARKERS.get(self.role, ()):
-                mark = item.get_closest_marker(name)
-                if mark is not None:  # as cuDF's conftest does: the pass's own marker becomes a real xfail
-                    item.add_marker(pytest.mark.xfail(*mark.args, **mark.kwargs))
-                    break
+        swap_xfail_markers(items, self.role)
 
     def pytest_pyfunc_call(self, pyfuncitem):
-        import inspect
+        import pytest
 
-        fn = pyfuncitem.obj
-        if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
-            return None  # pytest's own call says why it cannot run it
-        names = pyfuncitem._fixtureinfo.argnames
-        outputs = self.backend.execute(fn, **{name: pyfuncitem.funcargs[name] for name in names})
-        self.results[pyfuncitem.nodeid] = self.backend.materialize(outputs)
-        return True
+        try:
+            called, outputs = call_test(pyfuncitem, self.backend.execute)
+        except Skip as exc:  # a backend's parity.skip (one that runs only some scenarios) is pytest's skip here
+            pytest.skip(str(exc))
+        if called:
+            self.results[pyfuncitem.nodeid] = self.backend.materialize(outputs)
+        return called or None
 
     pytest_pyfunc_call.tryfirst = True
 
@@ -263,8 +292,7 @@ class Suite:
         if result is None:
             return {"status": "error", "error": {
                 "type": "ReturnedNone", "traceback": "",
-                "message": f"{scenario_id} returned None: parity compares what a test returns, so it must return "
-                           "its result (a value, an array, a dict of them)"}}
+                "message": returned_none(scenario_id)}}
         return {"status": "ok", "outputs": result}
 
 
