@@ -1269,10 +1269,10 @@ std::string joined(const std::set<std::string>& names) {
   return s;
 }
 
-// The strict compare xfail. A reason string covers the whole pass. A {check: reason} dict covers those checks:
+// The compare xfail, strict. A reason string covers the whole pass. A {check: reason} dict covers those checks:
 // their failures are expected (marked so in their details), any other failure still fails the scenario, and an
 // expected check that passed is an xpass.
-void apply_compare_xfail(ScenarioOutcome& out) {
+void decide_compare_xfail(ScenarioOutcome& out) {
   const json xfail = out.meta.value("xfail", json::object());
   if (!xfail.contains("compare") || (out.status != "pass" && out.status != "fail")) return;
   const json& spec = xfail.at("compare");
@@ -1297,6 +1297,14 @@ void apply_compare_xfail(ScenarioOutcome& out) {
   } else {
     out.status = "xfail", out.message = "expected check failures: " + joined(failed_checks(out));
   }
+}
+
+// Strict unless the record says `xfail_strict: false` (a pytest suite's xfail_strict setting): then an xpass is a
+// pass whose message says what was expected, as pytest's non-strict XPASS.
+void apply_compare_xfail(ScenarioOutcome& out) {
+  decide_compare_xfail(out);
+  if (out.status == "xpass" && !out.meta.value("xfail_strict", true))
+    out.status = "pass", out.message = "XPASS (xfail_strict is false): " + out.message;
 }
 
 // A mistyped field in either side's record (record_check.h) is this scenario's error naming the manifest, the
@@ -1329,9 +1337,11 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   const bool malformed = add_malformed_checks(gold, candidate, g, c, out);
   // A malformed record's meta is not read at all: the scenario is shown without its declaration.
   out.meta = malformed ? json::object() : g ? g->meta : c->meta;
-  // The compare xfail is the candidate run's: parity.xfail_on scopes an xfail to the backend that earns it,
-  // so only the candidate's manifest holds it (gold's resolved it for gold).
-  if (!malformed && g && c && c->meta.contains("xfail")) out.meta["xfail"] = c->meta.at("xfail");
+  // The compare xfail (and its strictness) is the candidate run's: parity.xfail_on scopes an xfail to the backend that
+  // earns it, so only the candidate's manifest holds it (gold's resolved it for gold).
+  if (!malformed && g && c)
+    for (const char* key : {"xfail", "xfail_strict"})
+      if (c->meta.contains(key)) out.meta[key] = c->meta.at(key);
   out.gold_seconds = g ? g->seconds : 0;
   out.candidate_seconds = c ? c->seconds : 0;
   out.repro = repro_command(options, gold, candidate, id, out.meta);
