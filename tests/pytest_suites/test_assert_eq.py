@@ -132,7 +132,8 @@ def test_compare_collects_each_test_file_once_and_writes_nothing_into_the_suite(
 
 def test_compare_leaves_no_pytest_session_and_no_suite_module_behind(runs):
     """In one process, as compare calls it: after the asserter is found the interpreter is as before (import
-    hooks, sys.path, modules of the suite), and a second file collects afresh."""
+    hooks, sys.path, modules of the suite), and a second file collects afresh; after a trusted suite is imported for
+    its reducers, no pytest import hook is left either."""
     program = f"""
 import sys
 sys.path.insert(0, {str(REPO / 'harness' / 'python')!r})
@@ -149,6 +150,10 @@ assert asserters.find(meta, {MARKS!r} + "::test_blind_asserter", [{str(runs / 's
 assert sys.meta_path == hooks, sys.meta_path
 assert sys.path == path
 assert not [m for m in sys.modules if m.startswith(("test_module_mark", "test_marks", "conftest"))]
+# Importing a trusted suite for the reducers its modules register ends its pytest sessions too.
+from parity import trust
+assert trust.load_scenario_reducers(meta, [{str(runs / 'suites')!r}], "") is None
+assert sys.meta_path == hooks, sys.meta_path
 print("clean")
 """
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
@@ -196,3 +201,14 @@ def test_a_backend_may_declare_an_assert_eq_difference(runs, tmp_path):
     _, scenarios = compared(runs, tmp_path, "declared", "--only", MODULE_IDS[0], "--trust-backend", backend, check=0)
     scenario = scenarios[MODULE_IDS[0]]
     assert scenario["status"] == "xfail" and "asserted-drift (assert_eq)" in scenario["message"], scenario
+
+
+def test_outputs_compare_cannot_rebuild_fail_assert_eq_saying_which_backend_to_trust(runs, tmp_path):
+    backend = str(REPO / "tests" / "objects" / "backends" / "wrapper_faithful.py")  # a TYPE_MAP wrapper of its own
+    run(backend, runs / "wrapped", "--scenarios", runs / "suites", "--only", MODULE_IDS[0])
+    _, scenarios = compared(runs, tmp_path, "wrapped", "--only", MODULE_IDS[0], check=1)
+    [check] = checks(scenarios[MODULE_IDS[0]], "assert_eq")
+    assert not check["ok"] and "was not run: the outputs cannot be rebuilt" in check["message"], check
+    assert "--trust-backend" in check["message"], check
+    _, scenarios = compared(runs, tmp_path, "wrapped", "--only", MODULE_IDS[0], "--trust-backend", backend, check=0)
+    assert [c["ok"] for c in checks(scenarios[MODULE_IDS[0]], "assert_eq")] == [True]

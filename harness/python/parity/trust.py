@@ -244,7 +244,7 @@ def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
     so that the reducers it registers rebuild its outputs. Returns None when that directory is imported, else why
     not, naming the flag that would trust it. Never imports a path a results directory names: only directories the
     user trusts, through parity.discovery as `run` imports them."""
-    from parity import discovery
+    from parity import discovery, pytest_suite
 
     meta = meta if isinstance(meta, dict) else {}
     source, module = meta.get("source"), meta.get("module")
@@ -254,6 +254,7 @@ def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
         if directory not in _scenario_dirs_loaded:
             _scenario_dirs_loaded.add(directory)
             discovery.discover([directory])  # a module that fails to import leaves its outputs unrebuilt: an error
+            pytest_suite.finish_all()  # its pytest suites were collected for their reducers only: no session stays
         return None
     shown = source if isinstance(source, str) and source.isprintable() else ascii(source)
     where = "DIR"
