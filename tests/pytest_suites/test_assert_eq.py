@@ -212,3 +212,19 @@ def test_outputs_compare_cannot_rebuild_fail_assert_eq_saying_which_backend_to_t
     assert "--trust-backend" in check["message"], check
     _, scenarios = compared(runs, tmp_path, "wrapped", "--only", MODULE_IDS[0], "--trust-backend", backend, check=0)
     assert [c["ok"] for c in checks(scenarios[MODULE_IDS[0]], "assert_eq")] == [True]
+
+
+def test_a_suite_found_by_id_under_a_trusted_directory_elsewhere_is_read_as_it_is_now(runs, tmp_path):
+    """A CI artifact's recorded source lies on another machine: the test file is found by its id under the trusted
+    directory, and its asserter read from it as it is now; a test renamed since the run fails assert_eq saying so."""
+    moved = tmp_path / "checkout"
+    shutil.copytree(SUITES, moved, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    marks = moved / MARKS
+    marks.write_text(marks.read_text().replace("def test_scaled(", "def test_scaled_renamed("))
+    tests = (f"{MARKS}::TestScaled::test_scaled", f"{MARKS}::test_blind_asserter")
+    proc = parity("compare", runs / "gold", runs / "broken.perturb", "--scenarios", moved, "--json",
+                  tmp_path / "report.json", *(w for t in tests for w in ("--only", t)), check=1)
+    scenarios = {s["id"]: s for s in json.loads((tmp_path / "report.json").read_text())["scenarios"]}
+    [gone] = checks(scenarios[tests[0]], "assert_eq")
+    assert not gone["ok"] and f"{marks} holds no test 'TestScaled::test_scaled' now" in gone["message"], proc.stdout
+    assert [c["ok"] for c in checks(scenarios[tests[1]], "assert_eq")] == [True]

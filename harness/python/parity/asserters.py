@@ -38,7 +38,8 @@ def _collect(file: Path, base: Path) -> _Collected:
     the same name import afresh."""
     # As the worker: an ini suite is its own rootdir (pytest finds the ini from the file); loose test files have the
     # path `run` was given as theirs.
-    args = [str(file)] if _ini_dir(file, base) else [str(file), f"--rootdir={base}"]
+    ini_dir = _ini_dir(file, base)
+    args = [str(file)] if ini_dir else [str(file), f"--rootdir={base}"]
     suite = pytest_suite.Suite(base, args, None, None)  # no role: no pass's xfail swap
     saved_path, saved_modules, saved_bytecode = list(sys.path), set(sys.modules), sys.dont_write_bytecode
     sys.dont_write_bytecode = True
@@ -51,7 +52,9 @@ def _collect(file: Path, base: Path) -> _Collected:
         if failed:
             problem = f"pytest cannot collect {file}: {pytest_suite._last_line(pytest_suite._text(failed[0].longrepr))}"
         return _Collected(asserters, problem)
-    except Exception as exc:  # noqa: BLE001 - a suite pytest refuses (a bad ini) fails its tests' assert_eq only
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a suite pytest refuses (a bad ini, pytest.exit): its assert_eq fails
         return _Collected({}, f"pytest cannot collect {file}: {type(exc).__name__}: {exc}")
     finally:
         try:
@@ -59,7 +62,7 @@ def _collect(file: Path, base: Path) -> _Collected:
         finally:
             sys.dont_write_bytecode = saved_bytecode
             sys.path[:] = saved_path
-            root = _ini_dir(file, base) or base
+            root = ini_dir or base
             for name in set(sys.modules) - saved_modules:
                 module_file = getattr(sys.modules[name], "__file__", None)
                 if module_file and Path(module_file).resolve().is_relative_to(root):
