@@ -38,6 +38,9 @@ std::string fmt_g(double v) {
 
 std::string py_str(py::handle obj) { return py::str(obj).cast<std::string>(); }
 
+// A JSON value as the Python object json.loads makes of it.
+py::object to_py(const json& value) { return py::module_::import("json").attr("loads")(value.dump()); }
+
 std::string shape_text(py::handle array) { return py_str(array.attr("shape")); }
 
 std::string dtype_text(py::handle array) {
@@ -986,9 +989,7 @@ void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
 // on its outputs rebuilt here, in a process that never ran the scenario (cuDF's lost `_fsproxy_wrapped`).
 void check_required_attrs(const Side& cand, const json& required, CheckList& list) {
   if (!required.is_object() || required.empty()) return;
-  py::object missing =
-      py::module_::import("parity.probe")
-          .attr("missing_attributes")(cand.outputs, py::module_::import("json").attr("loads")(required.dump()));
+  py::object missing = py::module_::import("parity.probe").attr("missing_attributes")(cand.outputs, to_py(required));
   std::size_t failures = 0;
   for (py::handle m : missing) {
     ++failures;
@@ -1022,8 +1023,7 @@ std::string load_scenario_reducers(const FormatError& e, const json& meta, const
   if (what.find("no reducer named") == std::string_view::npos && what.find("is not rebuilt") == std::string_view::npos)
     return "";
   return py::module_::import("parity.trust")
-      .attr("load_scenario_reducers")(py::module_::import("json").attr("loads")(meta.dump()),
-                                      py::cast(options.trusted_scenarios), PARITY_SCENARIOS)
+      .attr("load_scenario_reducers")(to_py(meta), py::cast(options.trusted_scenarios), PARITY_SCENARIOS)
       .cast<std::optional<std::string>>()
       .value_or("");
 }
@@ -1095,8 +1095,6 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
   check_required_attrs(cs, required, list);
   if (options.pickle_probe) check_pickle(gs, cs, list);
 }
-
-py::object to_py(const json& value) { return py::module_::import("json").attr("loads")(value.dump()); }
 
 // A failure parity.asserters describes ({criterion, message, details}) as an assert_eq check.
 void fail_assert_eq(py::handle failure, CheckList& list) {
@@ -1539,8 +1537,8 @@ bool CompareReport::failed() const {
 // of a built-in backend, or of one the user trusts (parity.trust). Returns why they are not loaded, "" if they are.
 std::string load_reducers(const Manifest& m, const std::string& side, const std::vector<std::string>& trusted) {
   try {
-    py::object why = py::module_::import("parity.trust").attr("load_reducers")(
-        py::module_::import("json").attr("loads")(m.backend.dump()), side, py::cast(trusted));
+    py::object why =
+        py::module_::import("parity.trust").attr("load_reducers")(to_py(m.backend), side, py::cast(trusted));
     return why.is_none() ? "" : why.cast<std::string>();
   } catch (py::error_already_set& e) {
     return "the " + side + " run's backend cannot be loaded for its reducers: " + e.what();
