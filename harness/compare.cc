@@ -38,6 +38,9 @@ std::string fmt_g(double v) {
 
 std::string py_str(py::handle obj) { return py::str(obj).cast<std::string>(); }
 
+// A JSON value as the Python object json.loads makes of it.
+py::object to_py(const json& value) { return py::module_::import("json").attr("loads")(value.dump()); }
+
 std::string shape_text(py::handle array) { return py_str(array.attr("shape")); }
 
 std::string dtype_text(py::handle array) {
@@ -986,9 +989,7 @@ void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
 // on its outputs rebuilt here, in a process that never ran the scenario (cuDF's lost `_fsproxy_wrapped`).
 void check_required_attrs(const Side& cand, const json& required, CheckList& list) {
   if (!required.is_object() || required.empty()) return;
-  py::object missing =
-      py::module_::import("parity.probe")
-          .attr("missing_attributes")(cand.outputs, py::module_::import("json").attr("loads")(required.dump()));
+  py::object missing = py::module_::import("parity.probe").attr("missing_attributes")(cand.outputs, to_py(required));
   std::size_t failures = 0;
   for (py::handle m : missing) {
     ++failures;
@@ -1022,48 +1023,108 @@ std::string load_scenario_reducers(const FormatError& e, const json& meta, const
   if (what.find("no reducer named") == std::string_view::npos && what.find("is not rebuilt") == std::string_view::npos)
     return "";
   return py::module_::import("parity.trust")
-      .attr("load_scenario_reducers")(py::module_::import("json").attr("loads")(meta.dump()),
-                                      py::cast(options.trusted_scenarios), PARITY_SCENARIOS)
+      .attr("load_scenario_reducers")(to_py(meta), py::cast(options.trusted_scenarios), PARITY_SCENARIOS)
       .cast<std::optional<std::string>>()
       .value_or("");
 }
 
+// The outputs rebuilt as Python objects, for the checks that need them (the probes, assert_eq): rebuilt at most once
+// per scenario, when the first of them asks. A reducer the scenario's own module registers is loaded only when the
+// rebuild needs it, from a trusted directory.
+class Rebuilt {
+ public:
+  Rebuilt(const Node& gold, const Node& candidate, const json& meta, const CompareOptions& options)
+      : gold_node_(gold), candidate_node_(candidate), meta_(meta), options_(options) {}
+  const py::object& gold() { return rebuild().gold_; }
+  const py::object& candidate() { return rebuild().candidate_; }
+  /// The codec's message when the outputs cannot be rebuilt, "" when they are.
+  const std::string& error() { return rebuild().error_; }
+  /// Why the scenario's directory is not trusted, when its reducers were needed ("" otherwise).
+  const std::string& scenarios_why() { return rebuild().scenarios_why_; }
+
+ private:
+  Rebuilt& rebuild() {
+    if (done_) return *this;
+    done_ = true;
+    for (bool first = true;; first = false) {
+      try {
+        gold_ = to_python(gold_node_);
+        candidate_ = to_python(candidate_node_);
+        return *this;
+      } catch (const FormatError& e) {
+        scenarios_why_ = load_scenario_reducers(e, meta_, options_);
+        if (first && scenarios_why_.empty()) continue;  // its directory is trusted and imported now: rebuild again
+        error_ = e.what();
+        return *this;
+      }
+    }
+  }
+  const Node &gold_node_, &candidate_node_;
+  const json& meta_;
+  const CompareOptions& options_;
+  bool done_ = false;
+  py::object gold_, candidate_;
+  std::string error_, scenarios_why_;
+};
+
 void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
-                const Node& gn, const Node& cn, const CompareOptions& options, CheckList& list) {
+                Rebuilt& rebuilt, const CompareOptions& options, CheckList& list) {
   const bool digests = g.fidelity.is_object() || c.fidelity.is_object();
   const bool pickles = options.pickle_probe && (c.pickle_error.is_object() || !c.pickle_file.empty());
   const json required = candidate.backend.value("required_attrs", json::object());
   if (!digests && !pickles && required.empty()) return;  // nothing to rebuild the outputs for
-  py::object gobj, cobj;
-  // A reducer the scenario's own module registers is loaded only when a rebuild needs it, from a trusted directory.
-  for (bool first = true;; first = false) {
-    try {
-      gobj = to_python(gn);
-      cobj = to_python(cn);
-      break;
-    } catch (const FormatError& e) {
-      const std::string scenarios_why = load_scenario_reducers(e, g.meta, options);
-      if (first && scenarios_why.empty()) continue;  // its directory is trusted and imported now: rebuild again
-      if (options.untrusted.empty() && scenarios_why.empty())
-        return list.failures.push_back(
-            {"fidelity", false, "outputs", std::string("cannot rebuild the outputs to check them: ") + e.what()});
-      // Reducers of an untrusted backend or scenario module were never loaded: its own types cannot be rebuilt, and
-      // that is no failure. A pickling error the run recorded needs no rebuilt output: it is still judged.
-      const bool refused = pickles && pickle_refused(g, c, gold.backend.value("name", "gold"),
-                                                     candidate.backend.value("name", "candidate"), list);
-      skip_probes(digests, pickles && !refused, !required.empty(), options.untrusted, "untrusted-backend", list);
-      if (scenarios_why.empty()) return;
-      skip_probes(digests, false, false, {{"gold", scenarios_why}}, "untrusted-scenarios", list);
-      return skip_probes(digests, pickles && !refused, !required.empty(), {{"candidate", scenarios_why}},
-                         "untrusted-scenarios", list);
-    }
+  if (!rebuilt.error().empty()) {
+    const std::string& scenarios_why = rebuilt.scenarios_why();
+    if (options.untrusted.empty() && scenarios_why.empty())
+      return list.failures.push_back(
+          {"fidelity", false, "outputs", "cannot rebuild the outputs to check them: " + rebuilt.error()});
+    // Reducers of an untrusted backend or scenario module were never loaded: its own types cannot be rebuilt, and
+    // that is no failure. A pickling error the run recorded needs no rebuilt output: it is still judged.
+    const bool refused = pickles && pickle_refused(g, c, gold.backend.value("name", "gold"),
+                                                   candidate.backend.value("name", "candidate"), list);
+    skip_probes(digests, pickles && !refused, !required.empty(), options.untrusted, "untrusted-backend", list);
+    if (scenarios_why.empty()) return;
+    skip_probes(digests, false, false, {{"gold", scenarios_why}}, "untrusted-scenarios", list);
+    return skip_probes(digests, pickles && !refused, !required.empty(), {{"candidate", scenarios_why}},
+                       "untrusted-scenarios", list);
   }
-  const Side gs{gold.backend.value("name", "gold"), gold, g, gobj},
-      cs{candidate.backend.value("name", "candidate"), candidate, c, cobj};
+  const Side gs{gold.backend.value("name", "gold"), gold, g, rebuilt.gold()},
+      cs{candidate.backend.value("name", "candidate"), candidate, c, rebuilt.candidate()};
   check_fidelity(gs, list);
   check_fidelity(cs, list);
   check_required_attrs(cs, required, list);
   if (options.pickle_probe) check_pickle(gs, cs, list);
+}
+
+// A failure parity.asserters describes ({criterion, message, details}) as an assert_eq check.
+void fail_assert_eq(py::handle failure, CheckList& list) {
+  const json details =
+      parse_json(py::module_::import("parity._scenario").attr("json_text")(failure["details"]).cast<std::string>(), "");
+  list.failures.push_back({"assert_eq", false, "outputs", failure["message"].cast<std::string>(), details});
+}
+
+// assert_eq: the asserter a pytest test's mark names (its run records the name), read from the test in a trusted
+// suite and called on both outputs as rebuilt here (parity.asserters). Any reason it cannot run fails the check.
+void check_assert_eq(const std::string& id, const json& meta, Rebuilt& rebuilt, const CompareOptions& options,
+                     CheckList& list) {
+  if (meta.value("kind", "") != "pytest" || !meta.contains("assert_eq") || !meta.at("assert_eq").is_string()) return;
+  py::module_ asserters = py::module_::import("parity.asserters");
+  const py::tuple found =
+      asserters.attr("find")(to_py(meta), id, py::cast(options.trusted_scenarios), PARITY_SCENARIOS);
+  if (!found[2].is_none()) return fail_assert_eq(found[2], list);
+  if (!rebuilt.error().empty()) {
+    std::string why = rebuilt.scenarios_why().empty() ? rebuilt.error() : rebuilt.scenarios_why();
+    for (const auto& [side, reason] : options.untrusted) why += "; " + reason;
+    return list.failures.push_back({"assert_eq",
+                                    false,
+                                    "outputs",
+                                    "the asserter " + found[1].cast<std::string>() +
+                                        " was not run: the outputs cannot be rebuilt to call it with: " + why,
+                                    {{"criterion", found[1].cast<std::string>()}}});
+  }
+  const py::object failure = asserters.attr("call")(found[0], found[1], rebuilt.gold(), rebuilt.candidate());
+  if (!failure.is_none()) return fail_assert_eq(failure, list);
+  list.pass("assert_eq");
 }
 
 // A Python error that is no bug: the probes' time limit (parity.probe.DeadlineExceeded), or MemoryError.
@@ -1099,7 +1160,9 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
     out.policy = policy.choice.to_json();
     out.policy["signed_zeros"] = policy.signed_zeros;
     list = compare_outputs(gn, cn, policy);
-    run_probes(gold, candidate, g, c, gn, cn, options, list);
+    Rebuilt rebuilt(gn, cn, g.meta, options);
+    run_probes(gold, candidate, g, c, rebuilt, options, list);
+    check_assert_eq(out.id, out.meta, rebuilt, options, list);
   } catch (const std::invalid_argument& e) {
     out.status = "error";
     out.checks.push_back({"error", false, "outputs", std::string("invalid comparison policy: ") + e.what()});
@@ -1204,10 +1267,10 @@ std::string joined(const std::set<std::string>& names) {
   return s;
 }
 
-// The strict compare xfail. A reason string covers the whole pass. A {check: reason} dict covers those checks:
+// The compare xfail, strict. A reason string covers the whole pass. A {check: reason} dict covers those checks:
 // their failures are expected (marked so in their details), any other failure still fails the scenario, and an
 // expected check that passed is an xpass.
-void apply_compare_xfail(ScenarioOutcome& out) {
+void decide_compare_xfail(ScenarioOutcome& out) {
   const json xfail = out.meta.value("xfail", json::object());
   if (!xfail.contains("compare") || (out.status != "pass" && out.status != "fail")) return;
   const json& spec = xfail.at("compare");
@@ -1232,6 +1295,14 @@ void apply_compare_xfail(ScenarioOutcome& out) {
   } else {
     out.status = "xfail", out.message = "expected check failures: " + joined(failed_checks(out));
   }
+}
+
+// Strict unless the record says `xfail_strict: false` (a pytest suite's xfail_strict setting): then an xpass is a
+// pass whose message says what was expected, as pytest's non-strict XPASS.
+void apply_compare_xfail(ScenarioOutcome& out) {
+  decide_compare_xfail(out);
+  if (out.status == "xpass" && !out.meta.value("xfail_strict", true))
+    out.status = "pass", out.message = "XPASS (xfail_strict is false): " + out.message;
 }
 
 // A mistyped field in either side's record (record_check.h) is this scenario's error naming the manifest, the
@@ -1264,9 +1335,11 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   const bool malformed = add_malformed_checks(gold, candidate, g, c, out);
   // A malformed record's meta is not read at all: the scenario is shown without its declaration.
   out.meta = malformed ? json::object() : g ? g->meta : c->meta;
-  // The compare xfail is the candidate run's: parity.xfail_on scopes an xfail to the backend that earns it,
-  // so only the candidate's manifest holds it (gold's resolved it for gold).
-  if (!malformed && g && c && c->meta.contains("xfail")) out.meta["xfail"] = c->meta.at("xfail");
+  // The compare xfail (and its strictness) is the candidate run's: parity.xfail_on scopes an xfail to the backend that
+  // earns it, so only the candidate's manifest holds it (gold's resolved it for gold).
+  if (!malformed && g && c)
+    for (const char* key : {"xfail", "xfail_strict"})
+      if (c->meta.contains(key)) out.meta[key] = c->meta.at(key);
   out.gold_seconds = g ? g->seconds : 0;
   out.candidate_seconds = c ? c->seconds : 0;
   out.repro = repro_command(options, gold, candidate, id, out.meta);
@@ -1464,8 +1537,8 @@ bool CompareReport::failed() const {
 // of a built-in backend, or of one the user trusts (parity.trust). Returns why they are not loaded, "" if they are.
 std::string load_reducers(const Manifest& m, const std::string& side, const std::vector<std::string>& trusted) {
   try {
-    py::object why = py::module_::import("parity.trust").attr("load_reducers")(
-        py::module_::import("json").attr("loads")(m.backend.dump()), side, py::cast(trusted));
+    py::object why =
+        py::module_::import("parity.trust").attr("load_reducers")(to_py(m.backend), side, py::cast(trusted));
     return why.is_none() ? "" : why.cast<std::string>();
   } catch (py::error_already_set& e) {
     return "the " + side + " run's backend cannot be loaded for its reducers: " + e.what();

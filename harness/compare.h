@@ -20,7 +20,7 @@ namespace parity {
 
 /// One check at one place. Check names are a public contract (README, docs/report-json.md):
 /// structure, shape, dtype, layout, strides, writeable, type, attrs, values, uncompared, fidelity, pickle,
-/// serialize, missing, error.
+/// assert_eq, serialize, missing, error.
 struct Check {
   std::string check;
   bool ok = false;

@@ -12,9 +12,9 @@ using json = nlohmann::json;
 namespace parity {
 namespace {
 
-const std::set<std::string> kDeclarable = {"structure", "type",      "shape",  "dtype",      "layout",
-                                           "strides",   "writeable", "values", "uncompared", "attrs",
-                                           "pickle",    "serialize", "error"};
+const std::set<std::string> kDeclarable = {"structure", "type",      "shape",     "dtype",      "layout",
+                                           "strides",   "writeable", "values",    "uncompared", "attrs",
+                                           "pickle",    "assert_eq", "serialize", "error"};
 
 // `path` patterns read '[' as itself (glob.h), so that outputs['x'][0] names that path without escaping.
 bool value_matches(const json& pattern, const json& value, bool is_path) {

@@ -22,6 +22,7 @@ const Shape kBoolean{"true or false", [](const json& v) { return v.is_boolean();
 const Shape kObject{"an object", [](const json& v) { return v.is_object(); }};
 const Shape kList{"a list", [](const json& v) { return v.is_array(); }};
 const Shape kObjectOrNull{"an object or null", [](const json& v) { return v.is_object() || v.is_null(); }};
+const Shape kTextOrNull{"a string or null", [](const json& v) { return v.is_string() || v.is_null(); }};
 
 std::string wrong(const std::string& path, const json& value, const Shape& shape) {
   const std::string type = value.type_name();
@@ -77,7 +78,10 @@ std::string wrong_meta(const json& meta) {
                                  {"tolerances", &kObject},
                                  {"signed_zeros", &kBoolean},
                                  {"policy", &kObject},
-                                 {"xfail", &kObject}});
+                                 {"xfail", &kObject},
+                                 {"xfail_strict", &kBoolean},
+                                 {"kind", &kText},
+                                 {"assert_eq", &kTextOrNull}});
   if (bad.empty() && meta.contains("tolerances")) bad = wrong_tolerances(meta.at("tolerances"));
   if (bad.empty() && meta.contains("policy")) bad = wrong_member(meta.at("policy"), "meta.policy", kText);
   if (bad.empty() && meta.contains("xfail")) bad = wrong_xfail(meta.at("xfail"));

@@ -29,7 +29,7 @@ def skip(reason: str):
 
 # The check names are a public contract (README "Checks", docs/report-json.md).
 CHECKS = ("structure", "shape", "dtype", "layout", "strides", "writeable", "type", "attrs", "values", "uncompared",
-          "fidelity", "pickle", "serialize", "missing", "error")
+          "fidelity", "pickle", "assert_eq", "serialize", "missing", "error")
 
 # Comparison policies and their values; the first is the default. `parity compare --<name>-policy` sets one for
 # the whole run, a scenario's `policy=` overrides it for that scenario (harness/compare.cc reads both).

@@ -329,8 +329,7 @@ class PytestScenario:
         params = {k: format_param(v) for k, v in callspec.params.items()} if callspec is not None else {}
         compare = item.get_closest_marker("xfail_compare")
         strict = compare.kwargs.get("strict") if compare is not None else None
-        asserter = item.get_closest_marker("assert_eq")
-        fn = asserter.kwargs.get("fn") if asserter is not None else None
+        fn = asserter(item)
         path, line, _ = item.location
         return {
             "kind": "pytest",
@@ -359,6 +358,15 @@ class PytestScenario:
             return {"status": "crash", "error": describe_exception(exc)}
         except BaseException as exc:  # noqa: BLE001 - pytest's own failure is this scenario's error
             return {"status": "error", "error": describe_exception(exc)}
+
+
+def asserter(item):
+    """The fn of the test's closest assert_eq mark (`fn=`, or its first argument), or None; compare calls it
+    (parity.asserters)."""
+    mark = item.get_closest_marker("assert_eq")
+    if mark is None:
+        return None
+    return mark.kwargs.get("fn", mark.args[0] if mark.args else None)
 
 
 def _qualified(fn) -> str:

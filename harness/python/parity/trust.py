@@ -244,7 +244,7 @@ def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
     so that the reducers it registers rebuild its outputs. Returns None when that directory is imported, else why
     not, naming the flag that would trust it. Never imports a path a results directory names: only directories the
     user trusts, through parity.discovery as `run` imports them."""
-    from parity import discovery
+    from parity import discovery, pytest_suite
 
     meta = meta if isinstance(meta, dict) else {}
     source, module = meta.get("source"), meta.get("module")
@@ -254,6 +254,7 @@ def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
         if directory not in _scenario_dirs_loaded:
             _scenario_dirs_loaded.add(directory)
             discovery.discover([directory])  # a module that fails to import leaves its outputs unrebuilt: an error
+            pytest_suite.finish_all()  # its pytest suites were collected for their reducers only: no session stays
         return None
     shown = source if isinstance(source, str) and source.isprintable() else ascii(source)
     where = "DIR"
@@ -264,3 +265,43 @@ def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
             f"outputs need reducers compare has not loaded; compare never imports code a results directory names, "
             f"so the checks that rebuild them are skipped (trust it with {SCENARIOS_FLAG} {where} or "
             f"{SCENARIOS_ENV}, if you trust that code)")
+
+
+def _suite_base(file: Path, module) -> Path:
+    """The directory a pytest scenario's id is relative to (the path `run` was given): the test file with the id's
+    file part (`module`, as `pytest_style/test_numpy.py`) taken off; the file's own directory when they disagree."""
+    parts = Path(module).parts if isinstance(module, str) and module else ()
+    if parts and file.parts[-len(parts):] == parts:
+        return file.parents[len(parts) - 1]
+    return file.parent
+
+
+def trusted_test_file(meta: dict, named: list, bundled: str) -> tuple:
+    """(test file, the directory its id is relative to, None) when the pytest test a record names (`meta` as its
+    record has it) lies in a scenario directory the user trusts; else (None, None, why not), naming the flag that
+    would trust it. Only ever returns a file inside a trusted directory (or a trusted file itself): by the recorded
+    source path, or by the id's file part under the directory, as a CI artifact made elsewhere records it."""
+    meta = meta if isinstance(meta, dict) else {}
+    source, module = meta.get("source"), meta.get("module")
+    relative = Path(module) if isinstance(module, str) and module and not Path(module).is_absolute() else None
+    for directory in trusted_scenario_dirs(named, bundled):
+        candidates = []
+        if isinstance(source, str) and source:
+            candidates.append(Path(source))
+        if relative is not None and directory.is_dir():
+            candidates.append(directory / relative)
+        for candidate in candidates:
+            try:
+                file = candidate.resolve()
+            except (OSError, RuntimeError):
+                continue
+            inside = file == directory if directory.is_file() else file.is_relative_to(directory)
+            if inside and file.is_file():
+                return file, _suite_base(file, module), None
+    shown = source if isinstance(source, str) and source.isprintable() else ascii(source)
+    where = "DIR"
+    if isinstance(source, str) and source.isprintable() and source:
+        where = shlex.quote(str(_suite_base(Path(source), module)))
+    return None, None, (f"the test file {shown} is not in the bundled corpus or a scenario directory you trust; "
+                        f"compare never imports code a results directory names (trust the suite with "
+                        f"{SCENARIOS_FLAG} {where} or {SCENARIOS_ENV}, if you trust that code)")

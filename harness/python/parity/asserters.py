@@ -1,0 +1,120 @@
+"""assert_eq for pytest suites: compare reads the asserter from the trusted suite and calls it on rebuilt outputs."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from parity import pytest_suite, trust
+from parity._scenario import describe_exception
+
+CHECK = "assert_eq"
+
+
+class _Collected:
+    """One test file as pytest collects it in the compare process: each test's asserter, by the node id's part after
+    the file (`test_dot[25]`, `TestLinalg::test_inv`), or why the file could not be collected."""
+
+    def __init__(self, asserters: dict, problem: str | None):
+        self.asserters, self.problem = asserters, problem
+
+
+_collected: dict = {}  # resolved test file -> _Collected: each file is collected once per compare process
+
+
+def _ini_dir(file: Path, base: Path) -> Path | None:
+    """The directory of the suite's pytest ini between the file and `base`, as pytest_suite.plan finds suites."""
+    for directory in file.parents:
+        if pytest_suite._has_pytest_ini(directory):
+            return directory
+        if directory == base or not directory.is_relative_to(base):
+            return None
+    return None
+
+
+def _collect(file: Path, base: Path) -> _Collected:
+    """Collects `file` with pytest as `run` collected it (the suite's ini and conftests, the same rootdir), then ends
+    the session: no pytest session stays configured, and nothing is written into the suite (no cache, no bytecode).
+    The modules it imported from the suite leave sys.modules and sys.path is restored, so the next suite's files of
+    the same name import afresh."""
+    # As the worker: an ini suite is its own rootdir (pytest finds the ini from the file); loose test files have the
+    # path `run` was given as theirs.
+    ini_dir = _ini_dir(file, base)
+    args = [str(file)] if ini_dir else [str(file), f"--rootdir={base}"]
+    suite = pytest_suite.Suite(base, args, None, None)  # no role: no pass's xfail swap
+    saved_path, saved_modules, saved_bytecode = list(sys.path), set(sys.modules), sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        items = suite.start()
+        asserters = {item.nodeid.partition("::")[2]: pytest_suite.asserter(item)
+                     for item in items if Path(item.path) == file}
+        failed = [r for r in suite.collect_reports if not r.skipped]
+        problem = None
+        if failed:
+            problem = f"pytest cannot collect {file}: {pytest_suite._last_line(pytest_suite._text(failed[0].longrepr))}"
+        return _Collected(asserters, problem)
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a suite pytest refuses (a bad ini, pytest.exit): its assert_eq fails
+        return _Collected({}, f"pytest cannot collect {file}: {type(exc).__name__}: {exc}")
+    finally:
+        try:
+            suite.finish()
+        finally:
+            sys.dont_write_bytecode = saved_bytecode
+            sys.path[:] = saved_path
+            root = ini_dir or base
+            for name in set(sys.modules) - saved_modules:
+                module_file = getattr(sys.modules[name], "__file__", None)
+                if module_file and Path(module_file).resolve().is_relative_to(root):
+                    del sys.modules[name]
+
+
+def _failure(criterion: str, check_message: str, **details) -> dict:
+    return {"criterion": criterion, "message": check_message, "details": {"criterion": criterion, **details}}
+
+
+def find(meta: dict, scenario_id: str, named: list, bundled: str):
+    """The asserter of a pytest scenario whose run recorded one (meta.assert_eq), read from its test in a trusted
+    suite: (asserter, its qualified name, None), or (None, the recorded name, failure) when it cannot be run, the
+    failure a dict {criterion, message, details} saying why."""
+    recorded = meta.get("assert_eq") if isinstance(meta, dict) else None
+    recorded = recorded if isinstance(recorded, str) else "the asserter"
+    file, base, why = trust.trusted_test_file(meta, named, bundled)
+    if file is None:
+        return None, recorded, _failure(recorded, f"the asserter {recorded} of {scenario_id} was not run: {why}")
+    if file not in _collected:
+        _collected[file] = _collect(file, base)
+    collected = _collected[file]
+    if collected.problem is not None:
+        return None, recorded, _failure(recorded, f"the asserter {recorded} of {scenario_id} was not run: "
+                                                  f"{collected.problem}")
+    test = scenario_id.partition("::")[2]
+    if test not in collected.asserters:
+        return None, recorded, _failure(recorded, f"the asserter {recorded} was not run: {file} holds no test "
+                                                  f"{test!r} now (the suite changed since the run?)")
+    fn = collected.asserters[test]
+    if fn is None:
+        return None, recorded, _failure(recorded, f"the asserter {recorded} was not run: the test {scenario_id} in "
+                                                  f"{file} has no assert_eq(fn=...) mark now (the suite changed "
+                                                  "since the run?)")
+    return fn, pytest_suite._qualified(fn), None
+
+
+def call(fn, criterion: str, gold, candidate) -> dict | None:
+    """Calls fn(gold, candidate): None when it returns, else the failure {criterion, message, details}. An
+    AssertionError is the asserter's verdict, its text the message; anything else it raises is a bug in it and fails
+    the check too, with its type and message. MemoryError and KeyboardInterrupt are compare's own."""
+    try:
+        fn(gold, candidate)
+        return None
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - pytest.fail() raises a BaseException: a failure like any other
+        error = describe_exception(exc)
+        text = str(exc).strip()
+        if isinstance(exc, AssertionError):
+            message = f"{criterion}(gold, candidate) failed: {text or 'AssertionError with no message'}"
+        else:
+            message = (f"{criterion}(gold, candidate) raised {error['type']}: {text} (an asserter fails by raising "
+                       "AssertionError; anything else is a bug in it)")
+        return _failure(criterion, message, type=error["type"], message=text, traceback=error["traceback"])
