@@ -1,4 +1,5 @@
 """`python -m parity list PATH...`: scenario ids one per line, for CMake's configure-time test registration."""
+import contextlib
 import sys
 
 from parity.discovery import discover
@@ -8,7 +9,9 @@ def main(argv):
     if len(argv) < 2 or argv[0] != "list":
         print("usage: python -m parity list PATH...", file=sys.stderr)
         return 2
-    found = discover(argv[1:])
+    # What a module prints while it is imported (a test module's print at import) must not become a scenario id.
+    with contextlib.redirect_stdout(sys.stderr):
+        found = discover(argv[1:])
     for sc in found.scenarios:
         print(sc.id)
     # A module that fails to import is listed under its own name so that its test exists and fails.

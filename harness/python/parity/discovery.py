@@ -148,7 +148,8 @@ def discover(paths, on_import=None, crashed=None, backend=None) -> Discovery:
     for test in tests:
         if test.id in seen:
             msg = f"duplicate scenario id {test.id!r}: also defined in {seen[test.id]}"
-            found.errors.append(ModuleError(test.id, test.metadata()["source"],
+            # Under its file's name, as a native duplicate is under its module's: never under the id it duplicates.
+            found.errors.append(ModuleError(test.id.partition("::")[0], test.metadata()["source"],
                                             {"type": "DuplicateScenario", "message": msg, "traceback": ""}))
             continue
         seen[test.id] = test.metadata()["source"]
@@ -161,7 +162,9 @@ def select(found: Discovery, only=(), keyword: str = "") -> Discovery:
     """Keeps the scenarios whose id is in `only` (when given) and contains `keyword`."""
     only = set(only)
     keep = lambda i: (not only or i in only) and keyword in i  # noqa: E731
-    return Discovery([s for s in found.scenarios if keep(s.id)], [e for e in found.errors if keep(e.id)])
+    selected = Discovery([s for s in found.scenarios if keep(s.id)], [e for e in found.errors if keep(e.id)])
+    pytest_suite.link(selected.scenarios)  # pytest's fixtures end where the selection leaves their scope
+    return selected
 
 
 # Libraries scenarios commonly use (module -> the name the manifest gives it): a run records the versions of those it

@@ -11,6 +11,13 @@ from pathlib import Path
 
 from parity._scenario import _check_options, describe_exception, format_param
 
+try:  # pytest's own hook marker (pluggy comes with pytest); native scenarios need neither
+    from pluggy import HookimplMarker
+
+    _hookimpl = HookimplMarker("pytest")
+except ImportError:  # pragma: no cover - without pytest there is no suite to run
+    _hookimpl = lambda **_: (lambda fn: fn)  # noqa: E731
+
 # The file names pytest collects by default (its `python_files`); a suite's ini may name others.
 TEST_FILES = ("test_*.py", "*_test.py")
 CONFTEST = "conftest.py"
@@ -29,8 +36,9 @@ MARKERS = {
     "assert_eq": "assert_eq(fn=...): compares the gold and candidate results with fn(gold, candidate)",
     "parity": "parity(rtol=, atol=, tolerances=, signed_zeros=, policy=, tags=): parity's scenario options",
 }
-# pytest's own plugins that would write into the user's suite or take the worker's output away from it.
-_DISABLED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "pastebin", "junitxml", "resultlog")
+# pytest's own plugins that would write into the user's suite or take the worker's output away from it. faulthandler's
+# dump of a crash (40 lines and more) would push what the test printed last out of the crash report's tail.
+_DISABLED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "pastebin", "junitxml", "resultlog", "faulthandler")
 
 
 def _is_test_file(path: Path, patterns=TEST_FILES) -> bool:
@@ -72,7 +80,7 @@ def plan(paths) -> SuitePlan:
     for path in (Path(p).resolve() for p in paths):
         if path.is_file():
             if _is_test_file(path) or path.name == CONFTEST:
-                found.sessions.append((path.parent, [str(path)]))
+                found.sessions.append((path.parent, [str(path), *_rootdir(path.parent)]))
                 found.owned.add(str(path))
             continue
         if not path.is_dir():
@@ -92,16 +100,24 @@ def plan(paths) -> SuitePlan:
         found.sessions += [(path, [str(s)]) for s in suites]
         found.dirs += suites
         if any(f.name != CONFTEST for f in loose):
-            found.sessions.append((path, [str(path), *(f"--ignore={s}" for s in suites)]))
+            found.sessions.append((path, [str(path), *(f"--ignore={s}" for s in suites), *_rootdir(path)]))
             found.dirs += sorted({f.parent for f in loose})
     return found
 
 
+def _rootdir(base: Path) -> list:
+    """Without an ini of its own a session's rootdir (and so where conftests stop being loaded) would be the common
+    ancestor of the suite and the working directory: the suite would collect differently from another directory.
+    It is the directory given, as `cd DIR && pytest` has it; an ini above it still applies."""
+    return [f"--rootdir={base}"]
+
+
 def _node_path_id(base: Path, nodeid_path: Path) -> str:
     try:
-        return nodeid_path.relative_to(base).as_posix()
+        relative = nodeid_path.relative_to(base).as_posix()
     except ValueError:
         return nodeid_path.as_posix()
+    return base.name if relative == "." else relative  # the suite is the directory given: its error is its name
 
 
 def scenario_id(base: Path, item) -> str:
@@ -125,6 +141,10 @@ def _last_line(text: str) -> str:
 def _mark_reason(mark) -> str:
     reason = mark.kwargs.get("reason") or (mark.args[1] if len(mark.args) > 1 else "")
     return str(reason) or f"marked {mark.name}"
+
+
+# A scenario not yet told which test follows it (link()): its teardown keeps its module's and session's fixtures.
+UNLINKED = object()
 
 
 class _KeepParents:
@@ -172,6 +192,7 @@ class _ParityPlugin:
                     item.add_marker(pytest.mark.xfail(*mark.args, **mark.kwargs))
                     break
 
+    @_hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem):
         import inspect
 
@@ -183,8 +204,6 @@ class _ParityPlugin:
         self.results[pyfuncitem.nodeid] = self.backend.materialize(outputs)
         return True
 
-    pytest_pyfunc_call.tryfirst = True
-
     def pytest_runtest_makereport(self, item, call):
         if call.excinfo is not None:
             self.exceptions[(item.nodeid, call.when)] = call.excinfo.value
@@ -195,6 +214,9 @@ class Suite:
 
     def __init__(self, base: Path, args: list, role: str, backend, on_import=None, crashed=None):
         self.base, self.args, self.role = base, args, role
+        # The scenario path the ids are relative to (a file given directly, else the directory given): a repro's
+        # `--scenarios ROOT --only ID` finds the same id.
+        self.root = args[0] if Path(args[0]).is_file() else str(base)
         self.on_import, self.crashed = on_import, crashed or {}
         self.collect_reports = []
         self.plugin = _ParityPlugin(role, backend, self)
@@ -213,6 +235,10 @@ class Suite:
         config.hook.pytest_collection(session=self.session)
         return self.session.items
 
+    def path_of(self, report) -> Path:
+        """The file or directory a collect report is about: its node id is relative to the session's rootdir."""
+        return (Path(self.session.config.rootpath) / report.nodeid.partition("::")[0]).resolve()
+
     def finish(self):
         """Tears down what is still set up (module and session fixtures) and ends the session as pytest would."""
         if self.session is None:
@@ -224,13 +250,26 @@ class Suite:
             session.config.hook.pytest_sessionfinish(session=session, exitstatus=0)
             session.config._ensure_unconfigure()
 
-    def run(self, item, scenario_id: str) -> dict:
+    def run(self, item, scenario_id: str, nextitem=UNLINKED) -> dict:
+        """Runs `item`; `nextitem` is the test that follows it in the selection (None: the last of this session),
+        whose needs decide what its teardown ends, as in a pytest session: a module fixture's failing teardown is
+        the error of its module's last test. Unlinked, everything stays set up for whatever comes next."""
         from _pytest.runner import runtestprotocol
 
-        # The next test this worker runs may need none of what the last one set up (another module's fixtures).
-        self.session._setupstate.teardown_exact(item)
-        reports = runtestprotocol(item, log=False, nextitem=_KeepParents(item))
-        return self._outcome(item, scenario_id, reports)
+        # This worker's last test may not have been the one the selection put before this one (another worker or
+        # shard ran that): what it left set up that this one does not share ends now.
+        try:
+            self.session._setupstate.teardown_exact(item)
+            left = None
+        except Exception as exc:  # noqa: BLE001 - reported on this test below, never dropped
+            left = describe_exception(exc)
+        reports = runtestprotocol(item, log=False, nextitem=_KeepParents(item) if nextitem is UNLINKED else nextitem)
+        outcome = self._outcome(item, scenario_id, reports)
+        if left is not None and outcome["status"] in ("ok", "skip"):
+            left["message"] = ("before it ran, the teardown of fixtures an earlier test in this worker left set up "
+                               f"failed: {left['message']}")
+            outcome = {"status": "error", "error": left}
+        return outcome
 
     def _error(self, item, report) -> dict:
         exc = self.plugin.exceptions.pop((item.nodeid, report.when), None)
@@ -275,6 +314,7 @@ class PytestScenario:
     id: str
     item: object
     suite: Suite
+    next_item: object = UNLINKED  # set by link()
 
     @property
     def seed(self) -> int:
@@ -293,7 +333,7 @@ class PytestScenario:
         return _check_options(kwargs.get("rtol"), kwargs.get("atol"), kwargs.get("tolerances"),
                               kwargs.get("signed_zeros", False), kwargs.get("policy"), kwargs.get("tags"),
                               {"compare": _mark_reason(compare)} if compare is not None else None,
-                              timeout.args[0] if timeout is not None and timeout.args else None)
+                              _timeout_of(timeout))
 
     def metadata(self) -> dict:
         item = self.item
@@ -314,6 +354,7 @@ class PytestScenario:
             "xfail_strict": bool(item.config.getini("xfail_strict") if strict is None else strict),
             "assert_eq": _qualified(fn) if fn is not None else None,
             "source": str(item.path),
+            "root": self.suite.root,
             "line": (line or 0) + 1,
         }
 
@@ -324,13 +365,20 @@ class PytestScenario:
         numpy.random.seed(self.seed % 2**32)  # tests that draw from the global generators are reproducible too
         random.seed(self.seed)
         try:
-            return self.suite.run(self.item, self.id)
+            return self.suite.run(self.item, self.id, self.next_item)
         except KeyboardInterrupt:
             raise
         except MemoryError as exc:
             return {"status": "crash", "error": describe_exception(exc)}
         except BaseException as exc:  # noqa: BLE001 - pytest's own failure is this scenario's error
             return {"status": "error", "error": describe_exception(exc)}
+
+
+def _timeout_of(mark):
+    """The seconds of pytest-timeout's marker, `timeout(5)` or `timeout(timeout=5)`; None without one."""
+    if mark is None:
+        return None
+    return mark.args[0] if mark.args else mark.kwargs.get("timeout")
 
 
 def _qualified(fn) -> str:
@@ -356,6 +404,19 @@ class CollectedSkip:
         return {"status": "skip", "error": {"type": "Skipped", "message": self.reason, "traceback": ""}}
 
 
+def link(scenarios):
+    """Tells each pytest scenario which test of its session follows it among `scenarios` (the selection, in
+    order), so that running them in order sets up and tears down fixtures exactly as one pytest session would."""
+    last = {}
+    for scenario in scenarios:
+        if isinstance(scenario, PytestScenario):
+            before = last.get(id(scenario.suite))
+            if before is not None:
+                before.next_item = scenario.item
+            scenario.next_item = None
+            last[id(scenario.suite)] = scenario
+
+
 _suites: list = []  # the sessions this process started, finished by finish_all()
 
 
@@ -375,17 +436,18 @@ def collect(paths, role: str, backend, on_import=None, crashed=None, module_erro
         try:
             items = suite.start()
         except Exception as exc:  # noqa: BLE001 - a suite pytest refuses (a bad ini, addopts) is its error alone
-            errors.append(module_error(_node_path_id(base, Path(args[0])), args[0], describe_exception(exc)))
+            errors.append(module_error(_node_path_id(base, Path(args[0])), args[0], _refusal(args[0], exc)))
             continue
         scenarios += [PytestScenario(scenario_id(base, item), item, suite) for item in items]
         for report in suite.collect_reports:
-            rid = _node_path_id(base, Path(report.fspath)) if report.fspath else base.name
+            source = suite.path_of(report)
+            rid = _node_path_id(base, source)
             if report.skipped:
-                scenarios.append(CollectedSkip(rid, str(report.fspath), _text(report.longrepr).removeprefix(
+                scenarios.append(CollectedSkip(rid, str(source), _text(report.longrepr).removeprefix(
                     "Skipped: ")))
             else:
                 text = _text(report.longrepr)
-                errors.append(module_error(rid, str(report.fspath),
+                errors.append(module_error(rid, str(source),
                                            {"type": "CollectError", "message": _last_line(text), "traceback": text}))
     for file, how in (crashed or {}).items():
         if file in found.owned:
@@ -394,6 +456,16 @@ def collect(paths, role: str, backend, on_import=None, crashed=None, module_erro
             errors.append(module_error(_node_path_id(base, Path(file)), file,
                                        {"type": "Crash", "message": message, "traceback": ""}))
     return found.owned, scenarios, errors
+
+
+def _refusal(suite: str, exc: BaseException) -> dict:
+    """The error of a suite pytest would not start: its complaint (the `error:` lines of a usage error, whose
+    usage line says nothing) and the suite's path."""
+    error = describe_exception(exc)
+    said = [line.strip() for line in str(exc).splitlines() if "error:" in line]
+    complaint = "; ".join(said) if said else error["message"]
+    error["message"] = f"pytest refused the suite {suite}: {complaint}"
+    return error
 
 
 def finish_all():
