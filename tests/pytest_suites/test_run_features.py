@@ -224,7 +224,7 @@ def test_a_failing_pytest_scenarios_repro_names_its_node_id_and_reruns_exactly_i
     nested = next(s for s in report["scenarios"] if s["id"] == "sub/test_nested.py::test_nested_sum")
     message = next(c["message"] for c in nested["checks"] if not c["ok"])
     repro = message.split("Repro: ", 1)[1].strip()
-    assert "--only sub/test_nested.py::test_nested_sum" in repro and f"--scenarios {plain}" in repro, repro
+    assert "--only sub/test_nested.py::test_nested_sum" in repro and f"--scenarios {plain} " in repro, repro
     proc = subprocess.run(repro.replace("/tmp/parity-repro", str(tmp / "repro")), shell=True, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the drift is found again
@@ -290,7 +290,10 @@ ROBUST = {
     "badini": ("error", "pytest refused the suite", "unrecognized arguments: --no-such-parity-option"),
     "badconftest": ("error", "CollectError", "No module named 'no_such_module_for_parity'"),
     "fixtures/test_generator.py": ("error", "CollectError", "test_is_a_generator"),
+    "badstrict": ("error", "pytest refused the suite", "its ini option xfail_strict: invalid truth value 'maybe'"),
     "good/test_good.py::test_good": ("ok", None, None),
+    "fixtures/test_bad_mark.py::test_bad_mark": ("error", "ValueError", "rtol must be a finite number"),
+    "fixtures/test_bad_mark.py::test_beside_the_bad_mark": ("ok", None, None),
     "fixtures/test_fixtures.py::test_setup_raises": ("error", "RuntimeError", "in setup: setup went wrong"),
     "fixtures/test_fixtures.py::test_teardown_raises": ("error", "RuntimeError", "in teardown: teardown went wrong"),
     "fixtures/test_fixtures.py::test_returns_a_lambda": ("error", "SerializeError", "outputs['fn']"),

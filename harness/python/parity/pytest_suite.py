@@ -41,6 +41,10 @@ MARKERS = {
 _DISABLED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "pastebin", "junitxml", "resultlog", "faulthandler")
 
 
+# The ini options parity reads itself (metadata's xfail_strict).
+_INI_READ = ("xfail_strict",)
+
+
 def _is_test_file(path: Path, patterns=TEST_FILES) -> bool:
     return any(fnmatch.fnmatch(path.name, p) for p in patterns)
 
@@ -229,6 +233,11 @@ class Suite:
         disabled = [arg for name in _DISABLED_PLUGINS for arg in ("-p", f"no:{name}")]
         # -s: what a test prints reaches the worker's output (a crash report shows it), as a scenario's does.
         config = _prepareconfig([*self.args, "-s", *disabled], plugins=[self.plugin])
+        for name in _INI_READ:  # read by every test's metadata: a value pytest refuses is the suite's error
+            try:
+                config.getini(name)
+            except Exception as exc:  # noqa: BLE001 - pytest's UsageError, ValueError
+                raise ValueError(f"its ini option {name}: {exc}") from exc
         self.session = Session.from_config(config)
         config._do_configure()
         config.hook.pytest_sessionstart(session=self.session)
@@ -438,7 +447,14 @@ def collect(paths, role: str, backend, on_import=None, crashed=None, module_erro
         except Exception as exc:  # noqa: BLE001 - a suite pytest refuses (a bad ini, addopts) is its error alone
             errors.append(module_error(_node_path_id(base, Path(args[0])), args[0], _refusal(args[0], exc)))
             continue
-        scenarios += [PytestScenario(scenario_id(base, item), item, suite) for item in items]
+        for item in items:
+            scenario = PytestScenario(scenario_id(base, item), item, suite)
+            try:  # its marks' options (parity(rtol=...), timeout) are checked here, as a native scenario's are
+                scenario.metadata()
+            except Exception as exc:  # noqa: BLE001 - that test's error, never the worker's end
+                errors.append(module_error(scenario.id, str(item.path), describe_exception(exc)))
+                continue
+            scenarios.append(scenario)
         for report in suite.collect_reports:
             source = suite.path_of(report)
             rid = _node_path_id(base, source)
