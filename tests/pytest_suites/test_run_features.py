@@ -175,6 +175,7 @@ def test_resume_runs_only_the_pytest_scenarios_an_interrupted_run_did_not_finish
 
 CRASHY = {
     "test_c_import_crash.py": ("error", "Crash", "importing it killed the worker process (signal 6 (SIGABRT))"),
+    "zz_crashing_conftest/conftest.py": ("error", "Crash", "importing it killed the worker process (signal 6"),
     "test_a_before.py::test_first": ("ok", None, None),
     "test_b_crashes.py::test_before_the_crashes": ("ok", None, None),
     "test_b_crashes.py::test_segfaults": ("crash", "Crash", "signal 11 (SIGSEGV)"),
@@ -203,6 +204,16 @@ def test_crashes_import_crashes_and_timeouts_are_their_tests_own_and_the_rest_ru
                        ("test_b_crashes.py::test_aborts", "last words before the abort")):
         assert words in entries[id_]["error"]["traceback"], entries[id_]["error"]["traceback"]
     assert entries["test_e_timeouts.py::test_sleeps_past_its_own_timeout"]["meta"]["timeout"] == 1
+
+
+def test_a_conftest_that_kills_the_worker_while_pytest_starts_is_its_error_and_the_rest_runs(tmp_path):
+    crashing = suite(tmp_path, "crashy") / "zz_crashing_conftest"
+    run("gold", tmp_path / "out", "--scenarios", crashing, "--scenarios", suite(tmp_path, "mixed"), check=1)
+    entries = manifest_entries(tmp_path / "out")
+    assert entries["conftest.py"]["status"] == "error" and entries["conftest.py"]["error"]["type"] == "Crash"
+    assert entries["conftest.py"]["meta"]["source"] == str(crashing / "conftest.py")
+    assert {i: e["status"] for i, e in entries.items() if i != "conftest.py"} == {
+        "natives.doubled": "ok", "test_mixed.py::test_tripled": "ok"}
 
 
 # --- repro commands, reports, trends ---------------------------------------------------------------------------------

@@ -175,7 +175,10 @@ class _ParityPlugin:
             config.addinivalue_line("markers", f"{name}: {text}")
 
     def pytest_ignore_collect(self, collection_path, config):
-        return True if str(collection_path) in self.suite.crashed else None
+        crashed = self.suite.crashed
+        if str(collection_path) in crashed or str(collection_path / CONFTEST) in crashed:
+            return True  # a file, or a directory whose conftest, killed an earlier worker: reported, not imported
+        return None
 
     def pytest_collectstart(self, collector):
         path = getattr(collector, "path", None)
@@ -230,6 +233,8 @@ class Suite:
         from _pytest.config import _prepareconfig
         from _pytest.main import Session
 
+        if self.on_import is not None and self.initial_conftest.is_file():
+            self.on_import(str(self.initial_conftest))  # imported while the config is made
         disabled = [arg for name in _DISABLED_PLUGINS for arg in ("-p", f"no:{name}")]
         # -s: what a test prints reaches the worker's output (a crash report shows it), as a scenario's does.
         config = _prepareconfig([*self.args, "-s", *disabled], plugins=[self.plugin])
@@ -239,10 +244,37 @@ class Suite:
             except Exception as exc:  # noqa: BLE001 - pytest's UsageError, ValueError
                 raise ValueError(f"its ini option {name}: {exc}") from exc
         self.session = Session.from_config(config)
+        if self.on_import is not None:
+            self.session.gethookproxy = self._announcing(self.session.gethookproxy)
         config._do_configure()
         config.hook.pytest_sessionstart(session=self.session)
         config.hook.pytest_collection(session=self.session)
         return self.session.items
+
+    def _announcing(self, gethookproxy):
+        """pytest imports a directory's conftests when it first asks for the hooks of a path under it, before any
+        hook of ours runs there: each is announced (on_import) just before, so that a conftest whose import kills
+        the worker is blamed, not the last test module."""
+        announced = set()
+
+        def hooks_for(fspath):
+            path = Path(fspath)
+            for directory in [path, *path.parents] if path.is_dir() else path.parents:
+                conftest = directory / CONFTEST
+                if str(conftest) not in announced and conftest.is_file():
+                    announced.add(str(conftest))
+                    self.on_import(str(conftest))
+                if directory == self.base:
+                    break
+            return gethookproxy(fspath)
+
+        return hooks_for
+
+    @property
+    def initial_conftest(self) -> Path:
+        """The conftest pytest imports before collecting: the one beside the path the session is given."""
+        first = Path(self.args[0])
+        return (first if first.is_dir() else first.parent) / CONFTEST
 
     def path_of(self, report) -> Path:
         """The file or directory a collect report is about: its node id is relative to the session's rootdir."""
@@ -441,6 +473,8 @@ def collect(paths, role: str, backend, on_import=None, crashed=None, module_erro
     scenarios, errors = [], []
     for base, args in found.sessions:
         suite = Suite(base, args, role, backend, on_import, crashed)
+        if str(suite.initial_conftest) in (crashed or {}):
+            continue  # its error is below, with the other files whose import killed a worker
         _suites.append(suite)
         try:
             items = suite.start()
@@ -466,7 +500,7 @@ def collect(paths, role: str, backend, on_import=None, crashed=None, module_erro
                 errors.append(module_error(rid, str(source),
                                            {"type": "CollectError", "message": _last_line(text), "traceback": text}))
     for file, how in (crashed or {}).items():
-        if file in found.owned:
+        if file in found.owned or Path(file).name == CONFTEST:
             base = next((b for b, _ in found.sessions if Path(file).is_relative_to(b)), Path(file).parent)
             message = f"importing it killed the worker process ({how}); it was not imported again"
             errors.append(module_error(_node_path_id(base, Path(file)), file,
