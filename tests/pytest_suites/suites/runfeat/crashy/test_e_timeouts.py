@@ -9,7 +9,7 @@ def test_sleeps_past_the_run_timeout():
     return 1
 
 
-@pytest.mark.timeout(1)
+@pytest.mark.timeout(timeout=1)  # pytest-timeout takes timeout(1) too
 def test_sleeps_past_its_own_timeout():
     time.sleep(3)
     return 1
