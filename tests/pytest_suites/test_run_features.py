@@ -303,6 +303,7 @@ ROBUST = {
     "fixtures/test_generator.py": ("error", "CollectError", "test_is_a_generator"),
     "badstrict": ("error", "pytest refused the suite", "its ini option xfail_strict: invalid truth value 'maybe'"),
     "good/test_good.py::test_good": ("ok", None, None),
+    "skipped": ("skip", "Skipped", "could not import 'no_such_library_for_parity'"),
     "fixtures/test_bad_mark.py::test_bad_mark": ("error", "ValueError", "rtol must be a finite number"),
     "fixtures/test_bad_mark.py::test_beside_the_bad_mark": ("ok", None, None),
     "fixtures/test_fixtures.py::test_setup_raises": ("error", "RuntimeError", "in setup: setup went wrong"),
@@ -336,6 +337,15 @@ def test_a_suite_pytest_refuses_given_alone_is_its_error_named_by_the_suite(tmp_
     run("gold", tmp_path / "out", "--scenarios", broken, "--scenarios", suite(tmp_path, "mixed"), check=1)
     entries = manifest_entries(tmp_path / "out")
     assert entries[name]["status"] == "error" and entries[name]["meta"]["source"] == str(broken)
+    assert entries["test_mixed.py::test_tripled"]["status"] == "ok"
+
+
+def test_a_conftest_beside_the_path_given_that_skips_skips_its_suite_and_the_rest_runs(tmp_path):
+    skipped = suite(tmp_path, "robust") / "skipped"
+    run("gold", tmp_path / "out", "--scenarios", skipped, "--scenarios", suite(tmp_path, "mixed"))
+    entries = manifest_entries(tmp_path / "out")
+    assert entries["skipped"]["status"] == "skip", entries["skipped"]
+    assert "no_such_library_for_parity" in entries["skipped"]["error"]["message"]
     assert entries["test_mixed.py::test_tripled"]["status"] == "ok"
 
 

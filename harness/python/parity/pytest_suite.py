@@ -478,8 +478,17 @@ def collect(paths, role: str, backend, on_import=None, crashed=None, module_erro
         _suites.append(suite)
         try:
             items = suite.start()
-        except Exception as exc:  # noqa: BLE001 - a suite pytest refuses (a bad ini, addopts) is its error alone
-            errors.append(module_error(_node_path_id(base, Path(args[0])), args[0], _refusal(args[0], exc)))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a suite pytest refuses (a bad ini, addopts) is its error alone
+            # pytest.skip/importorskip, pytest.exit or sys.exit in the conftest beside the path: BaseExceptions.
+            from _pytest.outcomes import Skipped
+
+            rid = _node_path_id(base, Path(args[0]))
+            if isinstance(exc, Skipped):
+                scenarios.append(CollectedSkip(rid, args[0], str(exc.msg)))
+            else:
+                errors.append(module_error(rid, args[0], _refusal(args[0], exc)))
             continue
         for item in items:
             scenario = PytestScenario(scenario_id(base, item), item, suite)
