@@ -327,7 +327,10 @@ def test_suites_conftests_fixtures_and_results_that_break_are_errors_naming_them
         if kind is not None:
             text = entry["error"]["type"] + ": " + entry["error"]["message"]
             assert kind in text and phrase in text, (id_, text)
-    assert "builtins.function" in entries["fixtures/test_fixtures.py::test_returns_a_lambda"]["error"]["message"]
+    # The object that cannot be written is named by its type and, a function, by its own name.
+    lambda_error = entries["fixtures/test_fixtures.py::test_returns_a_lambda"]["error"]["message"]
+    assert "outputs['fn']: cannot write an object of type builtins.function (test_returns_a_lambda.<locals>.<lambda>)" \
+        in lambda_error, lambda_error
     assert files_of(robust) == before  # pytest wrote nothing into the suite: no .pytest_cache, no junit, no log
 
 
