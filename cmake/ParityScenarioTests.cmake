@@ -3,8 +3,9 @@
 #   parity_add_scenario_tests(DIRECTORY dir CANDIDATE backend [GOLD backend] [NAME name] [RESULTS dir]
 #                             [COMPARE_ARGS arg...])
 #
-# For every scenario id it adds gold.<id> and candidate.<id> (each `parity run --only <id>` into its own
-# results directory, labels `gold` / `candidate`) and compare.<id> (label `compare`), whose FIXTURES_REQUIRED
+# For every scenario id (for a pytest-style test, its node id: `test_x.py::test_y[1]`) it adds gold.<id> and
+# candidate.<id> (each `parity run --only <id>` into its own results directory, labels `gold` / `candidate`)
+# and compare.<id> (label `compare`), whose FIXTURES_REQUIRED
 # make `ctest -L compare` run the two runs it needs first. Ids are listed at configure time with the
 # configured interpreter; editing a scenario file re-runs the configure step. COMPARE_ARGS go to every
 # `parity compare`, e.g. `COMPARE_ARGS --layout-policy strides` (README, "Policies").
@@ -27,9 +28,12 @@ function(parity_add_scenario_tests)
     set(arg_RESULTS "${CMAKE_BINARY_DIR}/parity-results/${arg_NAME}")
   endif()
 
-  file(GLOB_RECURSE scenario_files CONFIGURE_DEPENDS "${arg_DIRECTORY}/*.py")
+  # A pytest suite's ini files decide what it collects (python_files, addopts) as its .py files do.
+  file(GLOB_RECURSE scenario_files CONFIGURE_DEPENDS "${arg_DIRECTORY}/*.py" "${arg_DIRECTORY}/*.ini"
+       "${arg_DIRECTORY}/*.toml" "${arg_DIRECTORY}/*.cfg")
+  # parity's own package, beside this file: PROJECT_SOURCE_DIR is the caller's project when parity is a subproject.
   execute_process(
-    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${PROJECT_SOURCE_DIR}/harness/python"
+    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../harness/python"
             "${Python_EXECUTABLE}" -m parity list "${arg_DIRECTORY}"
     OUTPUT_VARIABLE listing ERROR_VARIABLE list_errors RESULT_VARIABLE list_rc)
   if(list_rc)

@@ -50,6 +50,20 @@ std::string type_name(py::handle obj) {
          py::str(type.attr("__qualname__")).cast<std::string>();
 }
 
+// " (name)" of a function or method, whose qualified name says which one it is (a lambda a test returned): read only
+// from those types, whose __qualname__ is a plain attribute that runs no code of the object's (never repr()).
+std::string own_name(py::handle obj) {
+  PyObject* o = obj.ptr();
+  if (!PyFunction_Check(o) && !PyMethod_Check(o) && !PyCFunction_Check(o)) return "";
+  PyObject* name = PyObject_GetAttrString(PyMethod_Check(o) ? PyMethod_GET_FUNCTION(o) : o, "__qualname__");
+  if (!name) {
+    PyErr_Clear();
+    return "";
+  }
+  const py::str text = py::reinterpret_steal<py::object>(name);
+  return " (" + text.cast<std::string>() + ")";
+}
+
 std::string hex_bits(double value) {
   char buf[19];
   std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(value)));
@@ -466,7 +480,7 @@ json Encoder::encode_reduced(py::handle obj, const std::string& path, int depth)
     throw UnsupportedOutput(path + ": the reducer for type " + type_name(obj) + " raised " + e.what());
   }
   if (reduced.is_none())
-    throw UnsupportedOutput(path + ": cannot write an object of type " + type_name(obj) +
+    throw UnsupportedOutput(path + ": cannot write an object of type " + type_name(obj) + own_name(obj) +
                             ". Return arrays, scalars, str, bytes, None, dict, list or tuple instead, convert it "
                             "in the backend's materialize(), or register a reducer with "
                             "parity.reducers.register()");

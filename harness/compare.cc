@@ -1397,7 +1397,8 @@ std::string policy_flags(const PolicyChoice& policy, const std::set<std::string>
 std::string repro_command(const CompareOptions& options, const Manifest& gold, const Manifest& candidate,
                           const std::string& id, const json& meta) {
   const std::string& program = options.program;
-  const std::string source = meta.value("source", "");
+  // A pytest scenario's id is relative to the scenario path its run was given (its "root"), not to its file's folder.
+  const std::string source = meta.value("root", meta.value("source", ""));
   auto run = [&](const Manifest& m, const char* dir) {
     std::vector<std::string> words;
     if (!source.empty()) words = {"--scenarios", source};

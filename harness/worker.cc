@@ -260,11 +260,31 @@ int worker_main(const WorkerOptions& options) {
   return kExitOk;
 }
 
+namespace {
+
+// Runs `step` with Python's sys.stdout on stderr: `list` prints its listing (which `list --json` readers parse) on
+// stdout, and what a module prints while it is imported or torn down must not land in it.
+template <class Step>
+void with_stdout_on_stderr(Step&& step) {
+  py::module_ sys = py::module_::import("sys");
+  py::object saved = sys.attr("stdout");
+  sys.attr("stdout") = sys.attr("stderr");
+  try {
+    step();
+  } catch (...) {
+    sys.attr("stdout") = saved;
+    throw;
+  }
+  sys.attr("stdout") = saved;
+}
+
+}  // namespace
+
 int list_scenarios(const Selection& selection, bool as_json) {
   start_interpreter();
   py::object found;
   try {
-    found = discover(selection);
+    with_stdout_on_stderr([&] { found = discover(selection); });
   } catch (py::error_already_set& e) {
     const int code = refused_selection(e);
     if (code == kExitOk) throw;
@@ -287,7 +307,8 @@ int list_scenarios(const Selection& selection, bool as_json) {
       std::printf("%s\n", id.c_str());
   }
   if (as_json) std::printf("%s\n", listing.dump(1, ' ', false, json::error_handler_t::replace).c_str());
-  finish_pytest_sessions();
+  std::fflush(stdout);
+  with_stdout_on_stderr(finish_pytest_sessions);
   return found.attr("errors").cast<py::list>().size() > 0 ? kExitFailed : kExitOk;
 }
 

@@ -202,6 +202,8 @@ void expect_unsupported(const char* expr, const std::string& path_fragment) {
 TEST(Codec, UnsupportedOutputsNameTheirPath) {
   expect_unsupported("{'a': [1, Opaque()]}", "outputs['a'][1]: cannot write an object of type");
   expect_unsupported("{'f': np.vectorize(abs)}", "outputs['f']: cannot write an object of type numpy.vectorize");
+  // A function is named by its qualified name, so that the message says which one was returned.
+  expect_unsupported("{'f': lambda x: x}", "outputs['f']: cannot write an object of type builtins.function (<lambda>)");
   expect_unsupported("{1: 2}", "outputs: dict key 1");
   expect_unsupported("[np.array([1, Opaque()], dtype=object)]", "outputs[0][1]: cannot write an object of type");
   expect_unsupported("np.zeros(2, dtype=[('a', 'O')])", "outputs: arrays of dtype");

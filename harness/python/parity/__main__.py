@@ -1,4 +1,5 @@
 """`python -m parity list PATH...`: scenario ids one per line, for CMake's configure-time test registration."""
+import contextlib
 import sys
 
 from parity.discovery import SelectionError, discover, select
@@ -9,7 +10,9 @@ def main(argv):
         print("usage: python -m parity list PATH...", file=sys.stderr)
         return 2
     try:  # a directory without scenarios would register no test at all, and an empty ctest passes
-        found = select(discover(argv[1:]), paths=argv[1:])
+        # What a module prints while it is imported (a test module's print at import) must not become a scenario id.
+        with contextlib.redirect_stdout(sys.stderr):
+            found = select(discover(argv[1:]), paths=argv[1:])
     except SelectionError as exc:
         print(f"parity: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -151,7 +151,8 @@ def discover(paths, on_import=None, crashed=None, backend=None) -> Discovery:
     for test in tests:
         if test.id in seen:
             msg = f"duplicate scenario id {test.id!r}: also defined in {seen[test.id]}"
-            found.errors.append(ModuleError(test.id, test.metadata()["source"],
+            # Under its file's name, as a native duplicate is under its module's: never under the id it duplicates.
+            found.errors.append(ModuleError(test.id.partition("::")[0], test.metadata()["source"],
                                             {"type": "DuplicateScenario", "message": msg, "traceback": ""}))
             continue
         seen[test.id] = test.metadata()["source"]
@@ -223,6 +224,7 @@ def select(found: Discovery, only=(), keyword: str = "", paths=()) -> Discovery:
         broken = f" and {len(found.errors)} broken modules" if found.errors else ""
         raise SelectionError(f"{_describe(only, keyword)} selects none of the {len(found.scenarios)} scenarios{broken} "
                              f"in {where} (see 'parity list')", no_tests=True)
+    pytest_suite.link(selected.scenarios)  # pytest's fixtures end where the selection leaves their scope
     return selected
 
 

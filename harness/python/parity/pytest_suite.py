@@ -11,6 +11,13 @@ from pathlib import Path
 
 from parity._scenario import Skip, _check_options, describe_exception, format_param
 
+try:  # pytest's own hook marker (pluggy comes with pytest); native scenarios need neither
+    from pluggy import HookimplMarker
+
+    _hookimpl = HookimplMarker("pytest")
+except ImportError:  # pragma: no cover - without pytest there is no suite to run
+    _hookimpl = lambda **_: (lambda fn: fn)  # noqa: E731
+
 # The file names pytest collects by default (its `python_files`); a suite's ini may name others.
 TEST_FILES = ("test_*.py", "*_test.py")
 CONFTEST = "conftest.py"
@@ -29,8 +36,13 @@ MARKERS = {
     "assert_eq": "assert_eq(fn=...): compares the gold and candidate results with fn(gold, candidate)",
     "parity": "parity(rtol=, atol=, tolerances=, signed_zeros=, policy=, tags=): parity's scenario options",
 }
-# pytest's own plugins that would write into the user's suite or take the worker's output away from it.
-_DISABLED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "pastebin", "junitxml", "resultlog")
+# pytest's own plugins that would write into the user's suite or take the worker's output away from it. faulthandler's
+# dump of a crash (40 lines and more) would push what the test printed last out of the crash report's tail.
+_DISABLED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "pastebin", "junitxml", "resultlog", "faulthandler")
+
+
+# The ini options parity reads itself (metadata's xfail_strict).
+_INI_READ = ("xfail_strict",)
 
 
 def _is_test_file(path: Path, patterns=TEST_FILES) -> bool:
@@ -72,7 +84,7 @@ def plan(paths) -> SuitePlan:
     for path in (Path(p).resolve() for p in paths):
         if path.is_file():
             if _is_test_file(path) or path.name == CONFTEST:
-                found.sessions.append((path.parent, [str(path)]))
+                found.sessions.append((path.parent, [str(path), *_rootdir(path.parent)]))
                 found.owned.add(str(path))
             continue
         if not path.is_dir():
@@ -92,16 +104,24 @@ def plan(paths) -> SuitePlan:
         found.sessions += [(path, [str(s)]) for s in suites]
         found.dirs += suites
         if any(f.name != CONFTEST for f in loose):
-            found.sessions.append((path, [str(path), *(f"--ignore={s}" for s in suites)]))
+            found.sessions.append((path, [str(path), *(f"--ignore={s}" for s in suites), *_rootdir(path)]))
             found.dirs += sorted({f.parent for f in loose})
     return found
 
 
+def _rootdir(base: Path) -> list:
+    """Without an ini of its own a session's rootdir (and so where conftests stop being loaded) would be the common
+    ancestor of the suite and the working directory: the suite would collect differently from another directory.
+    It is the directory given, as `cd DIR && pytest` has it; an ini above it still applies."""
+    return [f"--rootdir={base}"]
+
+
 def _node_path_id(base: Path, nodeid_path: Path) -> str:
     try:
-        return nodeid_path.relative_to(base).as_posix()
+        relative = nodeid_path.relative_to(base).as_posix()
     except ValueError:
         return nodeid_path.as_posix()
+    return base.name if relative == "." else relative  # the suite is the directory given: its error is its name
 
 
 def scenario_id(base: Path, item) -> str:
@@ -164,6 +184,10 @@ def returned_none(test_id: str) -> str:
             "an array, a dict of them)")
 
 
+# A scenario not yet told which test follows it (link()): its teardown keeps its module's and session's fixtures.
+UNLINKED = object()
+
+
 class _KeepParents:
     """What runtestprotocol's teardown is told comes next: the item's own parents, so that module, class and session
     fixtures stay set up for the next test this worker runs (teardown_exact(next) ends what that one does not share)."""
@@ -187,7 +211,10 @@ class _ParityPlugin:
         register_markers(config)
 
     def pytest_ignore_collect(self, collection_path, config):
-        return True if str(collection_path) in self.suite.crashed else None
+        crashed = self.suite.crashed
+        if str(collection_path) in crashed or str(collection_path / CONFTEST) in crashed:
+            return True  # a file, or a directory whose conftest, killed an earlier worker: reported, not imported
+        return None
 
     def pytest_collectstart(self, collector):
         path = getattr(collector, "path", None)
@@ -201,6 +228,7 @@ class _ParityPlugin:
     def pytest_collection_modifyitems(self, session, config, items):
         swap_xfail_markers(items, self.role)
 
+    @_hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem):
         import pytest
 
@@ -212,8 +240,6 @@ class _ParityPlugin:
             self.results[pyfuncitem.nodeid] = self.backend.materialize(outputs)
         return called or None
 
-    pytest_pyfunc_call.tryfirst = True
-
     def pytest_runtest_makereport(self, item, call):
         if call.excinfo is not None:
             self.exceptions[(item.nodeid, call.when)] = call.excinfo.value
@@ -224,6 +250,9 @@ class Suite:
 
     def __init__(self, base: Path, args: list, role: str, backend, on_import=None, crashed=None):
         self.base, self.args, self.role = base, args, role
+        # The scenario path the ids are relative to (a file given directly, else the directory given): a repro's
+        # `--scenarios ROOT --only ID` finds the same id.
+        self.root = args[0] if Path(args[0]).is_file() else str(base)
         self.on_import, self.crashed = on_import, crashed or {}
         self.collect_reports = []
         self.plugin = _ParityPlugin(role, backend, self)
@@ -233,14 +262,52 @@ class Suite:
         from _pytest.config import _prepareconfig
         from _pytest.main import Session
 
+        if self.on_import is not None and self.initial_conftest.is_file():
+            self.on_import(str(self.initial_conftest))  # imported while the config is made
         disabled = [arg for name in _DISABLED_PLUGINS for arg in ("-p", f"no:{name}")]
         # -s: what a test prints reaches the worker's output (a crash report shows it), as a scenario's does.
         config = _prepareconfig([*self.args, "-s", *disabled], plugins=[self.plugin])
+        for name in _INI_READ:  # read by every test's metadata: a value pytest refuses is the suite's error
+            try:
+                config.getini(name)
+            except Exception as exc:  # noqa: BLE001 - pytest's UsageError, ValueError
+                raise ValueError(f"its ini option {name}: {exc}") from exc
         self.session = Session.from_config(config)
+        if self.on_import is not None:
+            self.session.gethookproxy = self._announcing(self.session.gethookproxy)
         config._do_configure()
         config.hook.pytest_sessionstart(session=self.session)
         config.hook.pytest_collection(session=self.session)
         return self.session.items
+
+    def _announcing(self, gethookproxy):
+        """pytest imports a directory's conftests when it first asks for the hooks of a path under it, before any
+        hook of ours runs there: each is announced (on_import) just before, so that a conftest whose import kills
+        the worker is blamed, not the last test module."""
+        announced = set()
+
+        def hooks_for(fspath):
+            path = Path(fspath)
+            for directory in [path, *path.parents] if path.is_dir() else path.parents:
+                conftest = directory / CONFTEST
+                if str(conftest) not in announced and conftest.is_file():
+                    announced.add(str(conftest))
+                    self.on_import(str(conftest))
+                if directory == self.base:
+                    break
+            return gethookproxy(fspath)
+
+        return hooks_for
+
+    @property
+    def initial_conftest(self) -> Path:
+        """The conftest pytest imports before collecting: the one beside the path the session is given."""
+        first = Path(self.args[0])
+        return (first if first.is_dir() else first.parent) / CONFTEST
+
+    def path_of(self, report) -> Path:
+        """The file or directory a collect report is about: its node id is relative to the session's rootdir."""
+        return (Path(self.session.config.rootpath) / report.nodeid.partition("::")[0]).resolve()
 
     def finish(self):
         """Tears down what is still set up (module and session fixtures) and ends the session as pytest would."""
@@ -253,13 +320,26 @@ class Suite:
             session.config.hook.pytest_sessionfinish(session=session, exitstatus=0)
             session.config._ensure_unconfigure()
 
-    def run(self, item, scenario_id: str) -> dict:
+    def run(self, item, scenario_id: str, nextitem=UNLINKED) -> dict:
+        """Runs `item`; `nextitem` is the test that follows it in the selection (None: the last of this session),
+        whose needs decide what its teardown ends, as in a pytest session: a module fixture's failing teardown is
+        the error of its module's last test. Unlinked, everything stays set up for whatever comes next."""
         from _pytest.runner import runtestprotocol
 
-        # The next test this worker runs may need none of what the last one set up (another module's fixtures).
-        self.session._setupstate.teardown_exact(item)
-        reports = runtestprotocol(item, log=False, nextitem=_KeepParents(item))
-        return self._outcome(item, scenario_id, reports)
+        # This worker's last test may not have been the one the selection put before this one (another worker or
+        # shard ran that): what it left set up that this one does not share ends now.
+        try:
+            self.session._setupstate.teardown_exact(item)
+            left = None
+        except Exception as exc:  # noqa: BLE001 - reported on this test below, never dropped
+            left = describe_exception(exc)
+        reports = runtestprotocol(item, log=False, nextitem=_KeepParents(item) if nextitem is UNLINKED else nextitem)
+        outcome = self._outcome(item, scenario_id, reports)
+        if left is not None and outcome["status"] in ("ok", "skip"):
+            left["message"] = ("before it ran, the teardown of fixtures an earlier test in this worker left set up "
+                               f"failed: {left['message']}")
+            outcome = {"status": "error", "error": left}
+        return outcome
 
     def _error(self, item, report) -> dict:
         exc = self.plugin.exceptions.pop((item.nodeid, report.when), None)
@@ -303,6 +383,7 @@ class PytestScenario:
     id: str
     item: object
     suite: Suite
+    next_item: object = UNLINKED  # set by link()
 
     @property
     def seed(self) -> int:
@@ -321,7 +402,7 @@ class PytestScenario:
         return _check_options(kwargs.get("rtol"), kwargs.get("atol"), kwargs.get("tolerances"),
                               kwargs.get("signed_zeros", False), kwargs.get("policy"), kwargs.get("tags"),
                               {"compare": _mark_reason(compare)} if compare is not None else None,
-                              timeout.args[0] if timeout is not None and timeout.args else None)
+                              _timeout_of(timeout))
 
     def metadata(self) -> dict:
         item = self.item
@@ -341,6 +422,7 @@ class PytestScenario:
             "xfail_strict": bool(item.config.getini("xfail_strict") if strict is None else strict),
             "assert_eq": _qualified(fn) if fn is not None else None,
             "source": str(item.path),
+            "root": self.suite.root,
             "line": (line or 0) + 1,
         }
 
@@ -351,7 +433,7 @@ class PytestScenario:
         numpy.random.seed(self.seed % 2**32)  # tests that draw from the global generators are reproducible too
         random.seed(self.seed)
         try:
-            return self.suite.run(self.item, self.id)
+            return self.suite.run(self.item, self.id, self.next_item)
         except KeyboardInterrupt:
             raise
         except MemoryError as exc:
@@ -367,6 +449,13 @@ def asserter(item):
     if mark is None:
         return None
     return mark.kwargs.get("fn", mark.args[0] if mark.args else None)
+
+
+def _timeout_of(mark):
+    """The seconds of pytest-timeout's marker, `timeout(5)` or `timeout(timeout=5)`; None without one."""
+    if mark is None:
+        return None
+    return mark.args[0] if mark.args else mark.kwargs.get("timeout")
 
 
 def _qualified(fn) -> str:
@@ -392,6 +481,19 @@ class CollectedSkip:
         return {"status": "skip", "error": {"type": "Skipped", "message": self.reason, "traceback": ""}}
 
 
+def link(scenarios):
+    """Tells each pytest scenario which test of its session follows it among `scenarios` (the selection, in
+    order), so that running them in order sets up and tears down fixtures exactly as one pytest session would."""
+    last = {}
+    for scenario in scenarios:
+        if isinstance(scenario, PytestScenario):
+            before = last.get(id(scenario.suite))
+            if before is not None:
+                before.next_item = scenario.item
+            scenario.next_item = None
+            last[id(scenario.suite)] = scenario
+
+
 _suites: list = []  # the sessions this process started, finished by finish_all()
 
 
@@ -407,29 +509,58 @@ def collect(paths, role: str, backend, on_import=None, crashed=None, module_erro
     scenarios, errors = [], []
     for base, args in found.sessions:
         suite = Suite(base, args, role, backend, on_import, crashed)
+        if str(suite.initial_conftest) in (crashed or {}):
+            continue  # its error is below, with the other files whose import killed a worker
         _suites.append(suite)
         try:
             items = suite.start()
-        except Exception as exc:  # noqa: BLE001 - a suite pytest refuses (a bad ini, addopts) is its error alone
-            errors.append(module_error(_node_path_id(base, Path(args[0])), args[0], describe_exception(exc)))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a suite pytest refuses (a bad ini, addopts) is its error alone
+            # pytest.skip/importorskip, pytest.exit or sys.exit in the conftest beside the path: BaseExceptions.
+            from _pytest.outcomes import Skipped
+
+            rid = _node_path_id(base, Path(args[0]))
+            if isinstance(exc, Skipped):
+                scenarios.append(CollectedSkip(rid, args[0], str(exc.msg)))
+            else:
+                errors.append(module_error(rid, args[0], _refusal(args[0], exc)))
             continue
-        scenarios += [PytestScenario(scenario_id(base, item), item, suite) for item in items]
+        for item in items:
+            scenario = PytestScenario(scenario_id(base, item), item, suite)
+            try:  # its marks' options (parity(rtol=...), timeout) are checked here, as a native scenario's are
+                scenario.metadata()
+            except Exception as exc:  # noqa: BLE001 - that test's error, never the worker's end
+                errors.append(module_error(scenario.id, str(item.path), describe_exception(exc)))
+                continue
+            scenarios.append(scenario)
         for report in suite.collect_reports:
-            rid = _node_path_id(base, Path(report.fspath)) if report.fspath else base.name
+            source = suite.path_of(report)
+            rid = _node_path_id(base, source)
             if report.skipped:
-                scenarios.append(CollectedSkip(rid, str(report.fspath), _text(report.longrepr).removeprefix(
+                scenarios.append(CollectedSkip(rid, str(source), _text(report.longrepr).removeprefix(
                     "Skipped: ")))
             else:
                 text = _text(report.longrepr)
-                errors.append(module_error(rid, str(report.fspath),
+                errors.append(module_error(rid, str(source),
                                            {"type": "CollectError", "message": _last_line(text), "traceback": text}))
     for file, how in (crashed or {}).items():
-        if file in found.owned:
+        if file in found.owned or Path(file).name == CONFTEST:
             base = next((b for b, _ in found.sessions if Path(file).is_relative_to(b)), Path(file).parent)
             message = f"importing it killed the worker process ({how}); it was not imported again"
             errors.append(module_error(_node_path_id(base, Path(file)), file,
                                        {"type": "Crash", "message": message, "traceback": ""}))
     return found.owned, scenarios, errors
+
+
+def _refusal(suite: str, exc: BaseException) -> dict:
+    """The error of a suite pytest would not start: its complaint (the `error:` lines of a usage error, whose
+    usage line says nothing) and the suite's path."""
+    error = describe_exception(exc)
+    said = [line.strip() for line in str(exc).splitlines() if "error:" in line]
+    complaint = "; ".join(said) if said else error["message"]
+    error["message"] = f"pytest refused the suite {suite}: {complaint}"
+    return error
 
 
 def finish_all():

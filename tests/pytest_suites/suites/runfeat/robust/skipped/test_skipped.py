@@ -1,0 +1,5 @@
+"""Skipped with its directory."""
+
+
+def test_skipped():
+    return 1
