@@ -64,7 +64,9 @@ std::string backend_name(const RunOptions& options) {
 }
 
 std::vector<std::string> worker_argv(const RunOptions& options, const std::string& backend) {
-  std::vector<std::string> argv = {options.program, "_worker", "--backend", backend, "--out", options.out.string()};
+  // Absolute: a scenario or test that changes the worker's working directory must not move where results go.
+  std::vector<std::string> argv = {options.program, "_worker", "--backend",
+                                   backend,         "--out",   std::filesystem::absolute(options.out).string()};
   if (!options.role.empty()) argv.insert(argv.end(), {"--role", options.role});
   for (const std::string& p : options.selection.paths) argv.insert(argv.end(), {"--scenarios", p});
   for (const std::string& id : options.selection.only) argv.insert(argv.end(), {"--only", id});

@@ -1,10 +1,13 @@
 """Pytest-style test files as parity scenarios: pytest collects and runs them, parity takes what each test returns."""
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import io
 import hashlib
 import os
 import random
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +41,11 @@ MARKERS = {
 }
 # pytest's own plugins that would write into the user's suite or take the worker's output away from it. faulthandler's
 # dump of a crash (40 lines and more) would push what the test printed last out of the crash report's tail.
-_DISABLED_PLUGINS = ("cacheprovider", "terminal", "stepwise", "pastebin", "junitxml", "resultlog", "faulthandler")
+_DISABLED_PLUGINS = ("faulthandler",)
+# Plugins that stay loaded, since their options are common in a suite's addopts (-ra, -v, --tb, --junitxml,
+# --cache-clear) and pytest refuses options nobody defines, but that must not write into the suite: unregistered once
+# configured (Suite._quiet_writers).
+_WRITING_PLUGINS = ("lfplugin", "nfplugin", "stepwiseplugin")
 
 
 # The ini options parity reads itself (metadata's xfail_strict).
@@ -47,6 +54,23 @@ _INI_READ = ("xfail_strict",)
 
 def _is_test_file(path: Path, patterns=TEST_FILES) -> bool:
     return any(fnmatch.fnmatch(path.name, p) for p in patterns)
+
+
+# A decorator line of a native scenario module: `@parity.scenario` or `@scenario(...)`.
+_DECLARES_SCENARIOS = re.compile(rb"^[ \t]*@[ \t]*(parity[ \t]*\.[ \t]*)?scenario\b", re.M)
+
+
+def _is_pytest_file(path: Path) -> bool:
+    """A test file or conftest that is pytest's: a `test_*.py` declaring @parity.scenario functions was a native
+    scenario module before parity ran pytest suites, and stays one."""
+    if path.name == CONFTEST:
+        return True
+    if not _is_test_file(path):
+        return False
+    try:
+        return not _DECLARES_SCENARIOS.search(path.read_bytes())
+    except OSError:
+        return True  # pytest reports what it cannot read
 
 
 def _has_pytest_ini(directory: Path) -> bool:
@@ -83,7 +107,7 @@ def plan(paths) -> SuitePlan:
     found = SuitePlan()
     for path in (Path(p).resolve() for p in paths):
         if path.is_file():
-            if _is_test_file(path) or path.name == CONFTEST:
+            if _is_pytest_file(path):
                 found.sessions.append((path.parent, [str(path), *_rootdir(path.parent)]))
                 found.owned.add(str(path))
             continue
@@ -92,19 +116,22 @@ def plan(paths) -> SuitePlan:
         suites = sorted({f.parent for f in path.rglob("*") if f.name in _INI_SECTIONS and _visible(f, path)
                          and _has_pytest_ini(f.parent)})
         suites = [s for s in suites if not any(o != s and o in s.parents for o in suites)]  # outermost only
-        loose = []
+        loose, native_tests = [], []
         for file in sorted(path.rglob("*.py")):
             if not _visible(file, path) or file.name.startswith("_") and file.name != CONFTEST:
                 continue
             if any(s == file.parent or s in file.parents for s in suites):
                 found.owned.add(str(file))
-            elif _is_test_file(file) or file.name == CONFTEST:
+            elif _is_pytest_file(file):
                 found.owned.add(str(file))
                 loose.append(file)
+            elif _is_test_file(file):
+                native_tests.append(file)  # pytest, given the directory, must leave it to native discovery
         found.sessions += [(path, [str(s)]) for s in suites]
         found.dirs += suites
         if any(f.name != CONFTEST for f in loose):
-            found.sessions.append((path, [str(path), *(f"--ignore={s}" for s in suites), *_rootdir(path)]))
+            ignored = [f"--ignore={p}" for p in (*suites, *native_tests)]
+            found.sessions.append((path, [str(path), *ignored, *_rootdir(path)]))
             found.dirs += sorted({f.parent for f in loose})
     return found
 
@@ -140,11 +167,6 @@ def _last_line(text: str) -> str:
     """The line of pytest's report that says what went wrong (its 'E   ' prefix dropped)."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1].strip().removeprefix("E").strip() if lines else text
-
-
-def _mark_reason(mark) -> str:
-    reason = mark.kwargs.get("reason") or (mark.args[1] if len(mark.args) > 1 else "")
-    return str(reason) or f"marked {mark.name}"
 
 
 def register_markers(config):
@@ -275,10 +297,28 @@ class Suite:
         self.session = Session.from_config(config)
         if self.on_import is not None:
             self.session.gethookproxy = self._announcing(self.session.gethookproxy)
-        config._do_configure()
+        # The terminal reporter writes to the stdout it finds when configured: its header and summary are not the
+        # worker's output (nor `parity list`'s listing).
+        with contextlib.redirect_stdout(io.StringIO()):
+            config._do_configure()
+        self._quiet_writers(config)
         config.hook.pytest_sessionstart(session=self.session)
         config.hook.pytest_collection(session=self.session)
         return self.session.items
+
+    @staticmethod
+    def _quiet_writers(config):
+        """Unregisters what would write into the suite: the last-failed cache, stepwise's, a --junitxml file."""
+        from _pytest.junitxml import xml_key
+
+        for name in _WRITING_PLUGINS:
+            plugin = config.pluginmanager.get_plugin(name)
+            if plugin is not None:
+                config.pluginmanager.unregister(plugin)
+        xml = config.stash.get(xml_key, None)
+        if xml is not None:
+            del config.stash[xml_key]
+            config.pluginmanager.unregister(xml)
 
     def _announcing(self, gethookproxy):
         """pytest imports a directory's conftests when it first asks for the hooks of a path under it, before any
@@ -397,19 +437,18 @@ class PytestScenario:
     def _options(self) -> dict:
         mark = self.item.get_closest_marker("parity")
         kwargs = dict(mark.kwargs) if mark is not None else {}
-        compare = self.item.get_closest_marker("xfail_compare")
+        compare = compare_xfail(self.item)
         timeout = self.item.get_closest_marker("timeout")  # pytest-timeout's marker, read without the plugin
         return _check_options(kwargs.get("rtol"), kwargs.get("atol"), kwargs.get("tolerances"),
                               kwargs.get("signed_zeros", False), kwargs.get("policy"), kwargs.get("tags"),
-                              {"compare": _mark_reason(compare)} if compare is not None else None,
-                              _timeout_of(timeout))
+                              {"compare": compare[0]} if compare is not None else None, _timeout_of(timeout))
 
     def metadata(self) -> dict:
         item = self.item
         callspec = getattr(item, "callspec", None)
         params = {k: format_param(v) for k, v in callspec.params.items()} if callspec is not None else {}
-        compare = item.get_closest_marker("xfail_compare")
-        strict = compare.kwargs.get("strict") if compare is not None else None
+        compare = compare_xfail(item)
+        strict = compare[1] if compare is not None else None
         fn = asserter(item)
         path, line, _ = item.location
         return {
@@ -440,6 +479,27 @@ class PytestScenario:
             return {"status": "crash", "error": describe_exception(exc)}
         except BaseException as exc:  # noqa: BLE001 - pytest's own failure is this scenario's error
             return {"status": "error", "error": describe_exception(exc)}
+
+
+def compare_xfail(item):
+    """(reason, strict or None) of the xfail_compare mark that applies to the test, None when none does: its
+    conditions (`xfail_compare(sys.platform == "win32", reason=...)`, strings too) are evaluated as pytest evaluates an
+    xfail's (_pytest.skipping.evaluate_xfail_marks), since the compare pass has no pytest to do it."""
+    from _pytest.outcomes import OutcomeException
+    from _pytest.skipping import evaluate_condition
+
+    for mark in item.iter_markers(name="xfail_compare"):
+        conditions = (mark.kwargs["condition"],) if "condition" in mark.kwargs else mark.args
+        try:
+            applies = [evaluate_condition(item, mark, c) for c in conditions]
+        except OutcomeException as exc:  # pytest.fail from a condition that does not evaluate: this test's error
+            raise ValueError(f"xfail_compare: {exc.msg}") from None
+        if not conditions:
+            return str(mark.kwargs.get("reason") or "marked xfail_compare"), mark.kwargs.get("strict")
+        true = next((reason for result, reason in applies if result), None)
+        if true is not None:
+            return str(true or mark.kwargs.get("reason") or "marked xfail_compare"), mark.kwargs.get("strict")
+    return None
 
 
 def asserter(item):
