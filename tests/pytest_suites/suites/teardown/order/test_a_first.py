@@ -1,4 +1,4 @@
-"""A module fixture shared by three tests, and function fixtures torn down whatever the test's status."""
+"""A module fixture shared by every test, and function fixtures torn down whatever the test's status."""
 import pytest
 
 
