@@ -92,6 +92,34 @@ void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesy
   record.pickle_file = file;
 }
 
+// Writes what an ok scenario returned, and its probes; a result parity cannot write is that scenario's error.
+void record_outputs(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
+  const std::string file = result_file_for(record.id);
+  try {
+    write_result(out / file, outputs);
+    record.file = file;
+    try {
+      record_probes(record, outputs, out, pickle_probe);
+    } catch (py::error_already_set& e) {  // parity's own failure: this scenario reports it, the run goes on
+      record.status = "error", record.error = error_record("ProbeError", e.what());
+    }
+  } catch (const UnsupportedOutput& e) {
+    record.status = "error", record.error = error_record("SerializeError", e.what());
+  } catch (const std::runtime_error& e) {
+    record.status = "error", record.error = error_record("ResultWriteError", e.what());
+  }
+}
+
+// A pytest test's teardown (PytestScenario.finish; native scenarios have none) runs once its result is written: a
+// fixture's teardown may change the object the test returned. A failing teardown can replace the record's outcome.
+void finish(py::handle scenario, ScenarioRecord& record) {
+  if (!py::hasattr(scenario, "finish")) return;
+  const py::object replaced = scenario.attr("finish")(record.status);
+  if (replaced.is_none()) return;
+  record.status = replaced["status"].cast<std::string>();
+  record.error = to_json(replaced["error"]);
+}
+
 ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::filesystem::path& out,
                        const std::string& role, bool pickle_probe) {
   ScenarioRecord record;
@@ -101,22 +129,13 @@ ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::files
   py::dict outcome = scenario.attr("call")(backend);
   record.status = outcome["status"].cast<std::string>();
   if (record.status != "ok") record.error = to_json(outcome["error"]);
-  if (record.status == "ok") {
-    const std::string file = result_file_for(record.id);
-    try {
-      write_result(out / file, outcome["outputs"]);
-      record.file = file;
-      try {
-        record_probes(record, outcome["outputs"], out, pickle_probe);
-      } catch (py::error_already_set& e) {  // parity's own failure: this scenario reports it, the run goes on
-        record.status = "error", record.error = error_record("ProbeError", e.what());
-      }
-    } catch (const UnsupportedOutput& e) {
-      record.status = "error", record.error = error_record("SerializeError", e.what());
-    } catch (const std::runtime_error& e) {
-      record.status = "error", record.error = error_record("ResultWriteError", e.what());
-    }
+  try {
+    if (record.status == "ok") record_outputs(record, outcome["outputs"], out, pickle_probe);
+  } catch (...) {  // whatever ends this worker, the test's fixtures are torn down first
+    finish(scenario, record);
+    throw;
   }
+  finish(scenario, record);
   record.seconds = seconds_since(start);
   apply_xfail(record, role);
   return record;

@@ -360,11 +360,12 @@ class Suite:
             session.config.hook.pytest_sessionfinish(session=session, exitstatus=0)
             session.config._ensure_unconfigure()
 
-    def run(self, item, scenario_id: str, nextitem=UNLINKED) -> dict:
-        """Runs `item`; `nextitem` is the test that follows it in the selection (None: the last of this session),
-        whose needs decide what its teardown ends, as in a pytest session: a module fixture's failing teardown is
-        the error of its module's last test. Unlinked, everything stays set up for whatever comes next."""
-        from _pytest.runner import runtestprotocol
+    def run(self, item, scenario_id: str) -> dict:
+        """Runs `item`'s setup and call phases, as pytest's runtestprotocol does; its teardown is teardown()'s, run
+        once the worker has written what the test returned: a fixture's teardown may change that very object (zero
+        a buffer, drop a column), and what is recorded must be what the test returned (cuDF's harness pickles it
+        before the teardown too)."""
+        from _pytest.runner import call_and_report
 
         # This worker's last test may not have been the one the selection put before this one (another worker or
         # shard ran that): what it left set up that this one does not share ends now.
@@ -373,13 +374,35 @@ class Suite:
             left = None
         except Exception as exc:  # noqa: BLE001 - reported on this test below, never dropped
             left = describe_exception(exc)
-        reports = runtestprotocol(item, log=False, nextitem=_KeepParents(item) if nextitem is UNLINKED else nextitem)
+        if hasattr(item, "_request") and not item._request:
+            item._initrequest()  # run again in this worker (teardown() dropped its request), as pytest-rerunfailures
+        reports = [call_and_report(item, "setup", log=False)]
+        if reports[0].passed and not item.config.getoption("setuponly", False):
+            reports.append(call_and_report(item, "call", log=False))
         outcome = self._outcome(item, scenario_id, reports)
         if left is not None and outcome["status"] in ("ok", "skip"):
             left["message"] = ("before it ran, the teardown of fixtures an earlier test in this worker left set up "
                                f"failed: {left['message']}")
             outcome = {"status": "error", "error": left}
         return outcome
+
+    def teardown(self, item, nextitem=UNLINKED):
+        """Runs `item`'s teardown phase; `nextitem` is the test that follows it in the selection (None: the last of
+        this session), whose needs decide what the teardown ends, as in a pytest session: a module fixture's failing
+        teardown is the error of its module's last test. Unlinked, everything stays set up for whatever comes next.
+        Returns the outcome a failing teardown gives (an error saying `in teardown:`), else None."""
+        from _pytest.runner import call_and_report
+
+        if item.session.shouldfail or item.session.shouldstop:
+            nextitem = None  # as runtestprotocol: a session about to stop tears everything down
+        try:
+            report = call_and_report(item, "teardown", log=False,
+                                     nextitem=_KeepParents(item) if nextitem is UNLINKED else nextitem)
+        finally:  # as runtestprotocol: the test's fixture values and request go, whatever the teardown did
+            if hasattr(item, "_request"):
+                item._request = False
+                item.funcargs = None
+        return self._error(item, report) if report.failed else None
 
     def _error(self, item, report) -> dict:
         exc = self.plugin.exceptions.pop((item.nodeid, report.when), None)
@@ -466,19 +489,44 @@ class PytestScenario:
         }
 
     def call(self, backend) -> dict:
-        """Runs the test; never raises except KeyboardInterrupt (as Scenario.call)."""
+        """Runs the test's setup and call; never raises except KeyboardInterrupt (as Scenario.call). The worker
+        calls finish() after it has written the outcome's outputs."""
         import numpy
 
         numpy.random.seed(self.seed % 2**32)  # tests that draw from the global generators are reproducible too
         random.seed(self.seed)
-        try:
-            return self.suite.run(self.item, self.id, self.next_item)
-        except KeyboardInterrupt:
-            raise
-        except MemoryError as exc:
-            return {"status": "crash", "error": describe_exception(exc)}
-        except BaseException as exc:  # noqa: BLE001 - pytest's own failure is this scenario's error
-            return {"status": "error", "error": describe_exception(exc)}
+        return _guarded(lambda: self.suite.run(self.item, self.id))
+
+    def finish(self, status: str):
+        """Runs the test's teardown, whatever its call gave (a failed setup's fixtures are torn down too); never
+        raises except KeyboardInterrupt. Returns None when the worker's record (of `status`) stands, else the
+        outcome that replaces it: a failing teardown is the error of a test that no earlier phase failed (as pytest
+        reports it), and a teardown out of memory is a crash, after which the worker retires."""
+        failure = _guarded(lambda: self.suite.teardown(self.item, self.next_item), "teardown")
+        if failure is None:
+            return None
+        if status in _TEARDOWN_DECIDES or (failure["status"] == "crash" and status != "crash"):
+            return failure
+        return None
+
+
+# The statuses a failing teardown turns into its error: those of a test no earlier phase failed.
+_TEARDOWN_DECIDES = ("ok", "skip", "xfail")
+
+
+def _guarded(phase, when=None):
+    """What `phase` returns, or the outcome of what it raised (its message saying `in WHEN:` for a phase other than
+    the call): pytest's own failure (its Exit, an exception its machinery let through) is this test's error, never
+    the worker's end; MemoryError is a crash."""
+    try:
+        return phase()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - pytest's own failure is this scenario's error
+        error = describe_exception(exc)
+        if when is not None:
+            error["message"] = f"in {when}: {error['message']}"
+        return {"status": "crash" if isinstance(exc, MemoryError) else "error", "error": error}
 
 
 def compare_xfail(item):
