@@ -18,7 +18,7 @@ class _Collected:
         self.asserters, self.problem = asserters, problem
 
 
-_collected: dict = {}  # resolved test file -> _Collected: each file is collected once per compare process
+_collected: dict = {}  # (resolved test file, base, trusted dir) -> _Collected: each is collected once per compare
 
 
 def _ini_dir(file: Path, base: Path) -> Path | None:
@@ -31,15 +31,17 @@ def _ini_dir(file: Path, base: Path) -> Path | None:
     return None
 
 
-def _collect(file: Path, base: Path) -> _Collected:
+def _collect(file: Path, base: Path, trusted: Path) -> _Collected:
     """Collects `file` with pytest as `run` collected it (the suite's ini and conftests, the same rootdir), then ends
     the session: no pytest session stays configured, and nothing is written into the suite (no cache, no bytecode).
     The modules it imported from the suite leave sys.modules and sys.path is restored, so the next suite's files of
-    the same name import afresh."""
+    the same name import afresh. No conftest above `trusted` (the trusted directory holding file and base) loads."""
     # As the worker: an ini suite is its own rootdir (pytest finds the ini from the file); loose test files have the
-    # path `run` was given as theirs.
+    # path `run` was given as theirs. --confcutdir: pytest would otherwise load conftests from the ini's folder or
+    # the rootdir down, and an ini above the trusted directory would reach out of it.
     ini_dir = _ini_dir(file, base)
-    args = [str(file)] if ini_dir else [str(file), f"--rootdir={base}"]
+    cut = ini_dir or trusted
+    args = [str(file), f"--confcutdir={cut}", *([] if ini_dir else [f"--rootdir={base}"])]
     suite = pytest_suite.Suite(base, args, None, None)  # no role: no pass's xfail swap
     saved_path, saved_modules, saved_bytecode = list(sys.path), set(sys.modules), sys.dont_write_bytecode
     sys.dont_write_bytecode = True
@@ -62,10 +64,9 @@ def _collect(file: Path, base: Path) -> _Collected:
         finally:
             sys.dont_write_bytecode = saved_bytecode
             sys.path[:] = saved_path
-            root = ini_dir or base
             for name in set(sys.modules) - saved_modules:
                 module_file = getattr(sys.modules[name], "__file__", None)
-                if module_file and Path(module_file).resolve().is_relative_to(root):
+                if module_file and Path(module_file).resolve().is_relative_to(cut):
                     del sys.modules[name]
 
 
@@ -79,12 +80,12 @@ def find(meta: dict, scenario_id: str, named: list, bundled: str):
     failure a dict {criterion, message, details} saying why."""
     recorded = meta.get("assert_eq") if isinstance(meta, dict) else None
     recorded = recorded if isinstance(recorded, str) else "the asserter"
-    file, base, why = trust.trusted_test_file(meta, named, bundled)
+    file, base, trusted, why = trust.trusted_test_file(meta, named, bundled)
     if file is None:
         return None, recorded, _failure(recorded, f"the asserter {recorded} of {scenario_id} was not run: {why}")
-    if file not in _collected:
-        _collected[file] = _collect(file, base)
-    collected = _collected[file]
+    if (file, base, trusted) not in _collected:
+        _collected[file, base, trusted] = _collect(file, base, trusted)
+    collected = _collected[file, base, trusted]
     if collected.problem is not None:
         return None, recorded, _failure(recorded, f"the asserter {recorded} of {scenario_id} was not run: "
                                                   f"{collected.problem}")
