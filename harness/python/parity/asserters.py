@@ -1,10 +1,12 @@
 """assert_eq for pytest suites: compare reads the asserter from the trusted suite and calls it on rebuilt outputs."""
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from pathlib import Path
 
-from parity import pytest_suite, trust
+from parity import probe, pytest_suite, trust
 from parity._scenario import describe_exception
 
 CHECK = "assert_eq"
@@ -101,14 +103,57 @@ def find(meta: dict, scenario_id: str, named: list, bundled: str):
     return fn, pytest_suite._qualified(fn), None
 
 
+class TimedOut(probe.DeadlineExceeded):
+    """The asserter ran past the scenario's compare time limit: compare records the scenario as timeout."""
+
+
+class _Alarm(BaseException):
+    """Raised into a running asserter when its time is up; a BaseException, so that its `except Exception` lets it
+    by (and raised again each second after, should it swallow one)."""
+
+
+def _call_within_time_limit(fn, criterion: str, gold, candidate):
+    """fn(gold, candidate), stopped by SIGALRM once the scenario's compare time (compare --timeout) is up: a hanging
+    asserter would hang compare, whose own deadline is only checked in parity's loops. Raises TimedOut then. Only the
+    main thread gets signals: elsewhere (never in compare) the asserter runs without a limit."""
+    left = probe.remaining()
+    if left is None or threading.current_thread() is not threading.main_thread():
+        return fn(gold, candidate)
+    out_of_time = TimedOut(f"the asserter {criterion} did not return within {max(left, 0):.3g} s (the rest of the "
+                           f"scenario's compare time limit)")
+    if left <= 0:
+        raise out_of_time
+    state = {"armed": True, "fired": False}
+
+    def alarm(signum, frame):
+        if state["armed"]:
+            state["fired"] = True
+            raise _Alarm()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, left, 1.0)
+            fn(gold, candidate)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            state["armed"] = False
+            signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+    except _Alarm:
+        raise out_of_time from None
+    if state["fired"]:  # it swallowed the alarm and returned late
+        raise out_of_time
+
+
 def call(fn, criterion: str, gold, candidate) -> dict | None:
     """Calls fn(gold, candidate): None when it returns, else the failure {criterion, message, details}. An
     AssertionError is the asserter's verdict, its text the message; anything else it raises is a bug in it and fails
-    the check too, with its type and message. MemoryError and KeyboardInterrupt are compare's own."""
+    the check too, with its type and message. MemoryError, KeyboardInterrupt and TimedOut (past the scenario's
+    compare time limit) are compare's own."""
     try:
-        fn(gold, candidate)
+        _call_within_time_limit(fn, criterion, gold, candidate)
         return None
-    except (KeyboardInterrupt, MemoryError):
+    except (KeyboardInterrupt, MemoryError, TimedOut):
         raise
     except BaseException as exc:  # noqa: BLE001 - pytest.fail() raises a BaseException: a failure like any other
         error = describe_exception(exc)
