@@ -53,10 +53,11 @@ function(parity_add_scenario_tests)
              --scenarios "${arg_DIRECTORY}" --only "${id}" --out "${gold_dir}")
     add_test(NAME "candidate.${id}" COMMAND parity run -q --backend "${arg_CANDIDATE}" --role candidate
              --scenarios "${arg_DIRECTORY}" --only "${id}" --out "${candidate_dir}")
-    # The backends named here are the project's own: compare may import them for their reducers.
+    # The backends and the scenario directory named here are the project's own: compare may import them, for
+    # their reducers and a pytest test's assert_eq asserter (untrusted, every assert_eq would fail as such).
     add_test(NAME "compare.${id}" COMMAND parity compare "${gold_dir}" "${candidate_dir}" --only "${id}"
                                           --trust-backend "${arg_GOLD}" --trust-backend "${arg_CANDIDATE}"
-                                          ${arg_COMPARE_ARGS})
+                                          --scenarios "${arg_DIRECTORY}" ${arg_COMPARE_ARGS})
     set_tests_properties("gold.${id}" PROPERTIES LABELS gold FIXTURES_SETUP "parity.gold.${key}")
     set_tests_properties("candidate.${id}" PROPERTIES LABELS candidate FIXTURES_SETUP "parity.candidate.${key}")
     set_tests_properties("compare.${id}" PROPERTIES LABELS compare

@@ -1188,14 +1188,15 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
 // options.timeout it is a timeout, out of memory an error, and the rest of the run is compared.
 void compare_files_within_limits(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g,
                                  const ScenarioRecord& c, const CompareOptions& options, ScenarioOutcome& out) {
-  auto stop = [&](const char* status, const std::string& message) {
+  auto stop = [&](const char* status, const std::string& message, const char* check = "error") {
     out.status = status;
     out.checks.clear();
-    out.checks.push_back({"error", false, "outputs", message});
+    out.checks.push_back({check, false, "outputs", message});
   };
-  const auto timed_out = [&](const std::string& where) {
+  const auto timed_out = [&](const std::string& where, const char* check = "error") {
     stop("timeout",
-         where + ": scenario '" + out.id + "' took longer than --timeout " + fmt_g(options.timeout) + " s to compare");
+         where + ": scenario '" + out.id + "' took longer than --timeout " + fmt_g(options.timeout) + " s to compare",
+         check);
   };
   try {
     const ScopedDeadline deadline(options.timeout);
@@ -1212,7 +1213,10 @@ void compare_files_within_limits(const Manifest& gold, const Manifest& candidate
                       (candidate.dir / c.file).string() + "); lower --max-result-memory to refuse such files");
   } catch (py::error_already_set& e) {
     if (!out_of_time_or_memory(e)) throw;
-    if (!e.matches(PyExc_MemoryError)) return timed_out("time limit reached in the fidelity or pickle probe");
+    // The probes' or the asserter's time limit: its message says which (an asserter that hangs is its check's).
+    if (!e.matches(PyExc_MemoryError))
+      return timed_out(py::str(e.value()).cast<std::string>(),
+                       e.matches(py::module_::import("parity.asserters").attr("TimedOut")) ? "assert_eq" : "error");
     stop("error", "out of memory while comparing scenario '" + out.id + "' (Python: " + e.what() + ")");
   }
 }

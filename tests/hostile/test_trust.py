@@ -192,3 +192,68 @@ def test_rebuilding_still_finds_types_already_imported():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
                           env=dict(os.environ, PYTHONPATH=str(REPO / "harness" / "python")))
     assert proc.stdout.strip() == "matrix"
+
+
+# --- Issue #18: a pytest suite's asserter is read from the trusted directory, and nothing above it is imported ----
+
+# A conftest outside the trusted suite whose import leaves a mark; the suite under it has an assert_eq asserter.
+OUTER_CONFTEST = "import pathlib\npathlib.Path({marker!r}).write_text('imported')\n"
+MARKED_TEST = ("import numpy as np, pytest\n"
+               "pytestmark = pytest.mark.assert_eq(fn=np.testing.assert_allclose)\n"
+               "def test_a():\n"
+               "    return np.arange(3.0)\n")
+
+
+def outer_and_suite(tmp_path, ini=False):
+    """tmp/outer/conftest.py (marks tmp/imported when imported), tmp/outer/suite/test_x.py; gold and fsproxy runs of
+    the suite. With `ini`, outer holds a pytest.ini: pytest's default confcutdir is then outer."""
+    outer, marker = tmp_path / "outer", tmp_path / "imported"
+    (outer / "suite").mkdir(parents=True)
+    (outer / "conftest.py").write_text(OUTER_CONFTEST.format(marker=str(marker)))
+    (outer / "suite" / "test_x.py").write_text(MARKED_TEST)
+    if ini:
+        (outer / "pytest.ini").write_text("[pytest]\n")
+    for backend in ("gold", "fsproxy"):
+        parity("run", "--backend", backend, "--scenarios", outer / "suite", "--out", tmp_path / backend, "-q",
+               check=0)
+    marker.unlink(missing_ok=True)  # what `run` imported, the user ran; compare must not import it
+    return outer / "suite", marker
+
+
+def set_module(results: Path, module: str):
+    manifest = results / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    for scenario in doc["scenarios"]:
+        scenario["meta"]["module"] = module
+    manifest.write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("form", ["filesystem-root", "parent"])
+def test_a_recorded_module_cannot_move_the_suite_base_out_of_the_trusted_directory(tmp_path, form):
+    suite, marker = outer_and_suite(tmp_path)
+    test_file = suite / "test_x.py"
+    # The id's file part names more folders than the run was given: taken off the file, the base is / or outer.
+    module = {"filesystem-root": str(test_file)[1:], "parent": "suite/test_x.py"}[form]
+    for backend in ("gold", "fsproxy"):
+        set_module(tmp_path / backend, module)
+    report = tmp_path / "r.json"
+    proc = parity("compare", tmp_path / "gold", tmp_path / "fsproxy", "--scenarios", suite, "--json", report,
+                  cwd=tmp_path)
+    assert not marker.exists(), "compare imported a conftest.py outside the trusted directory"
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [scenario] = statuses(report).values()
+    [check] = [c for c in scenario["checks"] if c["check"] == "assert_eq"]
+    assert not check["ok"] and "was not run" in check["message"], check
+    assert f"outside the trusted directory {suite}" in check["message"], check
+
+
+def test_compare_loads_no_conftest_above_the_trusted_directory(tmp_path):
+    """An ini above the suite makes pytest load conftests from the ini's folder down (as `run` did); compare, told to
+    trust the suite only, stops at it, and the asserter still runs."""
+    suite, marker = outer_and_suite(tmp_path, ini=True)
+    report = tmp_path / "r.json"
+    proc = parity("compare", tmp_path / "gold", tmp_path / "fsproxy", "--scenarios", suite, "--json", report)
+    assert not marker.exists(), "compare imported the conftest.py above the trusted directory"
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [scenario] = statuses(report).values()
+    assert [c["ok"] for c in scenario["checks"] if c["check"] == "assert_eq"] == [True], scenario

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import REPO, parity, run  # noqa: E402
+from e2e_test import BIN, REPO, parity, run  # noqa: E402
 
 SUITES = Path(__file__).resolve().parent / "suites"
 OWN_SUITES = ("asserteq", "lenient")
@@ -230,3 +230,49 @@ def test_a_suite_found_by_id_under_a_trusted_directory_elsewhere_is_read_as_it_i
     [gone] = checks(scenarios[tests[0]], "assert_eq")
     assert not gone["ok"] and f"{marks} holds no test 'TestScaled::test_scaled' now" in gone["message"], proc.stdout
     assert [c["ok"] for c in checks(scenarios[tests[1]], "assert_eq")] == [True]
+
+
+HANGING_SUITE = '''import time
+import numpy as np
+import pytest
+
+
+def hang(gold, candidate):
+    try:
+        time.sleep(1000)
+    except BaseException:  # swallows the first interruption, as a careless asserter might, and hangs again
+        pass
+    time.sleep(1000)
+
+
+@pytest.mark.assert_eq(fn=hang)
+def test_hang():
+    return np.arange(3)
+
+
+@pytest.mark.assert_eq(fn=np.testing.assert_array_equal)
+def test_after():
+    return np.arange(3)
+'''
+
+
+def test_an_asserter_that_hangs_is_stopped_at_the_compare_time_limit(tmp_path):
+    """The asserter gets what is left of the scenario's --timeout: a hang is that scenario's timeout (its assert_eq
+    check saying the asserter did not return), and the next scenario is compared."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_hang.py").write_text(HANGING_SUITE)
+    for name in ("gold", "fsproxy"):
+        run(name, tmp_path / name, "--scenarios", suite)
+    report = tmp_path / "report.json"
+    command = [BIN, "compare", tmp_path / "gold", tmp_path / "fsproxy", "--scenarios", suite, "--timeout", "2",
+               "--json", report]
+    proc = subprocess.run(list(map(str, command)), capture_output=True, text=True, timeout=120)  # a hang fails
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    scenarios = {s["id"]: s for s in json.loads(report.read_text())["scenarios"]}
+    hung = scenarios["test_hang.py::test_hang"]
+    assert hung["status"] == "timeout", hung
+    [check] = checks(hung, "assert_eq")
+    assert "the asserter test_hang.hang did not return within" in check["message"], check
+    assert "took longer than --timeout 2 s" in check["message"], check
+    assert scenarios["test_hang.py::test_after"]["status"] == "pass", scenarios

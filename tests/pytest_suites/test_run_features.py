@@ -270,8 +270,19 @@ def test_trends_follow_pytest_scenarios_by_node_id(drifted):
 # --- CTest registration ---------------------------------------------------------------------------------------------
 
 
+# A user's own suite with an asserter: its compare under CTest runs it (the directory registered is trusted).
+USER_ASSERTED = ("import numpy as np, pytest\n"
+                 "pytestmark = pytest.mark.assert_eq(fn=np.testing.assert_allclose)\n"
+                 "def test_asserted():\n"
+                 "    return np.arange(3.0)\n")
+
+
 def test_the_ctest_function_registers_one_test_per_node_id_that_passes_and_fails_as_the_compare_does(tmp_path):
     plain = suite(tmp_path, "plain")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "test_user_asserted.py").write_text(USER_ASSERTED)
+    asserted = "test_user_asserted.py::test_asserted"
     project = tmp_path / "project"
     project.mkdir()
     (project / "CMakeLists.txt").write_text(f"""
@@ -283,16 +294,20 @@ set_target_properties(parity PROPERTIES IMPORTED_LOCATION "{BIN}")
 set(Python_EXECUTABLE "{PYTHON}")
 include("{REPO}/cmake/ParityScenarioTests.cmake")
 parity_add_scenario_tests(NAME plain DIRECTORY "{plain}" CANDIDATE broken.perturb)
+parity_add_scenario_tests(NAME mine DIRECTORY "{mine}" CANDIDATE fsproxy)
 """)
     build = tmp_path / "build"
     configure = subprocess.run(["cmake", "-S", project, "-B", build], capture_output=True, text=True, timeout=300)
     assert configure.returncode == 0, configure.stdout + configure.stderr
     listing = subprocess.run(["ctest", "--test-dir", build, "-N", "-L", "compare"], capture_output=True, text=True)
-    assert sorted(re.findall(r"Test +#\d+: compare\.(\S+)", listing.stdout)) == sorted(PLAIN_IDS), listing.stdout
+    assert sorted(re.findall(r"Test +#\d+: compare\.(\S+)", listing.stdout)) == sorted([*PLAIN_IDS, asserted]), \
+        listing.stdout
     proc = subprocess.run(["ctest", "--test-dir", build, "-L", "compare", "-j2"], capture_output=True, text=True,
                           timeout=600)
     failed = set(re.findall(r"\d+ - compare\.(\S+) \(Failed\)", proc.stdout))
     assert proc.returncode != 0 and failed == PLAIN_FLOATS, proc.stdout
+    # The user's asserter ran and passed (not failed as untrusted), beside parity's own checks.
+    assert re.search(rf"compare\.{re.escape(asserted)} \.+ +Passed", proc.stdout), proc.stdout
 
 
 # --- robustness ------------------------------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """assert_eq for pytest suites: compare reads the asserter from the trusted suite and calls it on rebuilt outputs."""
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from pathlib import Path
 
-from parity import pytest_suite, trust
+from parity import probe, pytest_suite, trust
 from parity._scenario import describe_exception
 
 CHECK = "assert_eq"
@@ -18,7 +20,7 @@ class _Collected:
         self.asserters, self.problem = asserters, problem
 
 
-_collected: dict = {}  # resolved test file -> _Collected: each file is collected once per compare process
+_collected: dict = {}  # (resolved test file, base, trusted dir) -> _Collected: each is collected once per compare
 
 
 def _ini_dir(file: Path, base: Path) -> Path | None:
@@ -31,15 +33,17 @@ def _ini_dir(file: Path, base: Path) -> Path | None:
     return None
 
 
-def _collect(file: Path, base: Path) -> _Collected:
+def _collect(file: Path, base: Path, trusted: Path) -> _Collected:
     """Collects `file` with pytest as `run` collected it (the suite's ini and conftests, the same rootdir), then ends
     the session: no pytest session stays configured, and nothing is written into the suite (no cache, no bytecode).
     The modules it imported from the suite leave sys.modules and sys.path is restored, so the next suite's files of
-    the same name import afresh."""
+    the same name import afresh. No conftest above `trusted` (the trusted directory holding file and base) loads."""
     # As the worker: an ini suite is its own rootdir (pytest finds the ini from the file); loose test files have the
-    # path `run` was given as theirs.
+    # path `run` was given as theirs. --confcutdir: pytest would otherwise load conftests from the ini's folder or
+    # the rootdir down, and an ini above the trusted directory would reach out of it.
     ini_dir = _ini_dir(file, base)
-    args = [str(file)] if ini_dir else [str(file), f"--rootdir={base}"]
+    cut = ini_dir or trusted
+    args = [str(file), f"--confcutdir={cut}", *([] if ini_dir else [f"--rootdir={base}"])]
     suite = pytest_suite.Suite(base, args, None, None)  # no role: no pass's xfail swap
     saved_path, saved_modules, saved_bytecode = list(sys.path), set(sys.modules), sys.dont_write_bytecode
     sys.dont_write_bytecode = True
@@ -62,10 +66,9 @@ def _collect(file: Path, base: Path) -> _Collected:
         finally:
             sys.dont_write_bytecode = saved_bytecode
             sys.path[:] = saved_path
-            root = ini_dir or base
             for name in set(sys.modules) - saved_modules:
                 module_file = getattr(sys.modules[name], "__file__", None)
-                if module_file and Path(module_file).resolve().is_relative_to(root):
+                if module_file and Path(module_file).resolve().is_relative_to(cut):
                     del sys.modules[name]
 
 
@@ -79,12 +82,12 @@ def find(meta: dict, scenario_id: str, named: list, bundled: str):
     failure a dict {criterion, message, details} saying why."""
     recorded = meta.get("assert_eq") if isinstance(meta, dict) else None
     recorded = recorded if isinstance(recorded, str) else "the asserter"
-    file, base, why = trust.trusted_test_file(meta, named, bundled)
+    file, base, trusted, why = trust.trusted_test_file(meta, named, bundled)
     if file is None:
         return None, recorded, _failure(recorded, f"the asserter {recorded} of {scenario_id} was not run: {why}")
-    if file not in _collected:
-        _collected[file] = _collect(file, base)
-    collected = _collected[file]
+    if (file, base, trusted) not in _collected:
+        _collected[file, base, trusted] = _collect(file, base, trusted)
+    collected = _collected[file, base, trusted]
     if collected.problem is not None:
         return None, recorded, _failure(recorded, f"the asserter {recorded} of {scenario_id} was not run: "
                                                   f"{collected.problem}")
@@ -100,14 +103,57 @@ def find(meta: dict, scenario_id: str, named: list, bundled: str):
     return fn, pytest_suite._qualified(fn), None
 
 
+class TimedOut(probe.DeadlineExceeded):
+    """The asserter ran past the scenario's compare time limit: compare records the scenario as timeout."""
+
+
+class _Alarm(BaseException):
+    """Raised into a running asserter when its time is up; a BaseException, so that its `except Exception` lets it
+    by (and raised again each second after, should it swallow one)."""
+
+
+def _call_within_time_limit(fn, criterion: str, gold, candidate):
+    """fn(gold, candidate), stopped by SIGALRM once the scenario's compare time (compare --timeout) is up: a hanging
+    asserter would hang compare, whose own deadline is only checked in parity's loops. Raises TimedOut then. Only the
+    main thread gets signals: elsewhere (never in compare) the asserter runs without a limit."""
+    left = probe.remaining()
+    if left is None or threading.current_thread() is not threading.main_thread():
+        return fn(gold, candidate)
+    out_of_time = TimedOut(f"the asserter {criterion} did not return within {max(left, 0):.3g} s (the rest of the "
+                           f"scenario's compare time limit)")
+    if left <= 0:
+        raise out_of_time
+    state = {"armed": True, "fired": False}
+
+    def alarm(signum, frame):
+        if state["armed"]:
+            state["fired"] = True
+            raise _Alarm()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, left, 1.0)
+            fn(gold, candidate)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            state["armed"] = False
+            signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+    except _Alarm:
+        raise out_of_time from None
+    if state["fired"]:  # it swallowed the alarm and returned late
+        raise out_of_time
+
+
 def call(fn, criterion: str, gold, candidate) -> dict | None:
     """Calls fn(gold, candidate): None when it returns, else the failure {criterion, message, details}. An
     AssertionError is the asserter's verdict, its text the message; anything else it raises is a bug in it and fails
-    the check too, with its type and message. MemoryError and KeyboardInterrupt are compare's own."""
+    the check too, with its type and message. MemoryError, KeyboardInterrupt and TimedOut (past the scenario's
+    compare time limit) are compare's own."""
     try:
-        fn(gold, candidate)
+        _call_within_time_limit(fn, criterion, gold, candidate)
         return None
-    except (KeyboardInterrupt, MemoryError):
+    except (KeyboardInterrupt, MemoryError, TimedOut):
         raise
     except BaseException as exc:  # noqa: BLE001 - pytest.fail() raises a BaseException: a failure like any other
         error = describe_exception(exc)

@@ -30,6 +30,11 @@ def set_deadline(seconds):
     _deadline = time.monotonic() + seconds if seconds else None
 
 
+def remaining():
+    """Seconds left of the current scenario's time limit (negative once past), or None when it has none."""
+    return None if _deadline is None else _deadline - time.monotonic()
+
+
 def _check_deadline():
     if _deadline is not None and time.monotonic() > _deadline:
         raise DeadlineExceeded("time limit reached in the fidelity or pickle probe")

@@ -270,38 +270,57 @@ def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
 def _suite_base(file: Path, module) -> Path:
     """The directory a pytest scenario's id is relative to (the path `run` was given): the test file with the id's
     file part (`module`, as `pytest_style/test_numpy.py`) taken off; the file's own directory when they disagree."""
-    parts = Path(module).parts if isinstance(module, str) and module else ()
-    if parts and file.parts[-len(parts):] == parts:
+    parts = Path(module).parts if isinstance(module, str) and module and not Path(module).is_absolute() else ()
+    if parts and len(parts) < len(file.parts) and file.parts[-len(parts):] == parts:
         return file.parents[len(parts) - 1]
     return file.parent
 
 
+def _shown(value) -> str:
+    """A value from a results file, printable only: it cannot move the cursor or forge terminal lines."""
+    return value if isinstance(value, str) and value.isprintable() else ascii(value)
+
+
 def trusted_test_file(meta: dict, named: list, bundled: str) -> tuple:
-    """(test file, the directory its id is relative to, None) when the pytest test a record names (`meta` as its
-    record has it) lies in a scenario directory the user trusts; else (None, None, why not), naming the flag that
-    would trust it. Only ever returns a file inside a trusted directory (or a trusted file itself): by the recorded
-    source path, or by the id's file part under the directory, as a CI artifact made elsewhere records it."""
+    """(test file, the directory its id is relative to, the trusted directory that holds both, None) when the pytest
+    test a record names (`meta` as its record has it) lies in a scenario directory the user trusts; else (None, None,
+    None, why not), naming the flag that would trust it. Only ever returns a file and a base inside a trusted
+    directory (for a trusted file, its folder): pytest loads conftests from the base down, so a base the record
+    moved above the trusted directory (its `module` naming more folders) would import code from anywhere. The file
+    is found by the recorded source path, or by the id's file part under the directory, as a CI artifact made
+    elsewhere records it."""
     meta = meta if isinstance(meta, dict) else {}
     source, module = meta.get("source"), meta.get("module")
     relative = Path(module) if isinstance(module, str) and module and not Path(module).is_absolute() else None
+    outside = None  # why a file found in a trusted directory was refused: its base lies outside
     for directory in trusted_scenario_dirs(named, bundled):
         candidates = []
         if isinstance(source, str) and source:
             candidates.append(Path(source))
         if relative is not None and directory.is_dir():
             candidates.append(directory / relative)
+        boundary = directory if directory.is_dir() else directory.parent
         for candidate in candidates:
             try:
                 file = candidate.resolve()
             except (OSError, RuntimeError):
                 continue
             inside = file == directory if directory.is_file() else file.is_relative_to(directory)
-            if inside and file.is_file():
-                return file, _suite_base(file, module), None
-    shown = source if isinstance(source, str) and source.isprintable() else ascii(source)
+            if not (inside and file.is_file()):
+                continue
+            base = _suite_base(file, module)
+            if base.is_relative_to(boundary):
+                return file, base, boundary, None
+            outside = outside or (
+                f"its record's module {_shown(module)} puts the suite's base at {base}, outside the trusted "
+                f"directory {boundary}, and pytest would load the conftest.py files from there down; compare "
+                f"imports nothing outside a directory you trust, so the record was altered or the suite was run "
+                f"from a directory above the one you trust (trust that one with {SCENARIOS_FLAG})")
+    if outside:
+        return None, None, None, f"the test file {_shown(source)} is in a directory you trust, but {outside}"
     where = "DIR"
     if isinstance(source, str) and source.isprintable() and source:
         where = shlex.quote(str(_suite_base(Path(source), module)))
-    return None, None, (f"the test file {shown} is not in the bundled corpus or a scenario directory you trust; "
-                        f"compare never imports code a results directory names (trust the suite with "
-                        f"{SCENARIOS_FLAG} {where} or {SCENARIOS_ENV}, if you trust that code)")
+    return None, None, None, (f"the test file {_shown(source)} is not in the bundled corpus or a scenario directory "
+                              f"you trust; compare never imports code a results directory names (trust the suite "
+                              f"with {SCENARIOS_FLAG} {where} or {SCENARIOS_ENV}, if you trust that code)")
