@@ -276,3 +276,38 @@ def test_an_asserter_that_hangs_is_stopped_at_the_compare_time_limit(tmp_path):
     assert "the asserter test_hang.hang did not return within" in check["message"], check
     assert "took longer than --timeout 2 s" in check["message"], check
     assert scenarios["test_hang.py::test_after"]["status"] == "pass", scenarios
+
+
+EXITING_SUITE = '''import os
+import numpy as np
+import pytest
+
+
+def leave(gold, candidate):
+    os._exit(0)
+
+
+@pytest.mark.assert_eq(fn=leave)
+def test_exit():
+    return np.linspace(0, 1, 5)
+
+
+def test_after():
+    return np.linspace(1, 2, 5)
+'''
+
+
+def test_an_asserter_that_calls_os_exit_fails_its_check_and_compare_goes_on(tmp_path):
+    """os._exit(0) in an asserter used to end compare at once with exit 0 and no report: a red run turned green."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_exit.py").write_text(EXITING_SUITE)
+    for name in ("gold", "broken.perturb"):
+        run(name, tmp_path / name, "--scenarios", suite)
+    report = tmp_path / "report.json"
+    proc = parity("compare", tmp_path / "gold", tmp_path / "broken.perturb", "--scenarios", suite, "--json", report,
+                  check=1)
+    scenarios = {s["id"]: s for s in json.loads(report.read_text())["scenarios"]}
+    [check] = checks(scenarios["test_exit.py::test_exit"], "assert_eq")
+    assert not check["ok"] and "os._exit(0)" in check["message"], (check, proc.stdout)
+    assert scenarios["test_exit.py::test_after"]["status"] == "fail"  # the drift, compared after it

@@ -1,6 +1,8 @@
 """assert_eq for pytest suites: compare reads the asserter from the trusted suite and calls it on rebuilt outputs."""
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import sys
 import threading
@@ -145,13 +147,30 @@ def _call_within_time_limit(fn, criterion: str, gold, candidate):
         raise out_of_time
 
 
+@contextlib.contextmanager
+def _no_process_exit(criterion: str):
+    """os._exit inside an asserter would end compare at once with the asserter's exit status, before any report is
+    written: `os._exit(0)` would turn a nightly green. It raises instead while the asserter runs, failing its check."""
+    real = os._exit
+
+    def refused(status):
+        raise RuntimeError(f"{criterion} called os._exit({status}); compare does not end for an asserter")
+
+    os._exit = refused
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
 def call(fn, criterion: str, gold, candidate) -> dict | None:
     """Calls fn(gold, candidate): None when it returns, else the failure {criterion, message, details}. An
     AssertionError is the asserter's verdict, its text the message; anything else it raises is a bug in it and fails
     the check too, with its type and message. MemoryError, KeyboardInterrupt and TimedOut (past the scenario's
     compare time limit) are compare's own."""
     try:
-        _call_within_time_limit(fn, criterion, gold, candidate)
+        with _no_process_exit(criterion):
+            _call_within_time_limit(fn, criterion, gold, candidate)
         return None
     except (KeyboardInterrupt, MemoryError, TimedOut):
         raise
