@@ -41,6 +41,12 @@ std::string py_str(py::handle obj) { return py::str(obj).cast<std::string>(); }
 // A JSON value as the Python object json.loads makes of it.
 py::object to_py(const json& value) { return py::module_::import("json").attr("loads")(value.dump()); }
 
+// A JSON-able Python object (an error record, a failure's details, DIFFERENCES) as JSON, through Python's own json
+// module (parity._scenario.json_text, which keeps lone surrogates from making invalid UTF-8).
+json from_py(py::handle value) {
+  return parse_json(py::module_::import("parity._scenario").attr("json_text")(value).cast<std::string>(), "");
+}
+
 std::string shape_text(py::handle array) { return py_str(array.attr("shape")); }
 
 std::string dtype_text(py::handle array) {
@@ -958,7 +964,7 @@ void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
   py::tuple g = unpickle(gold), c = unpickle(cand);
   if (!pickles_verified(gold, g, cand, c, list)) return;
   if (!c[1].is_none() && g[1].is_none()) {
-    json err = parse_json(py::module_::import("parity._scenario").attr("json_text")(c[1]).cast<std::string>(), "");
+    json err = from_py(c[1]);
     return list.failures.push_back(
         {"pickle", false, "outputs",
          "unpickling the " + cand.name + " outputs raised " + error_summary(err) + "\n" + err.value("traceback", ""),
@@ -1098,9 +1104,8 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
 
 // A failure parity.asserters describes ({criterion, message, details}) as an assert_eq check.
 void fail_assert_eq(py::handle failure, CheckList& list) {
-  const json details =
-      parse_json(py::module_::import("parity._scenario").attr("json_text")(failure["details"]).cast<std::string>(), "");
-  list.failures.push_back({"assert_eq", false, "outputs", failure["message"].cast<std::string>(), details});
+  list.failures.push_back(
+      {"assert_eq", false, "outputs", failure["message"].cast<std::string>(), from_py(failure["details"])});
 }
 
 // assert_eq: the asserter a pytest test's mark names (its run records the name), read from the test in a trusted
@@ -1588,9 +1593,7 @@ void use_current_differences(const Manifest& candidate, const CompareOptions& tr
                "DIFFERENCES since then is not seen"});
     return;
   }
-  const json declared = {
-      {"differences",
-       parse_json(py::module_::import("parity._scenario").attr("json_text")(now).cast<std::string>(), "")}};
+  const json declared = {{"differences", from_py(now)}};
   std::vector<Difference> current =
       parse_differences(declared, "the candidate backend " + candidate.backend.value("spec", "?") + "'s DIFFERENCES");
   const std::string changes = difference_changes(report.differences, current);
