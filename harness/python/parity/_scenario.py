@@ -222,6 +222,11 @@ def _first(per_params, values):
     return next((e for e in (x.for_params(values) for x in per_params) if e is not None), None)
 
 
+def seed_for(scenario_id: str) -> int:
+    """A stable 64-bit seed from a scenario's id (native or pytest): the same on every machine and Python version."""
+    return int.from_bytes(hashlib.sha256(scenario_id.encode("utf-8")).digest()[:8], "little")
+
+
 @dataclass
 class Scenario:
     """One runnable scenario: a function, its module, one parameter combination and its policies."""
@@ -248,13 +253,8 @@ class Scenario:
         return self.options["xfail"]
 
     @property
-    def digest(self) -> bytes:
-        return hashlib.sha256(self.id.encode("utf-8")).digest()
-
-    @property
     def seed(self) -> int:
-        """A stable 64-bit seed from the id: the same on every machine and Python version."""
-        return int.from_bytes(self.digest[:8], "little")
+        return seed_for(self.id)
 
     def keyword_names(self) -> set:
         """The names `-k` matches against (pytest's KeywordMatcher semantics: a word matches a substring of any)."""

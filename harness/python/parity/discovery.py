@@ -115,14 +115,19 @@ def _load_module(name: str, file: Path, found: Discovery, seen: dict):
         # once per function: that made discovery quadratic in a module's length (a quarter of a 5,000-scenario run).
         code = getattr(inspect.unwrap(fn), "__code__", None)
         line = code.co_firstlineno if code is not None else 0
-        sc = Scenario(name, fn.__name__, fn, params, options, str(file), line)
-        if sc.id in seen:
-            msg = f"duplicate scenario id {sc.id!r}: also defined in {seen[sc.id]}"
-            found.errors.append(ModuleError(name, str(file), {"type": "DuplicateScenario", "message": msg,
-                                                              "traceback": ""}))
-            continue
-        seen[sc.id] = f"{file}:{line}"
-        found.scenarios.append(sc)
+        _admit(Scenario(name, fn.__name__, fn, params, options, str(file), line), name, f"{file}:{line}", found, seen)
+
+
+def _admit(scenario, module: str, where: str, found: Discovery, seen: dict):
+    """Adds `scenario` unless its id is taken: a duplicate is an error under its own module (or test file), never
+    under the id it duplicates, and names where the id was first defined."""
+    if scenario.id in seen:
+        msg = f"duplicate scenario id {scenario.id!r}: also defined in {seen[scenario.id]}"
+        found.errors.append(ModuleError(module, scenario.source, {"type": "DuplicateScenario", "message": msg,
+                                                                  "traceback": ""}))
+        return
+    seen[scenario.id] = where
+    found.scenarios.append(scenario)
 
 
 def discover(paths, on_import=None, crashed=None, backend=None) -> Discovery:
@@ -149,14 +154,7 @@ def discover(paths, on_import=None, crashed=None, backend=None) -> Discovery:
             on_import(str(file))
         _load_module(name, file, found, seen)
     for test in tests:
-        if test.id in seen:
-            msg = f"duplicate scenario id {test.id!r}: also defined in {seen[test.id]}"
-            # Under its file's name, as a native duplicate is under its module's: never under the id it duplicates.
-            found.errors.append(ModuleError(test.id.partition("::")[0], test.metadata()["source"],
-                                            {"type": "DuplicateScenario", "message": msg, "traceback": ""}))
-            continue
-        seen[test.id] = test.metadata()["source"]
-        found.scenarios.append(test)
+        _admit(test, test.id.partition("::")[0], test.source, found, seen)
     found.errors += errors
     return found
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import io
-import hashlib
 import os
 import random
 import re
@@ -12,7 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parity._scenario import Skip, _check_options, describe_exception, format_param
+from parity._scenario import Skip, _check_options, describe_exception, format_param, seed_for
 
 try:  # pytest's own hook marker (pluggy comes with pytest); native scenarios need neither
     from pluggy import HookimplMarker
@@ -450,17 +449,21 @@ class PytestScenario:
 
     @property
     def seed(self) -> int:
-        return int.from_bytes(hashlib.sha256(self.id.encode("utf-8")).digest()[:8], "little")
+        return seed_for(self.id)
+
+    @property
+    def source(self) -> str:
+        return str(self.item.path)
 
     def keyword_names(self) -> set:
         from _pytest.mark import KeywordMatcher
 
         return set(KeywordMatcher.from_item(self.item)._names) | {self.id}
 
-    def _options(self) -> dict:
+    def _options(self, compare) -> dict:
+        """The native scenario options its marks give; `compare` is compare_xfail's answer for it."""
         mark = self.item.get_closest_marker("parity")
         kwargs = dict(mark.kwargs) if mark is not None else {}
-        compare = compare_xfail(self.item)
         timeout = self.item.get_closest_marker("timeout")  # pytest-timeout's marker, read without the plugin
         return _check_options(kwargs.get("rtol"), kwargs.get("atol"), kwargs.get("tolerances"),
                               kwargs.get("signed_zeros", False), kwargs.get("policy"), kwargs.get("tags"),
@@ -480,10 +483,10 @@ class PytestScenario:
             "module": self.id.partition("::")[0],
             "function": getattr(item, "originalname", item.name),
             "params": params,
-            **self._options(),
+            **self._options(compare),
             "xfail_strict": bool(item.config.getini("xfail_strict") if strict is None else strict),
             "assert_eq": _qualified(fn) if fn is not None else None,
-            "source": str(item.path),
+            "source": self.source,
             "root": self.suite.root,
             "line": (line or 0) + 1,
         }
