@@ -135,6 +135,11 @@ _trusted_loaded: dict = {}  # user-named spec -> (its Backend, None), or (None, 
 _loaded_sides: dict = {}    # side (gold, candidate) -> the Backend load_reducers loaded for it
 
 
+def _shown(value) -> str:
+    """A value from a results file, printable only: it cannot move the cursor or forge terminal lines."""
+    return value if isinstance(value, str) and value.isprintable() else ascii(value)
+
+
 def trusted_specs(named: list) -> list:
     """The specs named with --trust-backend, then those of $PARITY_TRUST_BACKENDS."""
     env = [s for s in os.environ.get(TRUST_ENV, "").split(os.pathsep) if s]
@@ -190,8 +195,7 @@ def load_reducers(recorded: dict, side: str, named: list) -> str | None:
             if loaded is not None:
                 _loaded_sides[side] = loaded
             return None if loaded is not None else problem
-    # The spec came from a file: shown printable only, so it cannot move the cursor or forge terminal lines.
-    shown = spec if isinstance(spec, str) and spec.isprintable() else ascii(spec)
+    shown = _shown(spec)  # it came from a file
     return (f"the {side} run's backend {shown!r} is not a built-in backend and you have not trusted it; compare "
             f"never imports code a results directory names, so checks that need its reducers are skipped (trust "
             f"it with {TRUST_FLAG} {shlex.quote(shown)} or {TRUST_ENV}, if you trust that code)"
@@ -256,7 +260,7 @@ def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
             discovery.discover([directory])  # a module that fails to import leaves its outputs unrebuilt: an error
             pytest_suite.finish_all()  # its pytest suites were collected for their reducers only: no session stays
         return None
-    shown = source if isinstance(source, str) and source.isprintable() else ascii(source)
+    shown = _shown(source)
     where = "DIR"
     if isinstance(source, str) and source.isprintable():  # the root run imported it under: up one per package level
         depth = len(module.split(".")) if isinstance(module, str) and module else 1
@@ -274,11 +278,6 @@ def _suite_base(file: Path, module) -> Path:
     if parts and len(parts) < len(file.parts) and file.parts[-len(parts):] == parts:
         return file.parents[len(parts) - 1]
     return file.parent
-
-
-def _shown(value) -> str:
-    """A value from a results file, printable only: it cannot move the cursor or forge terminal lines."""
-    return value if isinstance(value, str) and value.isprintable() else ascii(value)
 
 
 def trusted_test_file(meta: dict, named: list, bundled: str) -> tuple:
