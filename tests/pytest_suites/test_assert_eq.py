@@ -256,14 +256,20 @@ def test_after():
 '''
 
 
+def run_one_file_suite(tmp_path, name, text, candidate):
+    """A suite of the one test file `name` holding `text`, run under gold and `candidate` into tmp_path/<backend>."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / name).write_text(text)
+    for backend in ("gold", candidate):
+        run(backend, tmp_path / backend, "--scenarios", suite)
+    return suite
+
+
 def test_an_asserter_that_hangs_is_stopped_at_the_compare_time_limit(tmp_path):
     """The asserter gets what is left of the scenario's --timeout: a hang is that scenario's timeout (its assert_eq
     check saying the asserter did not return), and the next scenario is compared."""
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    (suite / "test_hang.py").write_text(HANGING_SUITE)
-    for name in ("gold", "fsproxy"):
-        run(name, tmp_path / name, "--scenarios", suite)
+    suite = run_one_file_suite(tmp_path, "test_hang.py", HANGING_SUITE, "fsproxy")
     report = tmp_path / "report.json"
     command = [BIN, "compare", tmp_path / "gold", tmp_path / "fsproxy", "--scenarios", suite, "--timeout", "2",
                "--json", report]
@@ -299,11 +305,7 @@ def test_after():
 
 def test_an_asserter_that_calls_os_exit_fails_its_check_and_compare_goes_on(tmp_path):
     """os._exit(0) in an asserter used to end compare at once with exit 0 and no report: a red run turned green."""
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    (suite / "test_exit.py").write_text(EXITING_SUITE)
-    for name in ("gold", "broken.perturb"):
-        run(name, tmp_path / name, "--scenarios", suite)
+    suite = run_one_file_suite(tmp_path, "test_exit.py", EXITING_SUITE, "broken.perturb")
     report = tmp_path / "report.json"
     proc = parity("compare", tmp_path / "gold", tmp_path / "broken.perturb", "--scenarios", suite, "--json", report,
                   check=1)
