@@ -81,7 +81,7 @@ print(json.dumps({"seconds": total, "count": len(found.scenarios), "bad": bad}))
 
 def bare_seconds(scenarios: Path, backend: str) -> float:
     """The scenarios' own work under `backend`: every function called in one process, nothing written."""
-    out = subprocess.run([sys.executable, "-c", BARE, str(REPO / "harness" / "python"), str(REPO / "fixtures"), backend,
+    out = subprocess.run([sys.executable, "-c", BARE, str(REPO / "python"), str(REPO / "fixtures"), backend,
                           str(scenarios)], check=True, capture_output=True, text=True).stdout
     figures = json.loads(out)
     if figures["bad"]:
@@ -125,7 +125,7 @@ def reference_pipeline(tests: Path, work: Path, candidate: str, count: int) -> d
     """The pytest-and-pickle pipeline: three pytest processes, the last writing JUnit XML."""
     shutil.rmtree(work, ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "bench" / "reference_pipeline"),
-                                                       str(REPO / "harness" / "python")]),
+                                                       str(REPO / "python")]),
                PARITY_FIXTURES=str(REPO / "fixtures"))
     base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "reference_plugin", "--rootdir",
             tests, "--results", work, "--backend", candidate]

@@ -33,7 +33,7 @@ function(parity_add_scenario_tests)
        "${arg_DIRECTORY}/*.toml" "${arg_DIRECTORY}/*.cfg")
   # parity's own package, beside this file: PROJECT_SOURCE_DIR is the caller's project when parity is a subproject.
   execute_process(
-    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../harness/python"
+    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../python"
             "${Python_EXECUTABLE}" -m parity list "${arg_DIRECTORY}"
     OUTPUT_VARIABLE listing ERROR_VARIABLE list_errors RESULT_VARIABLE list_rc)
   if(list_rc)

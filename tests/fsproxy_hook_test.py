@@ -9,7 +9,7 @@ import numpy
 import pytest
 
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(REPO / "harness" / "python"))
+sys.path.insert(0, str(REPO / "python"))
 
 import parity.backend  # noqa: E402 - needs the sys.path entry above
 from parity import discovery  # noqa: E402

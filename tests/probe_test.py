@@ -10,7 +10,7 @@ import numpy
 import pytest
 
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(REPO / "harness" / "python"))
+sys.path.insert(0, str(REPO / "python"))
 
 from parity import probe, reducers  # noqa: E402 - needs the sys.path entry above
 

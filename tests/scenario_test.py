@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(REPO / "harness" / "python"))
+sys.path.insert(0, str(REPO / "python"))
 
 from parity import _scenario, discovery  # noqa: E402 - needs the sys.path entry above
 

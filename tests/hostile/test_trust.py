@@ -163,7 +163,7 @@ def test_a_key_file_others_can_write_is_refused(tmp_path):
     code = ("from parity import trust\n"
             "try:\n    trust.key()\nexcept trust.NoKey as e:\n    print('refused:', e)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          env=dict(os.environ, PYTHONPATH=str(REPO / "harness" / "python"),
+                          env=dict(os.environ, PYTHONPATH=str(REPO / "python"),
                                    PARITY_KEY_FILE=str(key), PARITY_PROBE_KEY=""))
     assert "refused:" in proc.stdout and "writable by others" in proc.stdout, proc.stdout
 
@@ -179,7 +179,7 @@ def test_rebuilding_a_type_never_imports_its_module():
             "    print('refused:', e)\n"
             "print('imported' if 'numpy.f2py.__main__' in sys.modules else 'not imported')\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, PYTHONPATH=str(REPO / "harness" / "python")))
+                          env=dict(os.environ, PYTHONPATH=str(REPO / "python")))
     assert proc.stdout.strip().splitlines()[-2:] == [
         "refused: type numpy.f2py.__main__.X is not rebuilt: no module already imported here defines it (compare "
         "never imports a module a file names)", "not imported"], proc.stdout + proc.stderr
@@ -190,7 +190,7 @@ def test_rebuilding_still_finds_types_already_imported():
             "from parity import reducers\n"
             "print(type(reducers.rebuild('ndarray-subclass', 'numpy.matrix', np.zeros((1, 1)), {})).__name__)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
-                          env=dict(os.environ, PYTHONPATH=str(REPO / "harness" / "python")))
+                          env=dict(os.environ, PYTHONPATH=str(REPO / "python")))
     assert proc.stdout.strip() == "matrix"
 
 

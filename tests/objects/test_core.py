@@ -21,7 +21,7 @@ def compare_with(tmp_path, backend, *extra, check):
 
 def test_a_doubled_wrapper_fails_values_at_every_wrapped_output(tmp_path):
     # Before issue #17 this compare exited 0: an Object leaf (the wrapper) against an Array one (gold's) "had no
-    # common state to compare" (harness/compare.cc, compare_state), and the mapped type passed `type`, so the
+    # common state to compare" (src/parity/compare/compare.cc, compare_state), and the mapped type passed `type`, so the
     # wrapper's leaves got only type, fidelity and pickle, none of which looks at values. Now its array form
     # (__array__) is recorded beside its state and checked like any array.
     _, report, _ = compare_with(tmp_path, "broken.wrapper_values", check=1)
@@ -67,7 +67,7 @@ def test_the_html_report_shows_the_coverage_gap(tmp_path):
 
 
 def test_array_form_tries_the_backend_hook_then_dunder_array_then_dlpack(monkeypatch):
-    sys.path.insert(0, str(REPO / "harness" / "python"))
+    sys.path.insert(0, str(REPO / "python"))
     from parity import reducers
 
     class ByArray:

@@ -141,7 +141,7 @@ def test_policies_relax_exactly_what_they_say(gold, mutated, tmp_path, mutation,
 
 def python(code):
     """Runs `code` in a fresh interpreter with parity's Python package importable; returns its stdout."""
-    env = {**os.environ, "PYTHONPATH": str(REPO / "harness" / "python")}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
 
 

@@ -138,7 +138,7 @@ def test_compare_leaves_no_pytest_session_and_no_suite_module_behind(runs):
     its reducers, no pytest import hook is left either."""
     program = f"""
 import sys
-sys.path.insert(0, {str(REPO / 'harness' / 'python')!r})
+sys.path.insert(0, {str(REPO / 'python')!r})
 from parity import asserters
 import pytest  # as compare's process has it: only pytest's import, no session
 hooks, path = list(sys.meta_path), list(sys.path)

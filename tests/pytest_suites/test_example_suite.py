@@ -137,7 +137,7 @@ def test_a_backend_that_skips_what_it_cannot_run_skips_pytest_tests_too(tmp_path
 
 def plain_pytest(path, *options):
     """Runs plain pytest with parity's plugin over `path`; the CompletedProcess."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "harness" / "python"),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"),
                                                         os.environ.get("PYTHONPATH", "")])}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "parity.pytest_plugin", "-p", "no:cacheprovider",
                            "-q", "-rxX", *options, str(path)], capture_output=True, text=True, env=env, timeout=300)

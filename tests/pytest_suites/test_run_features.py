@@ -88,7 +88,7 @@ def test_list_gives_what_pytest_collects_whatever_the_checkout_path_and_working_
         assert plain.stdout.split() == expected
     # The CMake function's listing (python -m parity list) gives the same ids.
     proc = subprocess.run([PYTHON, "-m", "parity", "list", str(second)], capture_output=True, text=True, cwd="/",
-                          env={**os.environ, "PYTHONPATH": str(REPO / "harness" / "python")}, timeout=300)
+                          env={**os.environ, "PYTHONPATH": str(REPO / "python")}, timeout=300)
     assert proc.returncode == 0 and proc.stdout.split() == expected, proc.stderr
 
 

@@ -162,5 +162,5 @@ def test_the_ctest_listing_of_a_directory_without_scenarios_exits_5(tmp_path):
     """cmake's parity_add_scenario_tests lists with `python -m parity list`: an empty listing would register no test
     and an empty ctest passes, so the configure step must fail instead."""
     proc = subprocess.run([sys.executable, "-m", "parity", "list", tmp_path], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO / "harness" / "python")})
+                          env={**os.environ, "PYTHONPATH": str(REPO / "python")})
     assert proc.returncode == 5 and f"no scenario found in {tmp_path}" in proc.stderr, proc.stderr

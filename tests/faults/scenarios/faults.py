@@ -54,7 +54,7 @@ def runs_out_of_memory(xp):
 
 @parity.scenario
 def writes_into_the_reply_channel(xp):
-    os.write(200, b"this is not a reply\n")  # descriptor 200 carries the worker's replies (harness/protocol.h)
+    os.write(200, b"this is not a reply\n")  # descriptor 200 carries the worker's replies (src/parity/run/protocol.h)
     return {"a": xp.zeros(2)}
 
 

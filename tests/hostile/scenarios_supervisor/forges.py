@@ -8,7 +8,7 @@ import parity
 
 
 def _reply_fd():
-    # The reply pipe: a write-only pipe on 200 (harness/protocol.h), on 3 before the protocol moved there.
+    # The reply pipe: a write-only pipe on 200 (src/parity/run/protocol.h), on 3 before the protocol moved there.
     for fd in (200, 3):
         try:
             if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:

@@ -13,7 +13,7 @@ namespace parity::protocol {
 inline constexpr int kReplyFd = 200;
 inline constexpr int kCommandFd = 201;
 
-/// The line a worker prints on its stdout before each scenario (harness/worker.cc): its output tail starts again
+/// The line a worker prints on its stdout before each scenario (src/parity/run/worker.cc): its output tail starts again
 /// there, so a crash report shows the dying scenario's output only. Sent through the output pipe itself, it cannot
 /// be misordered with what the scenarios print, as a reply on the other pipe could.
 inline constexpr const char* kOutputRestart = "\x1e parity: next scenario \x1e";

@@ -18,7 +18,7 @@ class BackendError(Exception):
 
 
 # The checks a backend may declare in DIFFERENCES: all but `missing` and `fidelity`, parity's own failures
-# (harness/differences.cc, declarable_check, reads the same list out of the manifest).
+# (src/parity/compare/differences.cc, declarable_check, reads the same list out of the manifest).
 DECLARABLE_CHECKS = ("structure", "type", "shape", "dtype", "layout", "strides", "writeable", "values", "uncompared",
                      "attrs", "pickle", "assert_eq", "serialize", "error")
 _DIFFERENCE_FIELDS = ("id", "check", "reason", "match", "scenarios")

@@ -1,6 +1,6 @@
 """Renders the compare JSON (docs/report-json.md) as one self-contained HTML page through a Jinja2 template.
 
-The C++ writer (reports/html_report.cc) calls `render`; the template is reports/templates/report.html.j2.
+The C++ writer (src/parity/report/html_report.cc) calls `render`; the template is reports/templates/report.html.j2.
 Everything the page shows comes from the JSON, so `parity report` can re-render a report without re-running it.
 """
 import json
@@ -133,7 +133,7 @@ def _trends_view(report: dict):
 
 def coverage_note(coverage) -> str:
     """"values covered 2 of 5 leaves" when values covered fewer leaves than the scenario's `coverage` counts, else ""
-    (harness/compare.cc's coverage_note, which the terminal and JUnit use, says the same)."""
+    (src/parity/compare/compare.cc's coverage_note, which the terminal and JUnit use, says the same)."""
     if not isinstance(coverage, dict) or type(coverage.get("leaves")) is not int:
         return ""
     checks = coverage.get("checks") if isinstance(coverage.get("checks"), dict) else {}

@@ -5,14 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "outcome.h"
 #include "progress.h"
 #include "shard.h"
 
 namespace parity {
-
-/// Exit codes every subcommand uses; scripts rely on them. kExitNoTests is pytest's "no tests collected": a
-/// selection (paths, --only, -k) of no scenario at all.
-enum ExitCode : int { kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitNoTests = 5, kExitInterrupted = 130 };
 
 struct Selection {
   std::vector<std::string> paths;  ///< scenario files or directories

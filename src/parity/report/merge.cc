@@ -9,7 +9,7 @@
 
 #include "compare.h"
 #include "json_report.h"
-#include "runner.h"
+#include "outcome.h"
 #include "safe_file.h"
 #include "text.h"
 

@@ -169,7 +169,7 @@ class SelectionError(ValueError):
 
     @property
     def exit_code(self) -> int:
-        """For `python -m parity list`; the binary maps no_tests itself (harness/runner.h, ExitCode)."""
+        """For `python -m parity list`; the binary maps no_tests itself (src/parity/base/outcome.h, ExitCode)."""
         return 5 if self.no_tests else 2
 
 

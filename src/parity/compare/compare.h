@@ -30,7 +30,7 @@ struct Check {
 };
 
 /// The comparison policies (README "Policies"); each names its default first. The Python decorator's
-/// `POLICIES` (harness/python/parity/_scenario.py) lists the same values; kPolicies below is the one C++ list.
+/// `POLICIES` (python/parity/_scenario.py) lists the same values; kPolicies below is the one C++ list.
 struct PolicyChoice {
   std::string dtype = "exact";           ///< exact | native-order-ok | kind
   std::string layout = "contiguity";     ///< contiguity | strides | ignore

@@ -78,7 +78,7 @@ def use_family(cls: type, name: str) -> Reducer:
 
 def state_path(path: str, key: str) -> str:
     """The path of entry `key` of a reducer's dict state: `path.key`, or `path + key` when the key starts with '['
-    or '.' (a DataFrame column reads outputs['df']['a']). harness/codec.cc's state_path is the same rule."""
+    or '.' (a DataFrame column reads outputs['df']['a']). src/parity/codec/codec.cc's state_path is the same rule."""
     return path + key if key[:1] in ("[", ".") else f"{path}.{key}"
 
 
