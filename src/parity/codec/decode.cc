@@ -1,0 +1,504 @@
+// Reads result files without running code from them (see codec.h and docs/format.md).
+#include <fcntl.h>
+#include <pybind11/stl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+#include <unordered_set>
+
+#include "codec.h"
+#include "codec_internal.h"
+#include "json_input.h"
+#include "safe_file.h"
+
+namespace py = pybind11;
+using json = nlohmann::json;
+
+namespace parity {
+using namespace detail;
+namespace {
+
+// [<>|=]?[a-zA-Z][0-9]*(\[[0-9]*[a-zA-Z]+\])?, e.g. "<f8", "|S3", "<M8[ns]": checked by hand, since
+// std::regex recurses once per character and a long hostile string would overflow the stack.
+bool plain_dtype_string(const std::string& s) {
+  if (s.size() > 64) return false;
+  std::size_t i = 0;
+  const auto run = [&](int (*is)(int)) {
+    const std::size_t start = i;
+    while (i < s.size() && is(static_cast<unsigned char>(s[i]))) ++i;
+    return i - start;
+  };
+  if (i < s.size() && std::strchr("<>|=", s[i])) ++i;
+  if (i >= s.size() || !std::isalpha(static_cast<unsigned char>(s[i++]))) return false;
+  run(isdigit);
+  if (i == s.size()) return true;
+  if (s[i++] != '[') return false;
+  run(isdigit);
+  if (run(isalpha) == 0) return false;
+  return i + 1 == s.size() && s[i] == ']';
+}
+
+// -?0x[0-9a-f]+, how ints are written: hexadecimal has no digit limit in Python, unlike decimal (4300).
+bool hex_integer(const std::string& s) {
+  const std::size_t start = s.rfind("-0x", 0) == 0 ? 3 : s.rfind("0x", 0) == 0 ? 2 : std::string::npos;
+  return start != std::string::npos && start < s.size() &&
+         s.find_first_not_of("0123456789abcdef", start) == std::string::npos;
+}
+
+std::uint64_t get_u64(const unsigned char* at, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | at[i];
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading
+
+class Decoder {
+ public:
+  Decoder(std::filesystem::path file, const ReadLimits& limits) : file_(std::move(file)), limits_(limits) {}
+  /// Decodes the file open at `fd` (file_ names it in messages).
+  Node read(int fd);
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const { throw FormatError(file_.string() + ": " + why); }
+  // An integer field of the file, as T. nlohmann converts a float, or an integer T cannot hold, without a check
+  // (undefined behaviour for a float out of range): a file says 4.2e20 where a dimension goes.
+  template <typename T>
+  T integer(const json& value, const std::string& what) const {
+    constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    bool fits = false;
+    if (value.is_number_unsigned()) {
+      fits = value.get<std::uint64_t>() <= max;
+    } else if (value.is_number_integer()) {
+      const std::int64_t v = value.get<std::int64_t>();
+      fits = v >= 0
+                 ? static_cast<std::uint64_t>(v) <= max
+                 : std::numeric_limits<T>::is_signed && v >= static_cast<std::int64_t>(std::numeric_limits<T>::min());
+    }
+    if (!fits) fail(what + " is not an integer in range: " + value.dump().substr(0, 64));
+    return value.is_number_unsigned() ? static_cast<T>(value.get<std::uint64_t>())
+                                      : static_cast<T>(value.get<std::int64_t>());
+  }
+  template <typename T>
+  T integer_at(const json& node, const char* key, const std::string& path) const {
+    return integer<T>(node.at(key), path + ": '" + key + "'");
+  }
+  template <typename T>
+  std::vector<T> integers_at(const json& node, const char* key, const std::string& path) const {
+    const json& list = node.at(key);
+    if (!list.is_array()) fail(path + ": '" + key + "' is not a list");
+    std::vector<T> out;
+    for (const json& v : list) out.push_back(integer<T>(v, path + ": '" + key + "'"));
+    return out;
+  }
+  Node decode(const json& node, const std::string& path, int depth);
+  Node decode_kind(const json& node, const std::string& path, int depth);
+  void decode_state(const json& node, Node& out, int depth);
+  Node decode_array_form(const json& form, const std::string& path, int depth);
+  Node decode_array(const json& node, Node::Kind kind, const std::string& path);
+  Node decode_object_array(const json& node, const std::string& path, int depth);
+  py::object decode_dtype(const json& dtype, const std::string& path, int depth);
+  std::pair<std::uint64_t, std::uint64_t> blob(const json& node, const std::string& path) const;
+  py::object copy_misaligned(std::uint64_t file_offset, std::uint64_t size, std::uint64_t misalign);
+  void read_exact(char* into, std::uint64_t size, std::uint64_t offset) const;
+  void map_file(int fd);
+  void charge(std::uint64_t bytes, const std::string& path);
+
+  std::filesystem::path file_;
+  ReadLimits limits_;
+  std::uint64_t charged_ = 0;  // bytes of copies made so far (charge)
+  // Misaligned blobs copied once, by (file offset, size, misalignment): a file naming one blob from many
+  // arrays costs one copy, not one per array.
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, py::object> misaligned_;
+  std::uint64_t file_size_ = 0, data_start_ = 0;
+  json blobs_;
+  // The whole file, mapped privately: arrays view their blobs in place (copy-on-write when written to).
+  // A uint8 array over the mapping is every such array's base; the mapping goes when the last one does.
+  const char* map_ = nullptr;
+  py::object mapping_;
+};
+
+void unmap_capsule(PyObject* capsule) {
+  auto* size = static_cast<std::size_t*>(PyCapsule_GetContext(capsule));
+  ::munmap(PyCapsule_GetPointer(capsule, "parity.mapping"), *size);
+  delete size;
+}
+
+void Decoder::map_file(int fd) {
+  void* at = ::mmap(nullptr, file_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (at == MAP_FAILED) fail(std::string("cannot map: ") + std::strerror(errno));
+  auto capsule = py::reinterpret_steal<py::object>(PyCapsule_New(at, "parity.mapping", unmap_capsule));
+  if (!capsule) {
+    ::munmap(at, file_size_);
+    throw py::error_already_set();
+  }
+  PyCapsule_SetContext(capsule.ptr(), new std::size_t(file_size_));
+  npy_intp size = static_cast<npy_intp>(file_size_);
+  PyObject* bytes = PyArray_New(&PyArray_Type, 1, &size, NPY_UINT8, nullptr, at, 0, NPY_ARRAY_CARRAY, nullptr);
+  if (!bytes) throw py::error_already_set();
+  mapping_ = py::reinterpret_steal<py::object>(bytes);
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(bytes), capsule.release().ptr()) < 0)
+    throw py::error_already_set();
+  map_ = static_cast<const char*>(at);
+}
+
+// Callers have checked offset + size against the file size (blob(), the preamble checks).
+void Decoder::read_exact(char* into, std::uint64_t size, std::uint64_t offset) const {
+  if (offset > file_size_ || size > file_size_ - offset) fail("truncated");
+  std::memcpy(into, map_ + offset, size);
+}
+
+// Every copy decoding makes counts against the limit, so a blob named by many nodes cannot multiply a small
+// file into gigabytes; the one that passes it is refused before anything is allocated.
+void Decoder::charge(std::uint64_t bytes, const std::string& path) {
+  if (bytes > limits_.max_memory || charged_ > limits_.max_memory - bytes)
+    fail(path + ": decoding the outputs would take more than " + std::to_string(limits_.max_memory) +
+         " bytes of memory (values copied so far: " + std::to_string(charged_) +
+         ", this one: " + std::to_string(bytes) + "; raise it with --max-result-memory)");
+  charged_ += bytes;
+}
+
+std::pair<std::uint64_t, std::uint64_t> Decoder::blob(const json& node, const std::string& path) const {
+  const auto index = integer_at<std::uint64_t>(node, "blob", path);
+  if (index >= blobs_.size()) fail(path + ": blob " + std::to_string(index) + " does not exist");
+  const auto offset = integer_at<std::uint64_t>(blobs_[index], "offset", path);
+  const auto size = integer_at<std::uint64_t>(blobs_[index], "nbytes", path);
+  if (offset > file_size_ - data_start_ || size > file_size_ - data_start_ - offset)
+    fail(path + ": blob " + std::to_string(index) + " extends past the end of the file (truncated?)");
+  return {data_start_ + offset, size};
+}
+
+py::object Decoder::decode_dtype(const json& dtype, const std::string& path, int depth) {
+  if (depth > 32) fail(path + ": dtype nested too deeply");
+  py::object spec;
+  bool aligned = false;
+  if (dtype.contains("str")) {
+    // Only plain type strings such as "<f8", "|S3", "<M8[ns]": never anything the dtype parser would look up.
+    const auto text = dtype.at("str").get<std::string>();
+    if (!plain_dtype_string(text)) fail(path + ": invalid dtype string '" + text.substr(0, 64) + "'");
+    spec = py::str(text);
+  } else if (dtype.contains("fields")) {
+    py::list names, formats, offsets;
+    for (const json& field : dtype.at("fields")) {
+      names.append(py::str(field.at("name").get<std::string>()));
+      formats.append(decode_dtype(field.at("dtype"), path, depth + 1));
+      offsets.append(integer_at<std::int64_t>(field, "offset", path));
+    }
+    py::dict d;
+    d["names"] = names, d["formats"] = formats, d["offsets"] = offsets;
+    d["itemsize"] = integer_at<std::int64_t>(dtype, "itemsize", path);
+    spec = d;
+    aligned = dtype.value("aligned", false);
+  } else if (dtype.contains("subarray")) {
+    spec = py::make_tuple(decode_dtype(dtype.at("subarray"), path, depth + 1),
+                          py::tuple(py::cast(integers_at<std::int64_t>(dtype, "shape", path))));
+  } else {
+    fail(path + ": dtype description has none of str, fields, subarray");
+  }
+  PyArray_Descr* descr = nullptr;
+  const int ok = aligned ? PyArray_DescrAlignConverter(spec.ptr(), &descr) : PyArray_DescrConverter(spec.ptr(), &descr);
+  if (!ok) {
+    std::string why = py::error_already_set().what();
+    fail(path + ": invalid dtype: " + why);
+  }
+  auto result = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(descr));
+  if (PyDataType_REFCHK(descr))
+    fail(path + ": dtype " + py::str(result).cast<std::string>() + " holds Python objects; refused");
+  return result;
+}
+
+// An object array is decoded filled with None, with its exact layout; its elements are nodes of their own,
+// put in place by to_python, so reading runs no code for them either.
+Node Decoder::decode_object_array(const json& node, const std::string& path, int depth) {
+  const auto shape = integers_at<npy_intp>(node, "shape", path);
+  const auto strides = integers_at<npy_intp>(node, "strides", path);
+  if (shape.size() != strides.size() || shape.size() > NPY_MAXDIMS) fail(path + ": bad shape or strides");
+  const json& elements = node.at("elements");
+  std::uint64_t count = 1;
+  for (npy_intp n : shape)
+    if (n < 0 || __builtin_mul_overflow(count, static_cast<std::uint64_t>(n), &count)) fail(path + ": bad shape");
+  if (count != elements.size()) fail(path + ": element count does not match the shape");
+  const Span span = span_of(static_cast<int>(shape.size()), shape.data(), strides.data(), sizeof(PyObject*));
+  const auto offset = integer_at<std::uint64_t>(node, "offset", path);
+  if (span.overflow || (!span.empty && static_cast<std::uint64_t>(-span.low) != offset) ||
+      span.size() % sizeof(PyObject*) != 0 || span.size() / sizeof(PyObject*) > 4 * count + 64)
+    fail(path + ": shape and strides do not describe the elements");
+  npy_intp slots = static_cast<npy_intp>(span.size() / sizeof(PyObject*)) + 1;
+  auto buffer = py::reinterpret_steal<py::object>(PyArray_SimpleNew(1, &slots, NPY_OBJECT));
+  if (!buffer || PyArray_FillWithScalar(reinterpret_cast<PyArrayObject*>(buffer.ptr()), Py_None) < 0)
+    throw py::error_already_set();
+  char* start = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(buffer.ptr())) + offset;
+  PyObject* raw = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_OBJECT), static_cast<int>(shape.size()),
+                                       shape.data(), strides.data(), start, NPY_ARRAY_WRITEABLE, nullptr);
+  if (!raw) throw py::error_already_set();
+  Node out;
+  out.array = py::reinterpret_steal<py::object>(raw);
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(raw), buffer.release().ptr()) < 0)
+    throw py::error_already_set();
+  if (!node.at("writeable").get<bool>()) PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(raw), NPY_ARRAY_WRITEABLE);
+  out.kind = Node::Kind::Array;
+  out.type = node.at("type").get<std::string>();
+  std::int64_t flat = 0;
+  for (const json& element : elements)
+    out.items.push_back(
+        decode(element, path + index_path(flat++, static_cast<int>(shape.size()), shape.data()), depth + 1));
+  return out;
+}
+
+Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string& path) {
+  py::object dtype = decode_dtype(node.at("dtype"), path, 0);
+  auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
+  const auto shape = integers_at<npy_intp>(node, "shape", path);
+  const auto strides = integers_at<npy_intp>(node, "strides", path);
+  if (shape.size() != strides.size() || shape.size() > NPY_MAXDIMS) fail(path + ": bad shape or strides");
+  for (npy_intp n : shape)
+    if (n < 0) fail(path + ": negative dimension");
+  const auto [file_offset, size] = blob(node, path);
+  const auto offset = integer_at<std::uint64_t>(node, "offset", path);
+  const auto misalign =
+      (node.contains("misalign") ? integer_at<std::uint64_t>(node, "misalign", path) : 0) % kMisalignModulus;
+  const Span span = span_of(static_cast<int>(shape.size()), shape.data(), strides.data(), PyDataType_ELSIZE(descr));
+  if (span.overflow) fail(path + ": shape and strides reach beyond any possible buffer");
+  if (!span.empty && (static_cast<std::uint64_t>(-span.low) != offset || span.size() != size))
+    fail(path + ": shape, strides and dtype do not match the stored bytes");
+
+  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+  const int flags = node.at("writeable").get<bool>() ? NPY_ARRAY_WRITEABLE : 0;
+  // In place when the mapping gives the original alignment (blobs start on 64-byte boundaries), else a
+  // copy into a buffer with room to reproduce the misalignment; either way the array views its base.
+  py::object base = mapping_;
+  char* start = const_cast<char*>(map_) + file_offset;
+  if (misalign != 0) {
+    auto [cached, fresh] = misaligned_.try_emplace({file_offset, size, misalign});
+    if (fresh) {
+      charge(size + 2 * kAlign, path);
+      cached->second = copy_misaligned(file_offset, size, misalign);
+    }
+    base = cached->second;
+    start = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(base.ptr())) + misalign;
+  }
+  PyObject* raw = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()), shape.data(),
+                                       strides.data(), start + offset, flags, nullptr);
+  if (!raw) throw py::error_already_set();
+  auto array = py::reinterpret_steal<py::object>(raw);
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(raw), base.release().ptr()) < 0)
+    throw py::error_already_set();
+  Node out;
+  out.kind = kind;
+  out.type = node.at("type").get<std::string>();
+  out.array = std::move(array);
+  return out;
+}
+
+// A 64-aligned buffer holding the blob `misalign` bytes past its start, which reproduces the address the
+// array had modulo 16 (a deliberately misaligned array stays misaligned).
+py::object Decoder::copy_misaligned(std::uint64_t file_offset, std::uint64_t size, std::uint64_t misalign) {
+  npy_intp buffer_size = static_cast<npy_intp>(size + 2 * kAlign);
+  PyObject* raw = PyArray_New(&PyArray_Type, 1, &buffer_size, NPY_UINT8, nullptr, nullptr, 0, 0, nullptr);
+  if (!raw) throw py::error_already_set();
+  auto buffer = py::reinterpret_steal<py::object>(raw);
+  char* data = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(raw));
+  const std::size_t shift = (kAlign - reinterpret_cast<std::uintptr_t>(data) % kAlign) % kAlign;
+  py::object aligned =
+      buffer[py::slice(static_cast<py::ssize_t>(shift), static_cast<py::ssize_t>(shift + size + kAlign), 1)];
+  char* start = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(aligned.ptr())) + misalign;
+  read_exact(start, size, file_offset);
+  return aligned;
+}
+
+double from_bits(const json& bits) { return std::bit_cast<double>(std::stoull(bits.get<std::string>(), nullptr, 16)); }
+
+// A reducer's state: a dict of attributes is read back with attribute paths, as it was written.
+void Decoder::decode_state(const json& node, Node& out, int depth) {
+  out.reducer = node.at("reducer").get<std::string>();
+  if (!node.contains("state")) return;
+  const json& state = node.at("state");
+  if (state.at("kind") != "dict") return out.state.push_back(decode(state, out.path + ".state", depth + 1));
+  Node attributes;
+  attributes.kind = Node::Kind::Dict;
+  attributes.type = "builtins.dict";
+  // No path of its own: it is part of its owner, never the target of a reference.
+  for (const json& item : state.at("items")) {
+    attributes.keys.push_back(item.at(0).get<std::string>());
+    attributes.items.push_back(decode(item.at(1), state_path(out.path, attributes.keys.back()), depth + 1));
+  }
+  out.state.push_back(std::move(attributes));
+}
+
+// An object's `array`: a plain array node only (no reference, reducer or object elements), at the object's path.
+Node Decoder::decode_array_form(const json& form, const std::string& path, int depth) {
+  if (!form.is_object() || form.value("kind", json()) != "ndarray" || form.contains("reducer") ||
+      form.contains("elements"))
+    fail(path + ": an object's 'array' is not a plain ndarray node");
+  return decode(form, path, depth + 1);
+}
+
+Node Decoder::decode(const json& node, const std::string& path, int depth) {
+  if (depth > kMaxDepth) fail(path + ": nested too deeply");
+  if (node.at("kind") == "ref") {
+    Node ref;
+    ref.path = path;
+    ref.ref = node.at("path").get<std::string>();
+    return ref;
+  }
+  Node out = decode_kind(node, path, depth);
+  out.path = path;
+  if (node.contains("reducer")) decode_state(node, out, depth);
+  return out;
+}
+
+Node Decoder::decode_kind(const json& node, const std::string& path, int depth) {
+  const auto kind = node.at("kind").get<std::string>();
+  Node out;
+  out.type = node.value("type", "");
+  auto container = [&](Node::Kind k, bool keyed) {
+    out.kind = k;
+    std::size_t i = 0;
+    for (const json& item : node.at("items")) {
+      if (keyed) out.keys.push_back(item.at(0).get<std::string>());
+      const std::string sub = keyed ? key_path(path, out.keys.back()) : path + "[" + std::to_string(i++) + "]";
+      out.items.push_back(decode(keyed ? item.at(1) : item, sub, depth + 1));
+    }
+    return out;
+  };
+  auto read_text = [&](Node::Kind k) {
+    out.kind = k;
+    const auto [offset, size] = blob(node, path);
+    charge(size, path);
+    out.text.resize(size);
+    read_exact(out.text.data(), size, offset);
+  };
+  if (kind == "dict") return container(Node::Kind::Dict, true);
+  if (kind == "list") return container(Node::Kind::List, false);
+  if (kind == "tuple") return container(Node::Kind::Tuple, false);
+  if (kind == "ndarray" && node.contains("elements")) return decode_object_array(node, path, depth);
+  if (kind == "ndarray") return decode_array(node, Node::Kind::Array, path);
+  if (kind == "scalar") return decode_array(node, Node::Kind::Scalar, path);
+  if (kind == "str") {
+    read_text(Node::Kind::Str);
+    // The writer encodes with surrogatepass; anything else is no str it wrote.
+    PyObject* decoded =
+        PyUnicode_DecodeUTF8(out.text.data(), static_cast<Py_ssize_t>(out.text.size()), "surrogatepass");
+    if (!decoded) {
+      if (PyErr_ExceptionMatches(PyExc_MemoryError)) throw py::error_already_set();  // no fault of the file's
+      PyErr_Clear();
+      fail(path + ": str is not UTF-8");
+    }
+    Py_DECREF(decoded);
+    return out.type = "builtins.str", out;
+  }
+  if (kind == "bytes") return read_text(Node::Kind::Bytes), out.type = "builtins.bytes", out;
+  if (kind == "none") return out.type = "builtins.NoneType", out;
+  if (kind == "object") {
+    if (!node.contains("reducer")) fail(path + ": object without a reducer");
+    if (node.contains("array")) out.array_form.push_back(decode_array_form(node.at("array"), path, depth));
+    return out.kind = Node::Kind::Object, out;
+  }
+  out.type = "builtins." + kind;
+  if (kind == "bool") return out.kind = Node::Kind::Bool, out.boolean = node.at("value").get<bool>(), out;
+  if (kind == "int") {
+    out.kind = Node::Kind::Int, out.text = node.at("value").get<std::string>();
+    if (!hex_integer(out.text)) fail(path + ": int value is not a hexadecimal integer");
+    return out;
+  }
+  if (kind == "float") return out.kind = Node::Kind::Float, out.number = {from_bits(node.at("bits")), 0.0}, out;
+  if (kind == "complex")
+    return out.kind = Node::Kind::Complex,
+           out.number = {from_bits(node.at("bits").at(0)), from_bits(node.at("bits").at(1))}, out;
+  fail(path + ": unknown kind '" + kind + "'");
+}
+
+// A reference may only point back to a node completed before it. References are not expanded (a hostile
+// file could double its size with every level): users resolve them with NodeIndex.
+void check_references(const Node& root) {
+  std::unordered_set<std::string> finished;
+  std::function<void(const Node&)> visit = [&](const Node& node) {
+    if (!node.ref.empty()) {
+      if (!finished.count(node.ref))
+        throw FormatError(node.path + ": refers to " + node.ref + ", which is not an earlier output");
+      return;
+    }
+    for (const Node& item : node.items) visit(item);
+    for (const Node& state : node.state) visit(state);
+    if (!node.path.empty()) finished.insert(node.path);
+  };
+  visit(root);
+}
+
+Node Decoder::read(int fd) {
+  const off_t end = ::lseek(fd, 0, SEEK_END);
+  if (end < 0) fail(std::string("cannot seek: ") + std::strerror(errno));
+  file_size_ = static_cast<std::uint64_t>(end);
+  if (file_size_ < kPreamble) fail("too short to be a parity result file");
+  map_file(fd);
+  unsigned char pre[kPreamble];
+  read_exact(reinterpret_cast<char*>(pre), kPreamble, 0);
+  if (std::memcmp(pre, kMagic, sizeof kMagic) != 0) fail("not a parity result file (bad magic)");
+  const auto major = get_u64(pre + 8, 4), minor = get_u64(pre + 12, 4), header_size = get_u64(pre + 16, 8);
+  if (major > kFormatMajor)
+    fail("written by result format " + std::to_string(major) + "." + std::to_string(minor) +
+         ", newer than this parity reads (" + std::to_string(kFormatMajor) + ".x): upgrade parity");
+  if (header_size > file_size_ - kPreamble) fail("header extends past the end of the file (truncated?)");
+  charge(header_size, "the header");  // a sparse file can claim a header of gigabytes
+  std::string header(header_size, '\0');
+  read_exact(header.data(), header_size, kPreamble);
+  data_start_ = align_up(kPreamble + header_size);
+  if (data_start_ > file_size_) data_start_ = file_size_;
+  try {
+    const json doc = parse_json(header, "", 4 * kMaxDepth + 64);  // 4 levels or fewer per node
+    blobs_ = doc.at("blobs");
+    if (!blobs_.is_array()) fail("blobs is not a list");
+    Node root = decode(doc.at("outputs"), "outputs", 0);
+    try {
+      check_references(root);
+    } catch (const FormatError& e) {
+      fail(e.what());
+    }
+    return root;
+  } catch (const json::exception& e) {
+    fail(std::string("malformed header: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    fail(std::string("malformed number: ") + e.what());
+  } catch (const std::out_of_range& e) {
+    fail(std::string("malformed number: ") + e.what());
+  } catch (py::error_already_set& e) {        // NumPy refusing a description (e.g. "array is too big")
+    if (e.matches(PyExc_MemoryError)) throw;  // the machine's limit, not the file's fault: compare says so
+    fail(std::string("invalid array description: ") + e.what());
+  }
+}
+
+}  // namespace
+
+namespace {
+// Opens the file as safe_file.h does; a refusal is the file's FormatError, like any other unreadable file.
+template <typename Open>
+Node read_opened(const std::filesystem::path& shown, const ReadLimits& limits, Open open) {
+  FileDescriptor fd;
+  try {
+    fd = open();
+  } catch (const UnsafeFileError& e) {
+    throw FormatError(e.what());
+  } catch (const std::system_error& e) {
+    throw FormatError(shown.string() + ": cannot open: " + e.code().message());
+  }
+  return Decoder(shown, limits).read(fd.get());
+}
+}  // namespace
+
+Node read_result(const std::filesystem::path& file, const ReadLimits& limits) {
+  return read_opened(file, limits, [&] { return open_regular_file(file); });
+}
+
+Node read_result(const std::filesystem::path& dir, const std::filesystem::path& relative, const ReadLimits& limits) {
+  return read_opened(dir / relative, limits, [&] { return open_regular_file(dir, relative); });
+}
+
+}  // namespace parity

@@ -1,0 +1,503 @@
+// Writes result files: a scenario's outputs with their exact layout (see codec.h and docs/format.md).
+#include <pybind11/stl.h>
+
+#include <cfloat>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <unordered_map>
+
+#include "atomic_file.h"
+#include "codec.h"
+#include "codec_internal.h"
+
+namespace py = pybind11;
+using json = nlohmann::json;
+
+namespace parity {
+using namespace detail;
+namespace {
+
+std::string type_name(py::handle obj) {
+  py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()));
+  return py::str(type.attr("__module__")).cast<std::string>() + "." +
+         py::str(type.attr("__qualname__")).cast<std::string>();
+}
+
+// " (name)" of a function or method, whose qualified name says which one it is (a lambda a test returned): read only
+// from those types, whose __qualname__ is a plain attribute that runs no code of the object's (never repr()).
+std::string own_name(py::handle obj) {
+  PyObject* o = obj.ptr();
+  if (!PyFunction_Check(o) && !PyMethod_Check(o) && !PyCFunction_Check(o)) return "";
+  PyObject* name = PyObject_GetAttrString(PyMethod_Check(o) ? PyMethod_GET_FUNCTION(o) : o, "__qualname__");
+  if (!name) {
+    PyErr_Clear();
+    return "";
+  }
+  const py::str text = py::reinterpret_steal<py::object>(name);
+  return " (" + text.cast<std::string>() + ")";
+}
+
+std::string hex_bits(double value) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(value)));
+  return buf;
+}
+
+// Bytes of an element that hold no value (x87 long double keeps 10 bytes in a 12- or 16-byte slot):
+// NumPy leaves them uninitialized, so they are zeroed to keep files deterministic.
+struct ValueBytes {
+  npy_intp itemsize = 0, value = 0, parts = 1;  // `parts` halves for complex long double
+  bool has_padding() const { return value < itemsize / parts; }
+  void scrub(char* element) const {
+    for (npy_intp part = 0; part < parts; ++part) {
+      char* p = element + part * (itemsize / parts);
+      std::memset(p + value, 0, static_cast<std::size_t>(itemsize / parts - value));
+    }
+  }
+};
+
+ValueBytes value_bytes(PyArray_Descr* descr) {
+  ValueBytes v{PyDataType_ELSIZE(descr), PyDataType_ELSIZE(descr), 1};
+  const bool native = PyArray_ISNBO(descr->byteorder);
+  if (LDBL_MANT_DIG == 64 && native && descr->type_num == NPY_LONGDOUBLE) v.value = 10;
+  if (LDBL_MANT_DIG == 64 && native && descr->type_num == NPY_CLONGDOUBLE) v.value = 10, v.parts = 2;
+  return v;
+}
+
+// Copies each element into a zeroed span-sized buffer so the gaps between strided elements are zero:
+// the file never depends on memory the scenario did not write.
+void gather(PyArrayObject* array, char* dst, const ValueBytes& bytes) {
+  char* src = PyArray_BYTES(array);
+  for_each_element(src, 0, PyArray_NDIM(array), PyArray_SHAPE(array), PyArray_STRIDES(array), [&](char* at) {
+    char* to = dst + (at - src);
+    std::memcpy(to, at, static_cast<std::size_t>(bytes.itemsize));
+    if (bytes.has_padding()) bytes.scrub(to);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Writing
+
+// The dimensions of a strided array in increasing address order: negative strides flipped, zero-stride
+// and length-1 dimensions dropped (they repeat or add no element), largest stride first. Walking them in
+// C order visits each distinct element once, at increasing addresses, when `ordered` holds.
+struct MemoryOrder {
+  const char* lowest = nullptr;                     // the element at the lowest address
+  std::vector<std::pair<npy_intp, npy_intp>> dims;  // (length, stride > 0)
+  bool ordered = true;  // false for layouts that overlap themselves, which are gathered whole instead
+};
+
+MemoryOrder memory_order(PyArrayObject* array) {
+  MemoryOrder m;
+  m.lowest = PyArray_BYTES(array);
+  for (int d = 0; d < PyArray_NDIM(array); ++d) {
+    const npy_intp n = PyArray_DIM(array, d), s = PyArray_STRIDE(array, d);
+    if (n <= 1 || s == 0) continue;
+    if (s < 0) m.lowest += s * (n - 1);
+    m.dims.emplace_back(n, s < 0 ? -s : s);
+  }
+  std::sort(m.dims.begin(), m.dims.end(), [](auto a, auto b) { return a.second > b.second; });
+  npy_intp inner = PyArray_ITEMSIZE(array);  // bytes an element with all inner indices reaches
+  for (auto it = m.dims.rbegin(); it != m.dims.rend(); ++it) {
+    m.ordered &= it->second >= inner;
+    inner = it->second * (it->first - 1) + inner;
+  }
+  return m;
+}
+
+// Writes an array's span (gaps zeroed, unused long double bytes too) at increasing addresses through a
+// fixed staging buffer, so writing a strided array of any size needs 4 MB, not a copy of its span.
+class SpanWriter {
+ public:
+  SpanWriter(AtomicFile& out, const MemoryOrder& order, const ValueBytes& bytes)
+      : out_(out), order_(order), bytes_(bytes) {
+    staging_.reserve(kStaging);
+  }
+  void write(std::size_t span_size) {
+    visit(order_.lowest, 0);
+    zeros(span_size - position_);
+    flush();
+  }
+
+ private:
+  static constexpr std::size_t kStaging = 4 << 20;
+  void visit(const char* at, std::size_t dim) {
+    if (dim == order_.dims.size()) return element(at);
+    const auto [n, stride] = order_.dims[dim];
+    if (dim + 1 == order_.dims.size()) return row(at, n, stride);
+    for (npy_intp i = 0; i < n; ++i) visit(at + i * stride, dim + 1);
+  }
+  // The innermost dimension in one go: its span zeroed in the staging buffer, then each element copied
+  // into place by a tight loop (the per-element path costs ~12 ns an element; this runs near memory speed).
+  void row(const char* at, npy_intp n, npy_intp stride) {
+    const std::size_t item = static_cast<std::size_t>(bytes_.itemsize);
+    const std::size_t extent = static_cast<std::size_t>(stride * (n - 1)) + item;
+    if (extent > kStaging) {
+      for (npy_intp i = 0; i < n; ++i) element(at + i * stride);
+      return;
+    }
+    zeros(static_cast<std::size_t>(at - order_.lowest) - position_);
+    if (staging_.size() + extent > kStaging) flush();
+    const std::size_t start = staging_.size();
+    staging_.resize(start + extent);  // zero-filled: the gaps between elements
+    char* dst = staging_.data() + start;
+    switch (item) {
+      case 1:
+        copy_strided<1>(dst, at, n, stride);
+        break;
+      case 2:
+        copy_strided<2>(dst, at, n, stride);
+        break;
+      case 4:
+        copy_strided<4>(dst, at, n, stride);
+        break;
+      case 8:
+        copy_strided<8>(dst, at, n, stride);
+        break;
+      case 16:
+        copy_strided<16>(dst, at, n, stride);
+        break;
+      default:
+        for (npy_intp i = 0; i < n; ++i) std::memcpy(dst + i * stride, at + i * stride, item);
+    }
+    if (bytes_.has_padding())
+      for (npy_intp i = 0; i < n; ++i) bytes_.scrub(dst + i * stride);
+    position_ += extent;
+  }
+  template <std::size_t N>
+  static void copy_strided(char* dst, const char* src, npy_intp n, npy_intp stride) {
+    for (npy_intp i = 0; i < n; ++i) std::memcpy(dst + i * stride, src + i * stride, N);
+  }
+  void element(const char* at) {
+    zeros(static_cast<std::size_t>(at - order_.lowest) - position_);
+    const std::size_t n = static_cast<std::size_t>(bytes_.itemsize);
+    if (staging_.size() + n > kStaging) flush();
+    staging_.insert(staging_.end(), at, at + n);
+    if (bytes_.has_padding()) bytes_.scrub(staging_.data() + staging_.size() - n);
+    position_ += n;
+  }
+  void zeros(std::size_t n) {
+    position_ += n;
+    while (n > 0) {
+      if (staging_.size() == kStaging) flush();
+      const std::size_t k = std::min(n, kStaging - staging_.size());
+      staging_.insert(staging_.end(), k, '\0');
+      n -= k;
+    }
+  }
+  void flush() {
+    out_.write(staging_.data(), staging_.size());
+    staging_.clear();
+  }
+
+  AtomicFile& out_;
+  const MemoryOrder& order_;
+  const ValueBytes bytes_;
+  std::vector<char> staging_;
+  std::size_t position_ = 0;  // bytes of the span written so far
+};
+
+struct Blob {
+  py::object owner;  // keeps the array (or bytes) alive until written
+  const char* data = nullptr;
+  std::size_t size = 0;
+  std::optional<MemoryOrder> stream;  // a strided array, written element by element (SpanWriter)
+  ValueBytes bytes;
+  std::vector<char> gathered;  // a layout that overlaps itself, gathered whole
+};
+
+class Encoder {
+ public:
+  json encode(py::handle obj, const std::string& path, int depth);
+  std::vector<Blob>& blobs() { return blobs_; }
+
+ private:
+  json encode_dict(py::handle obj, const std::string& path, int depth, bool attributes = false);
+  json encode_reduced(py::handle obj, const std::string& path, int depth);
+  void encode_array_form(py::handle obj, json& node, const std::string& path, int depth);
+  json encode_native(py::handle obj, const std::string& path, int depth);
+  json encode_sequence(py::handle obj, const char* kind, const std::string& path, int depth);
+  json encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path,
+                    int depth = 0);
+  json encode_object_array(PyArrayObject* array, const std::string& type, const std::string& path, int depth);
+  json encode_dtype(py::handle dtype, const std::string& path);
+  std::size_t add_bytes(py::object owner, const char* data, std::size_t size);
+
+  std::vector<Blob> blobs_;
+  // Objects already written, by identity, with the path of their first occurrence. The owning references
+  // keep each object alive, so no address is reused by a temporary while encoding.
+  std::unordered_map<PyObject*, std::string> seen_;
+  std::vector<py::object> keep_alive_;
+};
+
+std::size_t Encoder::add_bytes(py::object owner, const char* data, std::size_t size) {
+  blobs_.push_back(Blob{std::move(owner), data, size, {}, {}, {}});
+  return blobs_.size() - 1;
+}
+
+json Encoder::encode_dtype(py::handle dtype, const std::string& path) {
+  auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
+  if (PyDataType_HASFIELDS(descr)) {
+    json fields = json::array();
+    py::dict field_map = dtype.attr("fields");
+    for (py::handle name : py::tuple(dtype.attr("names"))) {
+      py::tuple entry = field_map[name];
+      if (entry.size() > 2) throw UnsupportedOutput(path + ": structured dtype field titles are not supported yet");
+      fields.push_back({{"name", name.cast<std::string>()},
+                        {"dtype", encode_dtype(entry[0], path)},
+                        {"offset", entry[1].cast<std::int64_t>()}});
+    }
+    return {{"fields", fields},
+            {"itemsize", PyDataType_ELSIZE(descr)},
+            {"aligned", dtype.attr("isalignedstruct").cast<bool>()}};
+  }
+  if (PyDataType_HASSUBARRAY(descr)) {
+    py::tuple subdtype = dtype.attr("subdtype");
+    return {{"subarray", encode_dtype(subdtype[0], path)}, {"shape", subdtype[1].cast<std::vector<std::int64_t>>()}};
+  }
+  return {{"str", dtype.attr("str").cast<std::string>()}};
+}
+
+// Object arrays: each element through the codec (at its index path); the layout as for any array.
+json Encoder::encode_object_array(PyArrayObject* array, const std::string& type, const std::string& path, int depth) {
+  const int ndim = PyArray_NDIM(array);
+  const npy_intp *shape = PyArray_SHAPE(array), *strides = PyArray_STRIDES(array);
+  const Span span = span_of(ndim, shape, strides, PyArray_ITEMSIZE(array));
+  json elements = json::array();
+  std::int64_t flat = 0;
+  for (PyObject** slot : object_slots(array)) {
+    py::handle element = *slot ? py::handle(*slot) : py::handle(Py_None);
+    elements.push_back(encode(element, path + index_path(flat++, ndim, shape), depth + 1));
+  }
+  return {{"kind", "ndarray"},
+          {"type", type},
+          {"dtype", {{"str", "|O"}}},
+          {"shape", std::vector<std::int64_t>(shape, shape + ndim)},
+          {"strides", std::vector<std::int64_t>(strides, strides + ndim)},
+          {"offset", -span.low},
+          {"writeable", PyArray_ISWRITEABLE(array) != 0},
+          {"elements", elements}};
+}
+
+json Encoder::encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path,
+                           int depth) {
+  PyArray_Descr* descr = PyArray_DESCR(array);
+  if (descr->type_num == NPY_OBJECT && kind == std::string("ndarray"))
+    return encode_object_array(array, type, path, depth);
+  if (PyDataType_REFCHK(descr))
+    throw UnsupportedOutput(path + ": arrays of dtype " +
+                            py::str(reinterpret_cast<PyObject*>(descr)).cast<std::string>() +
+                            " hold Python objects, which this format version cannot carry");
+  const int ndim = PyArray_NDIM(array);
+  const npy_intp* shape = PyArray_SHAPE(array);
+  const npy_intp* strides = PyArray_STRIDES(array);
+  const npy_intp itemsize = PyArray_ITEMSIZE(array);
+  const Span span = span_of(ndim, shape, strides, itemsize);
+  const char* first = PyArray_BYTES(array) + span.low;
+
+  Blob blob{py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(array)), first, span.size(), {}, {}, {}};
+  blob.bytes = value_bytes(descr);
+  // A dense array is written straight from its memory; any other is streamed, or gathered if it overlaps.
+  if (!span.empty && (static_cast<npy_intp>(span.size()) != PyArray_NBYTES(array) || blob.bytes.has_padding())) {
+    MemoryOrder order = memory_order(array);
+    if (order.ordered) {
+      blob.stream = std::move(order);
+    } else {
+      blob.gathered.assign(span.size(), 0);
+      gather(array, blob.gathered.data() - span.low, blob.bytes);
+      blob.data = blob.gathered.data();
+    }
+  }
+  blobs_.push_back(std::move(blob));
+  return {{"kind", kind},
+          {"type", type},
+          {"dtype", encode_dtype(py::handle(reinterpret_cast<PyObject*>(descr)), path)},
+          {"shape", std::vector<std::int64_t>(shape, shape + ndim)},
+          {"strides", std::vector<std::int64_t>(strides, strides + ndim)},
+          {"blob", blobs_.size() - 1},
+          {"offset", -span.low},
+          {"misalign", reinterpret_cast<std::uintptr_t>(first) % kMisalignModulus},
+          {"writeable", PyArray_ISWRITEABLE(array) != 0}};
+}
+
+// JSON holds only valid UTF-8, so a key with a lone surrogate cannot be recorded.
+std::string utf8_key(py::handle key, const std::string& path) {
+  try {
+    return key.cast<std::string>();
+  } catch (const std::exception&) {  // py::cast_error, with Python's UnicodeEncodeError pending
+    PyErr_Clear();
+    throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " is not valid UTF-8");
+  }
+}
+
+json Encoder::encode_dict(py::handle obj, const std::string& path, int depth, bool attributes) {
+  json items = json::array();
+  for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
+    if (!PyUnicode_Check(key.ptr()))
+      throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " of type " + type_name(key) +
+                              " is not a str");
+    const std::string k = utf8_key(key, path);
+    items.push_back(json::array({k, encode(value, attributes ? state_path(path, k) : key_path(path, k), depth + 1)}));
+  }
+  return {{"kind", "dict"}, {"type", type_name(obj)}, {"items", items}};
+}
+
+json Encoder::encode_sequence(py::handle obj, const char* kind, const std::string& path, int depth) {
+  json items = json::array();
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
+  for (std::size_t i = 0; i < seq.size(); ++i)
+    items.push_back(encode(seq[i], path + "[" + std::to_string(i) + "]", depth + 1));
+  return {{"kind", kind}, {"type", type_name(obj)}, {"items", items}};
+}
+
+// A type a backend maps numpy.ndarray to (TYPE_MAP) records the plain array it stands for as `array`, so that
+// compare can check it against gold's array. Never memoized: it is a fresh array, part of its owner only.
+void Encoder::encode_array_form(py::handle obj, json& node, const std::string& path, int depth) {
+  py::object form;
+  try {
+    form = py::module_::import("parity.reducers").attr("array_form")(obj);
+  } catch (py::error_already_set& e) {
+    throw UnsupportedOutput(path + ": the array form of type " + type_name(obj) + " raised " + e.what());
+  }
+  if (form.is_none()) return;
+  if (!PyArray_CheckExact(form.ptr()))
+    throw UnsupportedOutput(path + ": the array form of type " + type_name(obj) + " is a " + type_name(form) +
+                            ", not a numpy.ndarray");
+  // An array of Python objects has no values of its own to check: compare reports the leaf `uncompared`.
+  if (PyDataType_REFCHK(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(form.ptr())))) return;
+  keep_alive_.push_back(form);
+  node["array"] = encode_array(reinterpret_cast<PyArrayObject*>(form.ptr()), "ndarray", type_name(obj), path, depth);
+}
+
+// A reducer's state: a dict of attributes is written with attribute paths (outputs['m'].mask).
+json Encoder::encode_reduced(py::handle obj, const std::string& path, int depth) {
+  py::object reduced;
+  try {
+    reduced = py::module_::import("parity.reducers").attr("reduce")(obj);
+  } catch (py::error_already_set& e) {
+    throw UnsupportedOutput(path + ": the reducer for type " + type_name(obj) + " raised " + e.what());
+  }
+  if (reduced.is_none())
+    throw UnsupportedOutput(path + ": cannot write an object of type " + type_name(obj) + own_name(obj) +
+                            ". Return arrays, scalars, str, bytes, None, dict, list or tuple instead, convert it "
+                            "in the backend's materialize(), or register a reducer with "
+                            "parity.reducers.register()");
+  py::tuple pair = reduced;
+  json node;
+  if (PyArray_Check(obj.ptr())) {
+    auto values = py::reinterpret_steal<py::object>(
+        PyArray_View(reinterpret_cast<PyArrayObject*>(obj.ptr()), nullptr, &PyArray_Type));
+    if (!values) throw py::error_already_set();
+    node = encode_array(reinterpret_cast<PyArrayObject*>(values.ptr()), "ndarray", type_name(obj), path, depth);
+  } else {
+    node = {{"kind", "object"}, {"type", type_name(obj)}};
+    encode_array_form(obj, node, path, depth);
+  }
+  node["reducer"] = pair[0].cast<std::string>();
+  py::handle state = pair[1];
+  if (!state.is_none())
+    node["state"] = PyDict_CheckExact(state.ptr()) ? encode_dict(state, path, depth + 1, true)
+                                                   : encode(state, path + ".state", depth + 1);
+  return node;
+}
+
+json Encoder::encode(py::handle obj, const std::string& path, int depth) {
+  if (depth > kMaxDepth)
+    throw UnsupportedOutput(path + ": nested deeper than " + std::to_string(kMaxDepth) +
+                            " levels (a reference cycle?)");
+  PyObject* o = obj.ptr();
+  // Containers, arrays and reduced objects are memoized: a repeat becomes a reference to the first.
+  const bool memo =
+      !(o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o) ||
+        PyUnicode_CheckExact(o) || PyBytes_CheckExact(o) || PyArray_IsScalar(o, Generic));
+  if (memo) {
+    if (auto it = seen_.find(o); it != seen_.end()) return {{"kind", "ref"}, {"path", it->second}};
+  }
+  json node = encode_native(obj, path, depth);
+  if (memo) {
+    seen_.emplace(o, path);
+    keep_alive_.push_back(py::reinterpret_borrow<py::object>(obj));
+  }
+  return node;
+}
+
+json Encoder::encode_native(py::handle obj, const std::string& path, int depth) {
+  PyObject* o = obj.ptr();
+  if (o == Py_None) return {{"kind", "none"}};
+  if (PyArray_CheckExact(o))
+    return encode_array(reinterpret_cast<PyArrayObject*>(o), "ndarray", type_name(obj), path, depth);
+  if (PyArray_Check(o)) return encode_reduced(obj, path, depth);
+  if (PyArray_IsScalar(o, Generic)) {
+    auto array = py::reinterpret_steal<py::object>(PyArray_FromScalar(o, nullptr));
+    if (!array) throw py::error_already_set();
+    return encode_array(reinterpret_cast<PyArrayObject*>(array.ptr()), "scalar", type_name(obj), path);
+  }
+  if (PyBool_Check(o)) return {{"kind", "bool"}, {"value", o == Py_True}};
+  if (PyLong_CheckExact(o))
+    return {{"kind", "int"}, {"value", py::str(steal(PyNumber_ToBase(o, 16))).cast<std::string>()}};
+  if (PyFloat_CheckExact(o)) return {{"kind", "float"}, {"bits", hex_bits(PyFloat_AS_DOUBLE(o))}};
+  if (PyComplex_CheckExact(o))
+    return {{"kind", "complex"}, {"bits", {hex_bits(PyComplex_RealAsDouble(o)), hex_bits(PyComplex_ImagAsDouble(o))}}};
+  if (PyUnicode_CheckExact(o)) {
+    auto utf8 = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(o, "utf-8", "surrogatepass"));
+    if (!utf8) throw py::error_already_set();
+    return {{"kind", "str"}, {"blob", add_bytes(utf8, PyBytes_AS_STRING(utf8.ptr()), PyBytes_GET_SIZE(utf8.ptr()))}};
+  }
+  if (PyBytes_CheckExact(o))
+    return {{"kind", "bytes"},
+            {"blob", add_bytes(py::reinterpret_borrow<py::object>(obj), PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))}};
+  if (PyDict_Check(o)) {
+    // A dict subclass with a reducer of its own (scipy's dok sparse formats) is that object, not its items.
+    if (!PyDict_CheckExact(o) && py::module_::import("parity.reducers").attr("has_reducer")(obj).cast<bool>())
+      return encode_reduced(obj, path, depth);
+    return encode_dict(obj, path, depth);
+  }
+  if (PyList_Check(o)) return encode_sequence(obj, "list", path, depth);
+  if (PyTuple_Check(o)) return encode_sequence(obj, "tuple", path, depth);
+  return encode_reduced(obj, path, depth);
+}
+
+void put_u32(char* at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) at[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+void put_u64(char* at, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) at[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+}  // namespace
+
+void write_result(const std::filesystem::path& file, py::handle outputs) {
+  Encoder encoder;
+  json doc = {{"outputs", encoder.encode(outputs, "outputs", 0)}};
+  json blobs = json::array();
+  std::size_t offset = 0;
+  for (const Blob& b : encoder.blobs()) {
+    blobs.push_back({{"offset", offset}, {"nbytes", b.size}});
+    offset = align_up(offset + b.size);
+  }
+  doc["blobs"] = blobs;
+  const std::string header = doc.dump();
+
+  char pre[kPreamble];
+  std::memcpy(pre, kMagic, sizeof kMagic);
+  put_u32(pre + 8, kFormatMajor);
+  put_u32(pre + 12, kFormatMinor);
+  put_u64(pre + 16, header.size());
+  AtomicFile out(file);
+  out.write(pre, kPreamble);
+  out.write(header);
+  if (!encoder.blobs().empty()) out.pad(align_up(out.written()) - out.written());
+  // No padding after the last blob: the file ends with data, so any truncation is detected.
+  for (std::size_t i = 0; i < encoder.blobs().size(); ++i) {
+    if (i > 0) out.pad(align_up(out.written()) - out.written());
+    const Blob& blob = encoder.blobs()[i];
+    if (blob.stream)
+      SpanWriter(out, *blob.stream, blob.bytes).write(blob.size);
+    else
+      out.write(blob.data, blob.size);
+  }
+  out.commit();
+}
+
+}  // namespace parity
