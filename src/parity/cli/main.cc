@@ -21,6 +21,7 @@
 #include "manifest.h"
 #include "merge.h"
 #include "progress.h"
+#include "protocol.h"
 #include "runner.h"
 #include "text.h"
 #include "trends.h"
@@ -365,15 +366,18 @@ int main_impl(int argc, char** argv) {
                   "megabytes of resident memory a worker may use before it is stopped (default: no limit)");
   add_sharding(run, run_options.sharding);
 
-  // The worker processes `run` starts (worker.h); not for people, hence no group in --help.
+  // The worker processes `run` starts (worker.h), their flags protocol.h's; not for people, hence no group in --help.
   WorkerOptions worker_options;
-  auto* worker = app.add_subcommand("_worker", "")->group("");
-  worker->add_option("--backend", worker_options.backend)->required();
-  worker->add_option("--role", worker_options.role);
-  worker->add_option("--out", worker_options.out)->required();
-  worker->add_flag("!--no-pickle-probe", worker_options.pickle_probe);
-  worker->add_option("--crashed-module", worker_options.crashed_modules);
-  add_selection(worker, worker_options.selection);
+  namespace flag = protocol::flag;
+  auto* worker = app.add_subcommand(protocol::kWorkerCommand, "")->group("");
+  worker->add_option(flag::kBackend, worker_options.backend)->required();
+  worker->add_option(flag::kRole, worker_options.role);
+  worker->add_option(flag::kOut, worker_options.out)->required();
+  worker->add_flag(std::string("!") + flag::kNoPickleProbe, worker_options.pickle_probe);
+  worker->add_option(flag::kCrashedModule, worker_options.crashed_modules);
+  worker->add_option(flag::kScenarios, worker_options.selection.paths);
+  worker->add_option(flag::kOnly, worker_options.selection.only);
+  worker->add_option(flag::kKeyword, worker_options.selection.keyword);
 
   CompareArgs compare_args;
   auto* compare = app.add_subcommand("compare", "compare a gold and a candidate results directory");
