@@ -147,3 +147,22 @@ def test_a_module_whose_import_kills_the_worker_is_a_module_error_and_the_rest_r
     crashed = by_id["a_crashes_on_import"]
     assert crashed["status"] == "error" and crashed["error"]["type"] == "Crash"
     assert "importing it killed the worker process (signal 11 (SIGSEGV))" in crashed["error"]["message"]
+
+
+def test_a_worker_that_dies_after_importing_the_scenarios_blames_no_module(tmp_path):
+    # The worker replies "imported" once every scenario module is imported (src/parity/run/protocol.h): a death after
+    # that (here in the backend's version(), which the ready reply asks for) ends the run at once. Without that reply
+    # the supervisor made the module imported last a module error and started another worker, module after module.
+    backend = tmp_path / "dies_when_ready.py"
+    backend.write_text("import os\n\n\ndef version():\n"
+                       "    with open(os.environ['PARITY_TEST_READY_LOG'], 'a') as log:\n"
+                       "        log.write('asked\\n')\n"
+                       "    os._exit(3)\n")
+    log = tmp_path / "asked.log"
+    proc = subprocess.run([BIN, "run", "--backend", backend, "--scenarios",
+                           Path(__file__).parent / "crashing_import" / "b_ordinary.py", "--out", tmp_path / "out"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PARITY_TEST_READY_LOG": str(log)})
+    assert proc.returncode == 2, proc.stderr
+    assert "the worker process ended (exit code 3) before it was ready" in proc.stderr
+    assert log.read_text() == "asked\n", "one worker started, and no scenario module was blamed"

@@ -2,25 +2,20 @@
 #include <pybind11/embed.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <climits>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
+#include <functional>
+#include <memory>
 #include <optional>
-#include <set>
 
-#include "atomic_file.h"
 #include "compare.h"
+#include "compare_results.h"
 #include "config.h"
-#include "html_report.h"
-#include "interpreter.h"
 #include "json_report.h"
-#include "junit.h"
-#include "manifest.h"
 #include "merge.h"
 #include "progress.h"
+#include "protocol.h"
+#include "report_files.h"
 #include "runner.h"
 #include "text.h"
 #include "trends.h"
@@ -28,8 +23,6 @@
 
 namespace parity {
 namespace {
-
-constexpr auto kReplace = nlohmann::json::error_handler_t::replace;  // a damaged file's bad UTF-8 is shown, not thrown
 
 std::string self_path(const char* argv0) {
   std::error_code ec;
@@ -66,25 +59,6 @@ void add_sharding(CLI::App* cmd, ShardArgs& args) {
                   "balance the shards by the scenario times of an earlier results directory, manifest or compare JSON");
 }
 
-// Where the reports go; an empty path is a report not asked for.
-struct ReportPaths {
-  std::string json, junit, html;
-};
-
-// Writes every report asked for from the one JSON document, so each report shows the same facts; adds each to
-// `written` once it is on disk (a failure later still lists the ones before it). Throws std::runtime_error.
-void write_reports(const nlohmann::json& report, const ReportPaths& paths, std::vector<WrittenReport>& written) {
-  auto write = [&](const char* label, const std::string& path, auto render) {
-    if (path.empty()) return;
-    write_file_atomically(path, render());
-    written.push_back({label, path});
-  };
-  write("JSON report", paths.json,
-        [&] { return report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; });
-  write("JUnit report", paths.junit, [&] { return report_to_junit(report); });
-  write("HTML report", paths.html, [&] { return report_to_html(report); });
-}
-
 // --baseline, for compare and report alike: earlier compare JSONs the failures are marked against (trends.h).
 void add_baselines(CLI::App* cmd, std::vector<std::string>& files) {
   cmd->add_option("--baseline", files,
@@ -95,170 +69,16 @@ void add_baselines(CLI::App* cmd, std::vector<std::string>& files) {
       ->allow_extra_args(false);
 }
 
-struct CompareArgs {
-  std::string gold, candidate;
-  std::optional<double> timeout;
+// compare's arguments: the command (compare_results.h) and its reports (report_files.h).
+struct CompareArgs : CompareCommand {
   ReportPaths reports;
   std::vector<std::string> baselines;
-  CompareOptions options;
-  Verbosity verbosity = Verbosity::kNormal;
-  ShardArgs sharding;
 };
 
-// A declaration that explained nothing: the library changed (remove it), or this run did not include what it is for.
-void print_stale_differences(const CompareReport& report) {
-  const std::vector<std::string> stale = report.stale_differences();
-  if (stale.empty()) return;
-  std::string ids;
-  for (const std::string& id : stale) ids += (ids.empty() ? "" : ", ") + printable(id);
-  std::fprintf(
-      stderr, "parity compare: %s: %zu declared difference%s explained no failure in this run: %s%s\n",
-      report.strict_differences ? "failed" : "note", stale.size(), stale.size() == 1 ? "" : "s", ids.c_str(),
-      report.strict_differences ? " (the library no longer differs there: remove them from its DIFFERENCES)" : "");
-}
-
-// Checks skipped because they would trust the results directory: always shown, -q or not (README, "Safety").
-void print_notices(const nlohmann::json& document) {
-  for (const nlohmann::json& notice : document.value("notices", nlohmann::json::array()))
-    print_line("compare", "notice: " + notice.value("message", ""));
-}
-
-// "pandas 2.2.3, scipy 1.14.1": the libraries a run imported (its manifest's environment.libraries).
-std::string libraries_text(const Manifest& m) {
-  const auto found = m.environment.find("libraries");
-  if (found == m.environment.end() || !found->is_object() || found->empty()) return "none recorded";
-  std::string text;
-  for (const auto& [name, version] : found->items())
-    text +=
-        (text.empty() ? "" : ", ") + name + " " + (version.is_string() ? version.get<std::string>() : version.dump());
-  return text;
-}
-
-// Under the banner: the library versions both runs used, so that an install that changed one is seen at once.
-void print_libraries(const Manifest& gold, const Manifest& candidate) {
-  const std::string g = libraries_text(gold), c = libraries_text(candidate);
-  if (g == c && g == "none recorded") return;
-  print_line("compare", "libraries: gold " + g + (g == c ? " (the same for the candidate)" : "; candidate " + c));
-}
-
-// Two results directories that cannot be meant as this pair: given the wrong way round, or runs of different
-// scenario sets (nothing in common to compare). Empty when the pair is usable.
-std::string pairing_mistake(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
-  const std::string g = gold.dir.string(), c = candidate.dir.string();
-  if (gold.backend.value("role", "") == "candidate" && candidate.backend.value("role", "") == "gold")
-    return g + " is a candidate run and " + c +
-           " a gold run: they are swapped; give the gold run first: parity compare " + c + " " + g;
-  if (gold.scenarios.empty() || candidate.scenarios.empty() || !compared_ids(gold, candidate, only).size()) return "";
-  std::set<std::string> in_gold;
-  for (const ScenarioRecord& r : gold.scenarios) in_gold.insert(r.id);
-  for (const ScenarioRecord& r : candidate.scenarios)
-    if (in_gold.count(r.id)) return "";
-  return g + " and " + c + " have no scenario in common: they ran different scenario sets (gold: " +
-         gold.run.value("paths", nlohmann::json::array()).dump(-1, ' ', false, kReplace) +
-         ", candidate: " + candidate.run.value("paths", nlohmann::json::array()).dump(-1, ' ', false, kReplace) +
-         "); run both over the same --scenarios";
-}
-
-// A compare of nothing passes nothing: two empty runs (that failed before their first scenario) or an --only that
-// names no scenario of either are a mistake to report, never a green result; so is one --only id that neither run
-// has, a typo as it is for `run --only` (an id in one run only is that scenario's `missing` failure). Empty when
-// there is something and every id is known.
-std::string nothing_compared(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
-  const std::string both = gold.dir.string() + " and " + candidate.dir.string();
-  if (compared_ids(gold, candidate, only).empty())
-    return "the compare covered 0 scenarios: " +
-           (only.empty() ? both + " list none (did their runs stop before the first scenario?)"
-                         : "no scenario of " + both + " has an id given with --only");
-  const std::vector<std::string> all = compared_ids(gold, candidate, {});
-  const std::set<std::string> known(all.begin(), all.end());
-  for (const std::string& id : only)
-    if (!known.count(id)) return "no scenario of " + both + " has the id '" + id + "' given with --only";
-  return "";
-}
-
-// The per-scenario time limit the runs had (run.timeout): the longer of the two, 0 (none) if either had none,
-// RunOptions' default for manifests written before parity recorded it.
-double recorded_timeout(const Manifest& gold, const Manifest& candidate) {
-  double longest = 0;
-  for (const Manifest* m : {&gold, &candidate}) {
-    const auto it = m->run.find("timeout");
-    const double t = it != m->run.end() && it->is_number() ? it->get<double>() : RunOptions().timeout;
-    if (!(t > 0) || !std::isfinite(t)) return 0;
-    longest = std::max(longest, t);
-  }
-  return longest;
-}
-
 int compare_command(CompareArgs& args, const std::string& program) {
-  Manifest gold, candidate;
-  try {
-    gold = read_manifest(args.gold);
-    candidate = read_manifest(args.candidate);
-  } catch (const ManifestError& e) {
-    print_line("compare", e.what());
-    return kExitUsage;
-  }
-  if (const std::string nothing = nothing_compared(gold, candidate, args.options.only); !nothing.empty()) {
-    print_line("compare", nothing);
-    return kExitUsage;
-  }
-  try {  // the shard's ids: those of an unsharded compare's partition, or the partition the runs recorded
-    args.options.shard = compare_shard_plan(gold, candidate, resolve_shard_request(args.sharding),
-                                            compared_ids(gold, candidate, args.options.only));
-  } catch (const ShardError& e) {
-    print_line("compare", e.what());
-    return kExitUsage;
-  }
-  if (const std::string mistake = pairing_mistake(gold, candidate, args.options.only); !mistake.empty()) {
-    print_line("compare", mistake);
-    return kExitUsage;
-  }
-  std::vector<Baseline> baselines;
-  try {  // before comparing anything: a baseline that cannot serve is a usage error, found in a moment
-    baselines = read_baselines(args.baselines, candidate.backend.value("name", ""), utc_timestamp());
-  } catch (const ReportJsonError& e) {
-    print_line("compare", e.what());
-    return kExitUsage;
-  }
-  start_interpreter();
-  const auto side = [](const Manifest& m, const std::string& dir) {
-    return printable(m.backend.value("name", "?") + " " + m.backend.value("version", "?") + " (" + dir + ")");
-  };
-  std::fprintf(stderr, "parity %s | compare %s vs %s\n", PARITY_VERSION, side(gold, args.gold).c_str(),
-               side(candidate, args.candidate).c_str());
-  print_libraries(gold, candidate);
   args.options.program = program;
-  args.options.timeout = args.timeout ? *args.timeout : recorded_timeout(gold, candidate);
-  const std::size_t total = ids_to_compare(gold, candidate, args.options).size();
-  Progress progress(stderr, progress_options(stderr, "compare", total, args.verbosity));
-  args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
-  args.options.on_outcome = [&progress](const ScenarioOutcome& s) { progress.end(to_shown(s)); };
-  const std::string started = utc_timestamp();
-  CompareReport report;
-  try {
-    report = compare_runs(gold, candidate, args.options);
-  } catch (const DifferenceError& e) {
-    print_line("compare", e.what());
-    return kExitUsage;
-  }
-  report.started = started;
-  nlohmann::json document = report_to_json(report);
-  add_trends(document, std::move(baselines));
-  std::vector<WrittenReport> written;
-  try {
-    // Every writer reads this JSON, so a report re-rendered later from the JSON file says what this one says.
-    write_reports(document, args.reports, written);
-  } catch (const std::runtime_error& e) {
-    progress.summary(written);
-    print_line("compare", std::string("cannot write the report: ") + e.what());
-    return kExitUsage;
-  }
-  progress.summary(written);
-  if (const std::string trends = trend_summary_text(document, args.verbosity == Verbosity::kQuiet); !trends.empty())
-    std::fprintf(stderr, "parity compare: %s", trends.c_str());
-  print_stale_differences(report);
-  print_notices(document);
-  return report.failed() ? kExitFailed : kExitOk;
+  CompareReportWriter reports(args.reports, args.baselines);
+  return compare_results(args, reports);
 }
 
 struct ReportArgs {
@@ -273,13 +93,9 @@ int report_command(const ReportArgs& args) {
     std::fprintf(stderr, "parity report: nothing to write: give --html FILE and/or --junit FILE\n");
     return kExitUsage;
   }
-  std::vector<WrittenReport> written;
   try {
     nlohmann::json report = read_report_json(args.input);
-    add_trends(report, read_baselines(args.baselines, report.value("/candidate/backend/name"_json_pointer, ""),
-                                      report.value("started", "")));
-    if (!args.reports.html.empty()) start_interpreter();
-    write_reports(report, args.reports, written);
+    write_reports_with_trends(report, args.reports, args.baselines, "report");
   } catch (const ReportJsonError& e) {
     print_line("report", e.what());
     return kExitUsage;
@@ -287,7 +103,6 @@ int report_command(const ReportArgs& args) {
     print_line("report", args.input + ": " + e.what());
     return kExitUsage;
   }
-  for (const WrittenReport& w : written) print_line("report", "wrote " + w.label + " " + w.path);
   return kExitOk;
 }
 
@@ -317,32 +132,39 @@ int merge_command(const MergeArgs& args, const std::string& program) {
   // The nightly job's final report is a merge: the trends against last night's go into it as compare puts them.
   return merge_reports_command(args.inputs, program, [&args](const nlohmann::json& merged) {
     nlohmann::json report = merged;
-    add_trends(report, read_baselines(args.baselines, report.value("/candidate/backend/name"_json_pointer, ""),
-                                      report.value("started", "")));
-    if (!args.reports.html.empty()) start_interpreter();
-    std::vector<WrittenReport> written;
-    write_reports(report, args.reports, written);
-    for (const WrittenReport& w : written) print_line("merge", "wrote " + w.label + " " + w.path);
+    write_reports_with_trends(report, args.reports, args.baselines, "merge");
     if (const std::string trends = trend_summary_text(report, false); !trends.empty())
       std::fprintf(stderr, "parity merge: %s", trends.c_str());
   });
 }
 
-int main_impl(int argc, char** argv) {
-  CLI::App app{"parity: does a proxy-array library behave like NumPy, after its results have travelled?"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", PARITY_VERSION);
-  app.footer(
-      "Exit codes: 0 nothing failed; 1 something failed; 2 usage or infrastructure error; 5 the selection holds no "
-      "scenario (pytest's \"no tests collected\"); 130 interrupted.");
+// One subcommand: its options, defined on the app, and what runs it once they are parsed.
+struct Subcommand {
+  CLI::App* command;
+  std::function<int()> run;
+};
 
-  Selection list_selection;
-  bool list_json = false;
+struct ListArgs {
+  Selection selection;
+  bool json = false;
+};
+
+Subcommand define_list(CLI::App& app) {
+  auto args = std::make_shared<ListArgs>();
+  Selection& list_selection = args->selection;
+  bool& list_json = args->json;
   auto* list = app.add_subcommand("list", "list scenario ids (imports scenario modules, never a backend)");
   add_selection(list, list_selection);
   list->add_flag("--json", list_json, "print ids with their declarations as JSON");
+  return {list, [args] {
+            if (args->selection.paths.empty()) args->selection.paths.push_back(PARITY_SCENARIOS);
+            return list_scenarios(args->selection, args->json);
+          }};
+}
 
-  RunOptions run_options;
+Subcommand define_run(CLI::App& app, const std::string& program) {
+  auto args = std::make_shared<RunOptions>();
+  RunOptions& run_options = *args;
   auto* run = app.add_subcommand("run", "run scenarios under one backend and write a results directory");
   run->add_option("--backend", run_options.backend,
                   "built-in name (gold, fsproxy, ...), dotted module path or .py file; default: $PARITY_BACKEND");
@@ -364,18 +186,33 @@ int main_impl(int argc, char** argv) {
   run->add_option("--max-memory", run_options.max_memory_mb,
                   "megabytes of resident memory a worker may use before it is stopped (default: no limit)");
   add_sharding(run, run_options.sharding);
+  return {run, [args, program] {
+            if (args->selection.paths.empty()) args->selection.paths.push_back(PARITY_SCENARIOS);
+            args->program = program;
+            return run_scenarios(*args);
+          }};
+}
 
-  // The worker processes `run` starts (worker.h); not for people, hence no group in --help.
-  WorkerOptions worker_options;
-  auto* worker = app.add_subcommand("_worker", "")->group("");
-  worker->add_option("--backend", worker_options.backend)->required();
-  worker->add_option("--role", worker_options.role);
-  worker->add_option("--out", worker_options.out)->required();
-  worker->add_flag("!--no-pickle-probe", worker_options.pickle_probe);
-  worker->add_option("--crashed-module", worker_options.crashed_modules);
-  add_selection(worker, worker_options.selection);
+// The worker processes `run` starts (worker.h), their flags protocol.h's; not for people, hence no group in --help.
+Subcommand define_worker(CLI::App& app) {
+  auto args = std::make_shared<WorkerOptions>();
+  WorkerOptions& worker_options = *args;
+  namespace flag = protocol::flag;
+  auto* worker = app.add_subcommand(protocol::kWorkerCommand, "")->group("");
+  worker->add_option(flag::kBackend, worker_options.backend)->required();
+  worker->add_option(flag::kRole, worker_options.role);
+  worker->add_option(flag::kOut, worker_options.out)->required();
+  worker->add_flag(std::string("!") + flag::kNoPickleProbe, worker_options.pickle_probe);
+  worker->add_option(flag::kCrashedModule, worker_options.crashed_modules);
+  worker->add_option(flag::kScenarios, worker_options.selection.paths);
+  worker->add_option(flag::kOnly, worker_options.selection.only);
+  worker->add_option(flag::kKeyword, worker_options.selection.keyword);
+  return {worker, [args] { return worker_main(*args); }};
+}
 
-  CompareArgs compare_args;
+Subcommand define_compare(CLI::App& app, const std::string& program) {
+  auto args = std::make_shared<CompareArgs>();
+  CompareArgs& compare_args = *args;
   auto* compare = app.add_subcommand("compare", "compare a gold and a candidate results directory");
   compare->add_option("gold", compare_args.gold, "gold results directory")->required();
   compare->add_option("candidate", compare_args.candidate, "candidate results directory")->required();
@@ -419,8 +256,17 @@ int main_impl(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   add_sharding(compare, compare_args.sharding);
+  return {compare, [args, compare, program] {
+            for (const PolicySpec& spec : policy_specs())  // what was given wins over the candidate backend's POLICY
+              if (compare->get_option("--" + std::string(spec.name) + "-policy")->count() > 0)
+                args->options.policies_given.insert(spec.name);
+            return compare_command(*args, program);
+          }};
+}
 
-  MergeArgs merge_args;
+Subcommand define_merge(CLI::App& app, const std::string& program) {
+  auto args = std::make_shared<MergeArgs>();
+  MergeArgs& merge_args = *args;
   auto* merge = app.add_subcommand("merge", "merge shard compare JSONs into one report, or shard results directories");
   merge->add_option("inputs", merge_args.inputs, "the shards' compare JSONs, or with --out their results directories")
       ->required();
@@ -429,14 +275,31 @@ int main_impl(int argc, char** argv) {
   merge->add_option("--junit", merge_args.reports.junit, "write the merged JUnit XML report here");
   merge->add_option("--html", merge_args.reports.html, "write the merged HTML report here");
   add_baselines(merge, merge_args.baselines);
+  return {merge, [args, program] { return merge_command(*args, program); }};
+}
 
-  ReportArgs report_args;
+Subcommand define_report(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  ReportArgs& report_args = *args;
   auto* report = app.add_subcommand("report", "render the HTML and JUnit reports again from a compare JSON");
   report->add_option("report", report_args.input, "the JSON that 'parity compare --json' wrote")->required();
   report->add_option("--html", report_args.reports.html, "write the HTML report here");
   report->add_option("--junit", report_args.reports.junit, "write the JUnit XML report here");
   add_baselines(report, report_args.baselines);
+  return {report, [args] { return report_command(*args); }};
+}
 
+int main_impl(int argc, char** argv) {
+  CLI::App app{"parity: does a proxy-array library behave like NumPy, after its results have travelled?"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", PARITY_VERSION);
+  app.footer(
+      "Exit codes: 0 nothing failed; 1 something failed; 2 usage or infrastructure error; 5 the selection holds no "
+      "scenario (pytest's \"no tests collected\"); 130 interrupted.");
+  const std::string program = self_path(argv[0]);
+  const std::vector<Subcommand> subcommands = {define_list(app),           define_run(app, program),
+                                               define_worker(app),         define_compare(app, program),
+                                               define_merge(app, program), define_report(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -445,18 +308,9 @@ int main_impl(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
-  for (const PolicySpec& spec : policy_specs())  // what was given wins over the candidate backend's POLICY
-    if (compare->get_option("--" + std::string(spec.name) + "-policy")->count() > 0)
-      compare_args.options.policies_given.insert(spec.name);
-  for (Selection* s : {&list_selection, &run_options.selection})
-    if (s->paths.empty()) s->paths.push_back(PARITY_SCENARIOS);
-  if (*list) return list_scenarios(list_selection, list_json);
-  run_options.program = self_path(argv[0]);
-  if (*run) return run_scenarios(run_options);
-  if (*worker) return worker_main(worker_options);
-  if (*report) return report_command(report_args);
-  if (*merge) return merge_command(merge_args, self_path(argv[0]));
-  return compare_command(compare_args, self_path(argv[0]));
+  for (const Subcommand& subcommand : subcommands)
+    if (*subcommand.command) return subcommand.run();
+  return kExitUsage;  // require_subcommand(1): never reached
 }
 
 }  // namespace

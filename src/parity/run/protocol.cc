@@ -22,27 +22,27 @@ void require(const json& object, const char* what, const char* field, std::initi
 }
 
 void check_ready(const json& reply) {
-  require(reply, "ready", "backend", {Type::object});
-  require(reply, "ready", "environment", {Type::object});
-  require(reply, "ready", "errors", {Type::array});
-  require(reply, "ready", "scenarios", {Type::array});
-  for (const json& s : reply.at("scenarios")) {
+  require(reply, kReady, field::kBackend, {Type::object});
+  require(reply, kReady, field::kEnvironment, {Type::object});
+  require(reply, kReady, field::kErrors, {Type::array});
+  require(reply, kReady, field::kScenarios, {Type::array});
+  for (const json& s : reply.at(field::kScenarios)) {
     if (!s.is_object()) throw ProtocolError("ready with a scenario that is not an object");
-    require(s, "a ready scenario", "id", {Type::string});
-    require(s, "a ready scenario", "meta", {Type::object});
+    require(s, "a ready scenario", field::kId, {Type::string});
+    require(s, "a ready scenario", field::kMeta, {Type::object});
   }
 }
 
 // The shape of a done record; whether it is the right scenario's is the supervisor's check (runner.cc).
 void check_done(const json& reply) {
-  require(reply, "done", "record", {Type::object});
-  require(reply, "done", "retiring", {Type::boolean});
-  if (reply.contains("libraries")) {  // {name: version} of what the worker has imported (runner.cc)
-    require(reply, "done", "libraries", {Type::object});
-    for (const auto& [name, version] : reply.at("libraries").items())
+  require(reply, kDone, field::kRecord, {Type::object});
+  require(reply, kDone, field::kRetiring, {Type::boolean});
+  if (reply.contains(field::kLibraries)) {  // {name: version} of what the worker has imported (runner.cc)
+    require(reply, kDone, field::kLibraries, {Type::object});
+    for (const auto& [name, version] : reply.at(field::kLibraries).items())
       if (!version.is_string()) throw ProtocolError("done with a library version that is not a string");
   }
-  const json& record = reply.at("record");
+  const json& record = reply.at(field::kRecord);
   require(record, "a done record", "id", {Type::string});
   require(record, "a done record", "status", {Type::string});
   require(record, "a done record", "file", {Type::string});
@@ -65,13 +65,13 @@ json parse_reply(const std::string& line) {
     throw ProtocolError("not JSON");
   }
   if (!reply.is_object()) throw ProtocolError("not a JSON object");
-  require(reply, "a reply", "event", {Type::string});
-  const std::string event = reply.at("event").get<std::string>();
+  require(reply, "a reply", kEvent, {Type::string});
+  const std::string event = reply.at(kEvent).get<std::string>();
   if (event == kImporting) {
-    require(reply, event.c_str(), "file", {Type::string});
+    require(reply, event.c_str(), field::kFile, {Type::string});
   } else if (event == kFatal) {
-    require(reply, event.c_str(), "message", {Type::string});
-    if (reply.contains("no_tests")) require(reply, event.c_str(), "no_tests", {Type::boolean});
+    require(reply, event.c_str(), field::kMessage, {Type::string});
+    if (reply.contains(field::kNoTests)) require(reply, event.c_str(), field::kNoTests, {Type::boolean});
   } else if (event == kReady) {
     check_ready(reply);
   } else if (event == kDone) {

@@ -18,6 +18,26 @@ inline constexpr int kCommandFd = 201;
 /// be misordered with what the scenarios print, as a reply on the other pipe could.
 inline constexpr const char* kOutputRestart = "\x1e parity: next scenario \x1e";
 
+/// The worker's command line: `parity <kWorkerCommand>` with these flags, which the supervisor writes (runner.cc,
+/// from `parity run`'s own options) and the `_worker` subcommand parses (cli/main.cc, into WorkerOptions).
+inline constexpr const char* kWorkerCommand = "_worker";
+namespace flag {
+inline constexpr const char* kBackend = "--backend";  ///< the backend, resolved from PARITY_BACKEND already
+inline constexpr const char* kRole = "--role";
+inline constexpr const char* kOut = "--out";              ///< the results directory, absolute
+inline constexpr const char* kScenarios = "--scenarios";  ///< repeated: one per scenario path
+inline constexpr const char* kOnly = "--only";            ///< repeated: one per selected id
+inline constexpr const char* kKeyword = "--keyword";
+inline constexpr const char* kNoPickleProbe = "--no-pickle-probe";
+inline constexpr const char* kCrashedModule = "--crashed-module";  ///< repeated: "FILE=how its worker ended"
+}  // namespace flag
+
+/// A command line to a worker is {kRun: ID}: run that scenario.
+inline constexpr const char* kRun = "run";
+
+/// Every reply is an object whose kEvent field names its event.
+inline constexpr const char* kEvent = "event";
+
 /// Events, in the order a worker sends them: importing (before each scenario module's import), imported (all of
 /// them are; a death from now on is no module's), then ready or fatal; per command, started, then done.
 inline constexpr const char* kImporting = "importing";
@@ -26,6 +46,22 @@ inline constexpr const char* kReady = "ready";
 inline constexpr const char* kFatal = "fatal";
 inline constexpr const char* kStarted = "started";
 inline constexpr const char* kDone = "done";
+
+/// The fields of the events (parse_reply checks which event has which, and their JSON types).
+namespace field {
+inline constexpr const char* kFile = "file";                ///< importing: the scenario module
+inline constexpr const char* kMessage = "message";          ///< fatal: what is wrong
+inline constexpr const char* kNoTests = "no_tests";         ///< fatal: the selection holds no scenario (exit 5)
+inline constexpr const char* kBackend = "backend";          ///< ready: the backend's info()
+inline constexpr const char* kEnvironment = "environment";  ///< ready: Python, NumPy, platform
+inline constexpr const char* kScenarios = "scenarios";      ///< ready: [{kId, kMeta}] in discovery order
+inline constexpr const char* kErrors = "errors";            ///< ready: the records of module errors
+inline constexpr const char* kId = "id";
+inline constexpr const char* kMeta = "meta";
+inline constexpr const char* kRecord = "record";        ///< done: the scenario's record (manifest.h)
+inline constexpr const char* kRetiring = "retiring";    ///< done: the worker exits after this reply
+inline constexpr const char* kLibraries = "libraries";  ///< done: {name: version} of what it has imported
+}  // namespace field
 
 /// A reply the supervisor cannot accept: not JSON, an unknown event, a field missing or mistyped, or an event the
 /// worker could not have sent now. Whatever a scenario wrote into the reply descriptor ends here.

@@ -63,15 +63,18 @@ std::string backend_name(const RunOptions& options) {
   return env ? env : "";
 }
 
+// The worker's command line (protocol.h).
 std::vector<std::string> worker_argv(const RunOptions& options, const std::string& backend) {
+  namespace flag = protocol::flag;
   // Absolute: a scenario or test that changes the worker's working directory must not move where results go.
-  std::vector<std::string> argv = {options.program, "_worker", "--backend",
-                                   backend,         "--out",   std::filesystem::absolute(options.out).string()};
-  if (!options.role.empty()) argv.insert(argv.end(), {"--role", options.role});
-  for (const std::string& p : options.selection.paths) argv.insert(argv.end(), {"--scenarios", p});
-  for (const std::string& id : options.selection.only) argv.insert(argv.end(), {"--only", id});
-  if (!options.selection.keyword.empty()) argv.insert(argv.end(), {"--keyword", options.selection.keyword});
-  if (!options.pickle_probe) argv.push_back("--no-pickle-probe");
+  std::vector<std::string> argv = {options.program, protocol::kWorkerCommand,
+                                   flag::kBackend,  backend,
+                                   flag::kOut,      std::filesystem::absolute(options.out).string()};
+  if (!options.role.empty()) argv.insert(argv.end(), {flag::kRole, options.role});
+  for (const std::string& p : options.selection.paths) argv.insert(argv.end(), {flag::kScenarios, p});
+  for (const std::string& id : options.selection.only) argv.insert(argv.end(), {flag::kOnly, id});
+  if (!options.selection.keyword.empty()) argv.insert(argv.end(), {flag::kKeyword, options.selection.keyword});
+  if (!options.pickle_probe) argv.push_back(flag::kNoPickleProbe);
   return argv;
 }
 
@@ -82,21 +85,87 @@ struct RunAbort {
   int code = kExitUsage;
 };
 
+// Where a worker is in its life, as its replies (protocol.h) and the supervisor's commands move it. A worker that
+// ends (dies, is stopped, or retires) is replaced by a new one, which starts again at kStarting.
+enum class WorkerState {
+  kStarting,  ///< importing the scenario modules; not ready, so it is sent nothing
+  kIdle,      ///< ready, and no scenario sent to it is unfinished
+  kSent,      ///< the first of its tasks waits in its command pipe: sent, not yet begun
+  kRunning,   ///< it said it began the first of its tasks
+  kRetiring,  ///< it said it exits after its last reply (a MemoryError left it untrustworthy); it is sent nothing
+};
+
+// One worker process and what the supervisor knows of it. The transitions between states are its member functions.
 struct Worker {
   std::unique_ptr<ChildProcess> process;
-  bool ready = false;
-  bool retiring = false;  ///< it said it exits after its last reply; a new worker replaces it
-  std::string importing;  ///< the scenario module it said it was importing, until it said all are imported
-  /// Indexes into Supervisor::ids_ of the scenarios sent to it: it runs the first, the others wait in its command
-  /// pipe, so that it never idles waiting for the supervisor between two scenarios (kQueued).
+  WorkerState state = WorkerState::kStarting;
+  std::string importing;  ///< kStarting: the scenario module it said it was importing, until it said all are imported
+  /// Indexes into Supervisor::plan_ of the scenarios sent to it: it runs the first, the others wait in its command
+  /// pipe, so that it never idles waiting for the supervisor between two scenarios (kQueued). Empty unless kSent or
+  /// kRunning.
   std::deque<std::size_t> tasks;
-  bool front_started = false;  ///< it said it began the first of `tasks` (else that one waits in its command pipe)
-  Clock::time_point started;   ///< when the first of `tasks` started (its predecessor's reply, or its dispatch)
+  Clock::time_point started;  ///< when the first of `tasks` started (its predecessor's reply, or its dispatch)
+
+  bool ready() const { return state == WorkerState::kIdle || has_task(); }
+  bool has_task() const { return state == WorkerState::kSent || state == WorkerState::kRunning; }
+
+  /// A new process in this one's place, importing the scenario modules.
+  void restart(const std::vector<std::string>& argv) {
+    process = std::make_unique<ChildProcess>(argv);
+    state = WorkerState::kStarting;
+    importing.clear();
+    tasks.clear();
+  }
+  /// It said it is ready: it may be sent scenarios.
+  void become_ready() { state = WorkerState::kIdle; }
+  /// Queues `index` (sent to its command pipe); returns whether it is the one it runs next, whose clock starts now.
+  bool queue(std::size_t index) {
+    tasks.push_back(index);
+    if (state != WorkerState::kIdle) return false;
+    state = WorkerState::kSent;
+    started = Clock::now();
+    return true;
+  }
+  /// Takes back the last scenario queued (its command could not be sent); one other is still queued.
+  std::size_t unqueue() {
+    const std::size_t index = tasks.back();
+    tasks.pop_back();
+    return index;
+  }
+  /// It said it began the first of its tasks; a worker that had none waiting could not have sent that.
+  void begin() {
+    if (state != WorkerState::kSent) throw protocol::ProtocolError("a 'started' event with no scenario waiting");
+    state = WorkerState::kRunning;
+    started = Clock::now();
+  }
+  /// It said the first of its tasks (kRunning) is done: returns that one. The next one, if any, starts its clock now;
+  /// after a reply saying it retires, it runs nothing more (the supervisor takes the rest back).
+  std::size_t finish(bool retiring) {
+    const std::size_t index = tasks.front();
+    tasks.pop_front();
+    state = retiring ? WorkerState::kRetiring : tasks.empty() ? WorkerState::kIdle : WorkerState::kSent;
+    started = Clock::now();
+    return index;
+  }
+  /// The scenarios sent to it that it will never begin, last sent first: all of them when it retires, else all but
+  /// the first (which it runs or has died running).
+  std::vector<std::size_t> take_waiting() {
+    std::vector<std::size_t> waiting;
+    while (tasks.size() > (state == WorkerState::kRetiring ? 0 : 1)) waiting.push_back(unqueue());
+    return waiting;
+  }
 };
 
 // Scenarios sent ahead to a worker: two, so the next is waiting when one ends. A round trip through the supervisor
 // per scenario had left the workers idle for a fifth of a batch run of small scenarios (py-spy).
 constexpr std::size_t kQueued = 2;
+
+// One scenario of the plan (what the first ready worker discovered) and its record, once it has one.
+struct Planned {
+  std::string id;
+  json meta;
+  std::optional<ScenarioRecord> result;
+};
 
 // The scenarios the first ready worker discovered, in order, and the run's results so far.
 class Supervisor {
@@ -110,7 +179,7 @@ class Supervisor {
   std::size_t adopt(const Manifest& previous);
   /// Runs every scenario; returns false when a stop signal ended it early.
   bool run(Progress& progress);
-  std::size_t total() const { return module_errors_.size() + ids_.size(); }
+  std::size_t total() const { return module_errors_.size() + plan_.size(); }
   /// Every selected id, module errors first, in the order an unsharded run's manifest lists them.
   std::vector<std::string> selected() const;
   /// Narrows the run to `ids` (a shard's): the other scenarios and module errors are neither run nor recorded.
@@ -119,7 +188,7 @@ class Supervisor {
   std::vector<ScenarioRecord> finished() const;
 
  private:
-  void spawn(Worker& w);
+  void spawn(Worker& w) { w.restart(argv_); }
   void take_plan(const json& ready);
   void handle_line(Worker& w, const std::string& line, Progress* progress);
   void handle_done(Worker& w, const json& message, Progress* progress);
@@ -147,24 +216,13 @@ class Supervisor {
   std::set<std::string> crashed_modules_;
   bool have_plan_ = false;
   std::vector<ScenarioRecord> module_errors_;
-  std::vector<std::string> ids_;
-  std::vector<json> metas_;
-  std::vector<std::optional<ScenarioRecord>> results_;
+  std::vector<Planned> plan_;
   std::size_t next_ = 0, done_ = 0;
-  std::vector<std::size_t> returned_;
-  std::set<std::size_t> bounced_;  ///< given back once because their worker died before starting them  ///< sent to a
-                                   ///< worker that ended before starting them: dispatched again first
+  std::vector<std::size_t> returned_;  ///< sent to a worker that ended before starting them: dispatched again first
+  std::set<std::size_t> bounced_;      ///< given back once because their worker died before starting them
   bool unsaved_ = false;
   Clock::time_point last_save_ = Clock::now();
 };
-
-void Supervisor::spawn(Worker& w) {
-  w.process = std::make_unique<ChildProcess>(argv_);
-  w.ready = w.retiring = false;
-  w.importing.clear();
-  w.tasks.clear();
-  w.front_started = false;
-}
 
 void Supervisor::start(const std::string& backend) {
   argv_ = worker_argv(options_, backend);
@@ -179,45 +237,40 @@ void Supervisor::start(const std::string& backend) {
 
 void Supervisor::take_plan(const json& ready) {
   have_plan_ = true;
-  manifest_.backend = ready.at("backend");
-  manifest_.environment = ready.at("environment");
+  using namespace protocol::field;
+  manifest_.backend = ready.at(kBackend);
+  manifest_.environment = ready.at(kEnvironment);
   manifest_.environment["libraries"] = json::object();  // filled as scenarios finish (handle_done)
   try {
-    for (const json& e : ready.at("errors")) module_errors_.push_back(record_from_json(e));
+    for (const json& e : ready.at(kErrors)) module_errors_.push_back(record_from_json(e));
   } catch (const std::exception& e) {  // json::exception, std::invalid_argument (a result file outside results/)
     throw protocol::ProtocolError(std::string("a ready event with a malformed module error: ") + e.what());
   }
-  for (const json& s : ready.at("scenarios")) {
-    ids_.push_back(s.at("id").get<std::string>());
-    metas_.push_back(s.at("meta"));
-  }
-  results_.resize(ids_.size());
+  for (const json& s : ready.at(kScenarios)) plan_.push_back({s.at(kId).get<std::string>(), s.at(kMeta), {}});
 }
 
 // Events arrive in the order worker.h gives; one out of turn was not sent by the worker's own code (a scenario
 // wrote into the reply descriptor) and is that worker's misbehaviour, never the run's fatal error.
 void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progress) {
   const json message = protocol::parse_reply(line);
-  const std::string event = message.at("event").get<std::string>();
-  const bool starting = !w.ready && !w.retiring;
+  const std::string event = message.at(protocol::kEvent).get<std::string>();
+  const bool starting = w.state == WorkerState::kStarting;
   const bool startup_event = event == protocol::kImporting || event == protocol::kImported ||
                              event == protocol::kReady || event == protocol::kFatal;
   if (starting != startup_event)
     throw protocol::ProtocolError("a '" + event + "' event " + (starting ? "before" : "after") + " it was ready");
   if (event == protocol::kFatal)
-    throw RunAbort{message.at("message").get<std::string>(),
-                   message.value("no_tests", false) ? kExitNoTests : kExitUsage};
+    throw RunAbort{message.at(protocol::field::kMessage).get<std::string>(),
+                   message.value(protocol::field::kNoTests, false) ? kExitNoTests : kExitUsage};
   if (event == protocol::kImporting) {
-    w.importing = message.at("file").get<std::string>();
+    w.importing = message.at(protocol::field::kFile).get<std::string>();
   } else if (event == protocol::kImported) {
     w.importing.clear();  // a death from now on is no module's
   } else if (event == protocol::kReady) {
-    w.ready = true;
+    w.become_ready();
     if (!have_plan_) take_plan(message);
   } else if (event == protocol::kStarted) {
-    if (w.tasks.empty() || w.front_started) throw protocol::ProtocolError("a 'started' event with no scenario waiting");
-    w.front_started = true;
-    w.started = Clock::now();
+    w.begin();
   } else {
     handle_done(w, message, progress);
   }
@@ -225,21 +278,16 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
 
 // "done": the record of the first scenario this worker was given; it goes on with the next one at once.
 void Supervisor::handle_done(Worker& w, const json& message, Progress* progress) {
-  if (w.tasks.empty() || !w.front_started) throw protocol::ProtocolError("a 'done' event with no scenario running");
-  const std::size_t index = w.tasks.front();
-  ScenarioRecord record = checked_record(index, message.at("record"));
-  w.tasks.pop_front();
-  w.front_started = false;
-  if (message.at("retiring").get<bool>()) w.ready = false, w.retiring = true, give_back(w);
-  results_[index] = std::move(record);
-  add_libraries(message.value("libraries", json()));
+  if (w.state != WorkerState::kRunning) throw protocol::ProtocolError("a 'done' event with no scenario running");
+  ScenarioRecord record = checked_record(w.tasks.front(), message.at(protocol::field::kRecord));
+  const std::size_t index = w.finish(message.at(protocol::field::kRetiring).get<bool>());
+  if (w.state == WorkerState::kRetiring) give_back(w);
+  plan_[index].result = std::move(record);
+  add_libraries(message.value(protocol::field::kLibraries, json()));
   ++done_;
   unsaved_ = true;
-  if (progress) progress->end(to_shown(*results_[index]));
-  if (!w.tasks.empty()) {
-    w.started = Clock::now();
-    if (progress) progress->begin(ids_[w.tasks.front()]);
-  }
+  if (progress) progress->end(to_shown(*plan_[index].result));
+  if (progress && w.state == WorkerState::kSent) progress->begin(plan_[w.tasks.front()].id);
 }
 
 // A done record is accepted only as the running scenario's own: its id, the result files that id names
@@ -247,7 +295,7 @@ void Supervisor::handle_done(Worker& w, const json& message, Progress* progress)
 // declaration is the plan's, whatever the record says.
 ScenarioRecord Supervisor::checked_record(std::size_t index, const json& entry) const {
   using protocol::ProtocolError;
-  const std::string& id = ids_[index];
+  const std::string& id = plan_[index].id;
   if (entry.at("id") != id) throw ProtocolError("a 'done' record for another scenario than the one it ran");
   try {
     ScenarioRecord record = record_from_json(entry);
@@ -256,7 +304,7 @@ ScenarioRecord Supervisor::checked_record(std::size_t index, const json& entry) 
     if (!record.pickle_file.empty() && record.pickle_file != pickle_file_for(id))
       throw ProtocolError("a 'done' record naming another pickle file");
     if (record.status == "ok" && record.file.empty()) throw ProtocolError("an ok 'done' record without a result file");
-    record.meta = metas_[index];
+    record.meta = plan_[index].meta;
     return record;
   } catch (const json::exception& e) {
     throw ProtocolError(std::string("a malformed 'done' record: ") + e.what());
@@ -267,10 +315,7 @@ ScenarioRecord Supervisor::checked_record(std::size_t index, const json& entry) 
 
 // The scenarios waiting behind the first in a worker that ends: none of them started, so another worker runs them.
 void Supervisor::give_back(Worker& w) {
-  while (w.tasks.size() > (w.retiring ? 0 : 1)) {
-    returned_.push_back(w.tasks.back());
-    w.tasks.pop_back();
-  }
+  for (const std::size_t index : w.take_waiting()) returned_.push_back(index);
 }
 
 // The scenario the worker ran ended without a record of its own: the worker died or was stopped. It is recorded
@@ -279,7 +324,7 @@ void Supervisor::lose(Worker& w, const std::string& status, const std::string& t
                       Progress& progress) {
   give_back(w);
   const std::size_t index = w.tasks.front();
-  if (!w.front_started && bounced_.insert(index).second) {
+  if (w.state == WorkerState::kSent && bounced_.insert(index).second) {
     // It died between two scenarios (a thread the last one left behind, say): this one never began, so another
     // worker runs it, once; a worker that dies before starting it again is its crash.
     returned_.push_back(index);
@@ -287,17 +332,17 @@ void Supervisor::lose(Worker& w, const std::string& status, const std::string& t
     return;
   }
   ScenarioRecord record;
-  record.id = ids_[index];
-  record.meta = metas_[index];
+  record.id = plan_[index].id;
+  record.meta = plan_[index].meta;
   record.status = status;
   record.seconds = seconds_between(w.started, Clock::now());
   const std::string tail = w.process->output().text();
   record.error = {
       {"type", type}, {"message", message}, {"traceback", tail.empty() ? "" : "last output of the worker:\n" + tail}};
-  results_[index] = std::move(record);
+  plan_[index].result = std::move(record);
   ++done_;
   unsaved_ = true;
-  progress.end(to_shown(*results_[index]));
+  progress.end(to_shown(*plan_[index].result));
   spawn(w);
 }
 
@@ -314,8 +359,8 @@ void Supervisor::stop(Worker& w, const std::string& status, const std::string& t
 // ends the run: no scenario is to blame.
 void Supervisor::misbehaved(Worker& w, const std::string& why, Progress* progress) {
   const std::string message = "its worker sent an invalid reply (" + why + ") and was stopped";
-  if (progress && !w.tasks.empty()) return stop(w, "crash", "Crash", message, *progress);
-  if (!progress || (!w.ready && !w.retiring))
+  if (progress && w.has_task()) return stop(w, "crash", "Crash", message, *progress);
+  if (!progress || w.state == WorkerState::kStarting)
     throw RunAbort{"a worker sent an invalid reply (" + why + ") before it was ready"};
   w.process->kill();
   w.process->wait_end(0);
@@ -323,8 +368,8 @@ void Supervisor::misbehaved(Worker& w, const std::string& why, Progress* progres
 }
 
 void Supervisor::check_limits(Worker& w, Progress& progress) {
-  if (w.tasks.empty()) return;
-  const json own = metas_[w.tasks.front()].value("timeout", json());
+  if (!w.has_task()) return;
+  const json own = plan_[w.tasks.front()].meta.value("timeout", json());
   const double limit = own.is_number() ? own.get<double>() : options_.timeout;
   if (limit > 0 && seconds_between(w.started, Clock::now()) > limit) {
     char seconds[32];
@@ -365,8 +410,8 @@ std::size_t Supervisor::adopt(const Manifest& previous) {
   std::map<std::string, const ScenarioRecord*> by_id;
   for (const ScenarioRecord& r : previous.scenarios) by_id[r.id] = &r;
   std::size_t adopted = 0;
-  for (std::size_t i = 0; i < ids_.size(); ++i) {
-    const auto found = by_id.find(ids_[i]);
+  for (Planned& planned : plan_) {
+    const auto found = by_id.find(planned.id);
     if (found == by_id.end()) continue;
     const ScenarioRecord& r = *found->second;
     bool files_there = true;
@@ -378,7 +423,7 @@ std::size_t Supervisor::adopt(const Manifest& previous) {
       }
     }
     if (!files_there) continue;
-    results_[i] = r;
+    planned.result = r;
     ++done_, ++adopted;
   }
   if (const auto libraries = previous.environment.find("libraries"); adopted && libraries != previous.environment.end())
@@ -393,27 +438,23 @@ std::optional<std::size_t> Supervisor::take() {
     returned_.pop_back();
     return index;
   }
-  while (next_ < ids_.size() && results_[next_]) ++next_;  // finished by the run this one resumes
-  if (next_ >= ids_.size()) return std::nullopt;
+  while (next_ < plan_.size() && plan_[next_].result) ++next_;  // finished by the run this one resumes
+  if (next_ >= plan_.size()) return std::nullopt;
   return next_++;
 }
 
 void Supervisor::dispatch(Progress& progress) {
   for (Worker& w : workers_) {
-    while (w.ready && w.tasks.size() < kQueued) {
+    while (w.ready() && w.tasks.size() < kQueued) {
       const std::optional<std::size_t> index = take();
       if (!index) return;
-      w.tasks.push_back(*index);
-      if (w.tasks.size() == 1) {
-        w.started = Clock::now();
-        progress.begin(ids_[*index]);
-      }
-      if (w.process->send_line(json{{"run", ids_[*index]}}.dump(-1, ' ', false, json::error_handler_t::replace)))
+      const std::string& id = plan_[*index].id;
+      if (w.queue(*index)) progress.begin(id);
+      if (w.process->send_line(json{{protocol::kRun, id}}.dump(-1, ' ', false, json::error_handler_t::replace)))
         continue;
       if (w.tasks.size() > 1) {
         // It died running the one before: poll_workers records that with how it ended; this one runs elsewhere.
-        returned_.push_back(w.tasks.back());
-        w.tasks.pop_back();
+        returned_.push_back(w.unqueue());
       } else {
         w.process->wait_end(1.0);  // its command pipe is gone: it ended, or a scenario closed the descriptor
         lose(w, "crash", "Crash", "its worker was gone before it could start", progress);
@@ -459,20 +500,20 @@ void Supervisor::poll_worker(Worker& w, Progress* progress) {
   const std::string end = w.process->wait_end(1.0);
   const bool cut = w.process->was_killed();
   reap_children(worker_pids());  // what its scenarios started and left behind, now children of this process
-  if (w.retiring) return spawn(w);
-  if (!w.ready && !w.importing.empty()) {
+  if (w.state == WorkerState::kRetiring) return spawn(w);
+  if (w.state == WorkerState::kStarting && !w.importing.empty()) {
     // Importing a scenario module killed it: that module becomes a module error, the next worker skips it (a
     // worker started before this was known dies on it too, and is simply started again).
     if (crashed_modules_.insert(w.importing).second)
-      argv_.insert(argv_.end(), {"--crashed-module", w.importing + "=" + end});
+      argv_.insert(argv_.end(), {protocol::flag::kCrashedModule, w.importing + "=" + end});
     return spawn(w);
   }
-  if (!w.ready || !progress) {
+  if (w.state == WorkerState::kStarting || !progress) {
     const std::string tail = w.process->output().text();
     throw RunAbort{"the worker process ended (" + end + ") before it was ready" +
                    (tail.empty() ? std::string() : ", after printing:\n" + tail)};
   }
-  if (w.tasks.empty()) return spawn(w);
+  if (!w.has_task()) return spawn(w);
   lose(w, "crash", "Crash",
        cut ? "its worker closed its reply descriptor and ran on; it was stopped"
            : "its worker process died running it (" + end + ")",
@@ -480,7 +521,7 @@ void Supervisor::poll_worker(Worker& w, Progress* progress) {
 }
 
 bool Supervisor::run(Progress& progress) {
-  while (done_ < ids_.size()) {
+  while (done_ < plan_.size()) {
     if (g_stop_signal) return false;
     dispatch(progress);
     poll_workers(&progress);
@@ -494,29 +535,21 @@ bool Supervisor::run(Progress& progress) {
 std::vector<std::string> Supervisor::selected() const {
   std::vector<std::string> ids;
   for (const ScenarioRecord& r : module_errors_) ids.push_back(r.id);
-  ids.insert(ids.end(), ids_.begin(), ids_.end());
+  for (const Planned& planned : plan_) ids.push_back(planned.id);
   return ids;
 }
 
 void Supervisor::keep(const std::vector<std::string>& ids) {
   const std::set<std::string> wanted(ids.begin(), ids.end());
   std::erase_if(module_errors_, [&](const ScenarioRecord& r) { return !wanted.count(r.id); });
-  std::vector<std::string> kept_ids;
-  std::vector<json> kept_metas;
-  for (std::size_t i = 0; i < ids_.size(); ++i) {
-    if (!wanted.count(ids_[i])) continue;
-    kept_ids.push_back(ids_[i]);
-    kept_metas.push_back(metas_[i]);
-  }
-  ids_ = std::move(kept_ids);
-  metas_ = std::move(kept_metas);
-  results_.assign(ids_.size(), std::nullopt);
+  std::erase_if(plan_, [&](const Planned& p) { return !wanted.count(p.id); });
+  for (Planned& planned : plan_) planned.result.reset();
 }
 
 std::vector<ScenarioRecord> Supervisor::finished() const {
   std::vector<ScenarioRecord> records = module_errors_;
-  for (const auto& r : results_)
-    if (r) records.push_back(*r);
+  for (const Planned& planned : plan_)
+    if (planned.result) records.push_back(*planned.result);
   return records;
 }
 

@@ -164,14 +164,17 @@ void flush_python_output() {
   for (const char* stream : {"stdout", "stderr"}) sys.attr(stream).attr("flush")();
 }
 
-void reply(std::FILE* channel, const json& message) {
-  const std::string line = message.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+// One reply line: the `event` (protocol.h) with its `fields`.
+void reply(std::FILE* channel, const char* event, json fields = json::object()) {
+  fields[protocol::kEvent] = event;
+  const std::string line = fields.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   std::fwrite(line.data(), 1, line.size(), channel);
   std::fflush(channel);
 }
 
 int fatal(std::FILE* channel, const std::string& message, int code = kExitUsage) {
-  reply(channel, {{"event", protocol::kFatal}, {"message", message}, {"no_tests", code == kExitNoTests}});
+  reply(channel, protocol::kFatal,
+        {{protocol::field::kMessage, message}, {protocol::field::kNoTests, code == kExitNoTests}});
   return code;
 }
 
@@ -195,7 +198,7 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
     crashed[py::str(entry.substr(0, eq))] = py::str(eq == std::string::npos ? "" : entry.substr(eq + 1));
   }
   py::cpp_function on_import([channel](const std::string& file) {
-    reply(channel, {{"event", protocol::kImporting}, {"file", file}});
+    reply(channel, protocol::kImporting, {{protocol::field::kFile, file}});
   });
   try {
     found = discover(options.selection, on_import, crashed, backend);
@@ -204,6 +207,7 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
     if (code == kExitOk) throw;
     return fatal(channel, py::str(e.value()).cast<std::string>(), code);
   }
+  reply(channel, protocol::kImported);  // a death from now on is no scenario module's
   try {
     std::filesystem::create_directories(options.out / kResultsSubdir);
   } catch (const std::filesystem::filesystem_error& e) {
@@ -212,16 +216,17 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
   return kExitOk;
 }
 
-json ready_message(py::handle backend, py::handle found) {
+// The fields of the ready reply.
+json ready_fields(py::handle backend, py::handle found) {
+  using namespace protocol::field;
   json scenarios = json::array(), errors = json::array();
   for (py::handle s : found.attr("scenarios"))
-    scenarios.push_back({{"id", s.attr("id").cast<std::string>()}, {"meta", to_json(s.attr("metadata")())}});
+    scenarios.push_back({{kId, s.attr("id").cast<std::string>()}, {kMeta, to_json(s.attr("metadata")())}});
   for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
-  return {{"event", protocol::kReady},
-          {"backend", to_json(backend.attr("info")())},
-          {"environment", to_json(py::module_::import("parity.discovery").attr("environment_info")())},
-          {"scenarios", scenarios},
-          {"errors", errors}};
+  return {{kBackend, to_json(backend.attr("info")())},
+          {kEnvironment, to_json(py::module_::import("parity.discovery").attr("environment_info")())},
+          {kScenarios, scenarios},
+          {kErrors, errors}};
 }
 
 }  // namespace
@@ -243,7 +248,7 @@ int worker_main(const WorkerOptions& options) {
   py::exec("import sys\nfor s in (sys.stdout, sys.stderr): s.reconfigure(line_buffering=True)");
   py::object backend, found;
   if (const int code = prepare(options, channel, backend, found); code != kExitOk) return code;
-  reply(channel, ready_message(backend, found));
+  reply(channel, protocol::kReady, ready_fields(backend, found));
   std::map<std::string, py::object> by_id;
   for (py::handle s : found.attr("scenarios"))
     by_id[s.attr("id").cast<std::string>()] = py::reinterpret_borrow<py::object>(s);
@@ -252,10 +257,10 @@ int worker_main(const WorkerOptions& options) {
   std::size_t capacity = 0;
   while (::getline(&line, &capacity, commands) > 0) {
     const json command = parse_json(line, "command");
-    const std::string id = command.at("run").get<std::string>();
+    const std::string id = command.at(protocol::kRun).get<std::string>();
     // The supervisor queues the next scenario ahead: this tells it which one a death from now on belongs to, and
     // the restart line which output does (what the last scenario printed is flushed before it).
-    reply(channel, {{"event", protocol::kStarted}});
+    reply(channel, protocol::kStarted);
     flush_python_output();
     std::printf("%s\n", protocol::kOutputRestart);
     std::fflush(stdout);
@@ -266,8 +271,10 @@ int worker_main(const WorkerOptions& options) {
     // What the run has imported so far: the supervisor keeps the union (manifest environment.libraries).
     const json libraries =
         to_json(py::module_::import("parity.discovery").attr("library_versions")(backend.attr("libraries")));
-    reply(channel,
-          {{"event", protocol::kDone}, {"record", to_json(record)}, {"retiring", exhausted}, {"libraries", libraries}});
+    reply(channel, protocol::kDone,
+          {{protocol::field::kRecord, to_json(record)},
+           {protocol::field::kRetiring, exhausted},
+           {protocol::field::kLibraries, libraries}});
     if (exhausted) break;
   }
   std::free(line);

@@ -9,7 +9,8 @@
 
 namespace parity {
 
-/// What `parity _worker` is started with; the run's supervisor (runner.cc, spawn_worker) passes its own options.
+/// What `parity _worker` is started with; the run's supervisor (runner.cc, worker_argv) passes its own options, under
+/// the flags protocol.h names.
 struct WorkerOptions {
   std::string backend;  ///< as given to `parity run` (already resolved from PARITY_BACKEND by the supervisor)
   std::string role;
@@ -28,7 +29,7 @@ struct WorkerOptions {
 /// {"run": ID}, replies {"event": "started"}, runs that scenario, writes its result files under `out` and replies
 /// {"event": "done", record, retiring}. Exits 0 at the end of the commands, or right after a reply with retiring
 /// true (a MemoryError left it untrustworthy: a crash record). Commands and replies travel on the descriptors
-/// protocol.h names.
+/// protocol.h names, with the events and their fields.
 int worker_main(const WorkerOptions& options);
 
 /// Prints the selected scenario ids (and modules that fail to import) without loading any backend.

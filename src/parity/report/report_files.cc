@@ -1,0 +1,81 @@
+// Writing the reports asked for (see report_files.h).
+#include "report_files.h"
+
+#include <cstdio>
+
+#include "atomic_file.h"
+#include "html_report.h"
+#include "interpreter.h"
+#include "json_report.h"
+#include "junit.h"
+#include "text.h"
+
+namespace parity {
+namespace {
+
+// A declaration that explained nothing: the library changed (remove it), or this run did not include what it is for.
+void print_stale_differences(const CompareReport& report) {
+  const std::vector<std::string> stale = report.stale_differences();
+  if (stale.empty()) return;
+  std::string ids;
+  for (const std::string& id : stale) ids += (ids.empty() ? "" : ", ") + printable(id);
+  std::fprintf(
+      stderr, "parity compare: %s: %zu declared difference%s explained no failure in this run: %s%s\n",
+      report.strict_differences ? "failed" : "note", stale.size(), stale.size() == 1 ? "" : "s", ids.c_str(),
+      report.strict_differences ? " (the library no longer differs there: remove them from its DIFFERENCES)" : "");
+}
+
+// Checks skipped because they would trust the results directory: always shown, -q or not (README, "Safety").
+void print_notices(const nlohmann::json& document) {
+  for (const nlohmann::json& notice : document.value("notices", nlohmann::json::array()))
+    print_line("compare", "notice: " + notice.value("message", ""));
+}
+
+}  // namespace
+
+void write_reports(const nlohmann::json& report, const ReportPaths& paths, std::vector<WrittenReport>& written) {
+  auto write = [&](const char* label, const std::string& path, auto render) {
+    if (path.empty()) return;
+    write_file_atomically(path, render());
+    written.push_back({label, path});
+  };
+  write("JSON report", paths.json,
+        [&] { return report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; });
+  write("JUnit report", paths.junit, [&] { return report_to_junit(report); });
+  write("HTML report", paths.html, [&] { return report_to_html(report); });
+}
+
+void write_reports_with_trends(nlohmann::json& report, const ReportPaths& paths,
+                               const std::vector<std::string>& baselines, const char* verb) {
+  add_trends(report, read_baselines(baselines, report.value("/candidate/backend/name"_json_pointer, ""),
+                                    report.value("started", "")));
+  if (!paths.html.empty()) start_interpreter();
+  std::vector<WrittenReport> written;
+  write_reports(report, paths, written);
+  for (const WrittenReport& w : written) print_line(verb, "wrote " + w.label + " " + w.path);
+}
+
+std::string CompareReportWriter::prepare(const Manifest& candidate) {
+  try {
+    baselines_ = read_baselines(baseline_files_, candidate.backend.value("name", ""), utc_timestamp());
+  } catch (const ReportJsonError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void CompareReportWriter::write(const CompareReport& report, std::vector<WrittenReport>& written) {
+  document_ = report_to_json(report);
+  add_trends(document_, std::move(baselines_));
+  // Every writer reads this JSON, so a report re-rendered later from the JSON file says what this one says.
+  write_reports(document_, paths_, written);
+}
+
+void CompareReportWriter::tell(const CompareReport& report, Verbosity verbosity) {
+  if (const std::string trends = trend_summary_text(document_, verbosity == Verbosity::kQuiet); !trends.empty())
+    std::fprintf(stderr, "parity compare: %s", trends.c_str());
+  print_stale_differences(report);
+  print_notices(document_);
+}
+
+}  // namespace parity

@@ -1,0 +1,47 @@
+// The report files a command is asked for (JSON, JUnit, HTML), all rendered from one compare JSON, with the trends
+// against earlier compares marked in it: what compare, report and merge write.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "compare_results.h"
+#include "progress.h"
+#include "trends.h"
+
+namespace parity {
+
+/// Where the reports go; an empty path is a report not asked for.
+struct ReportPaths {
+  std::string json, junit, html;
+};
+
+/// Writes every report asked for from the one JSON document, so each report shows the same facts; adds each to
+/// `written` once it is on disk (a failure later still lists the ones before it). Throws std::runtime_error.
+void write_reports(const nlohmann::json& report, const ReportPaths& paths, std::vector<WrittenReport>& written);
+
+/// `parity report` and `parity merge`: marks in a compare JSON (read back or merged) the trends against the compare
+/// JSONs `baselines` names, writes the reports asked for and prints "parity <verb>: wrote ..." for each. Throws
+/// ReportJsonError for a baseline that cannot serve, std::exception for what cannot be written.
+void write_reports_with_trends(nlohmann::json& report, const ReportPaths& paths,
+                               const std::vector<std::string>& baselines, const char* verb);
+
+/// `parity compare`'s reports (compare_results.h): the baselines read before comparing, the JSON document rendered
+/// with its trends into every report asked for, then the trends, stale declared differences and notices printed.
+class CompareReportWriter : public CompareReporter {
+ public:
+  CompareReportWriter(ReportPaths paths, std::vector<std::string> baseline_files)
+      : paths_(std::move(paths)), baseline_files_(std::move(baseline_files)) {}
+  std::string prepare(const Manifest& candidate) override;
+  void write(const CompareReport& report, std::vector<WrittenReport>& written) override;
+  void tell(const CompareReport& report, Verbosity verbosity) override;
+
+ private:
+  ReportPaths paths_;
+  std::vector<std::string> baseline_files_;
+  std::vector<Baseline> baselines_;
+  nlohmann::json document_;  ///< the report as JSON, trends included, once written
+};
+
+}  // namespace parity

@@ -1,0 +1,151 @@
+// `parity compare` (see compare_results.h): the orchestration around compare_runs, short of the reports.
+#include "compare_results.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "config.h"
+#include "interpreter.h"
+#include "runner.h"
+#include "text.h"
+
+namespace parity {
+namespace {
+
+constexpr auto kReplace = nlohmann::json::error_handler_t::replace;  // a damaged file's bad UTF-8 is shown, not thrown
+
+// "pandas 2.2.3, scipy 1.14.1": the libraries a run imported (its manifest's environment.libraries).
+std::string libraries_text(const Manifest& m) {
+  const auto found = m.environment.find("libraries");
+  if (found == m.environment.end() || !found->is_object() || found->empty()) return "none recorded";
+  std::string text;
+  for (const auto& [name, version] : found->items())
+    text +=
+        (text.empty() ? "" : ", ") + name + " " + (version.is_string() ? version.get<std::string>() : version.dump());
+  return text;
+}
+
+// Under the banner: the library versions both runs used, so that an install that changed one is seen at once.
+void print_libraries(const Manifest& gold, const Manifest& candidate) {
+  const std::string g = libraries_text(gold), c = libraries_text(candidate);
+  if (g == c && g == "none recorded") return;
+  print_line("compare", "libraries: gold " + g + (g == c ? " (the same for the candidate)" : "; candidate " + c));
+}
+
+// Two results directories that cannot be meant as this pair: given the wrong way round, or runs of different
+// scenario sets (nothing in common to compare). Empty when the pair is usable.
+std::string pairing_mistake(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
+  const std::string g = gold.dir.string(), c = candidate.dir.string();
+  if (gold.backend.value("role", "") == "candidate" && candidate.backend.value("role", "") == "gold")
+    return g + " is a candidate run and " + c +
+           " a gold run: they are swapped; give the gold run first: parity compare " + c + " " + g;
+  if (gold.scenarios.empty() || candidate.scenarios.empty() || !compared_ids(gold, candidate, only).size()) return "";
+  std::set<std::string> in_gold;
+  for (const ScenarioRecord& r : gold.scenarios) in_gold.insert(r.id);
+  for (const ScenarioRecord& r : candidate.scenarios)
+    if (in_gold.count(r.id)) return "";
+  return g + " and " + c + " have no scenario in common: they ran different scenario sets (gold: " +
+         gold.run.value("paths", nlohmann::json::array()).dump(-1, ' ', false, kReplace) +
+         ", candidate: " + candidate.run.value("paths", nlohmann::json::array()).dump(-1, ' ', false, kReplace) +
+         "); run both over the same --scenarios";
+}
+
+// A compare of nothing passes nothing: two empty runs (that failed before their first scenario) or an --only that
+// names no scenario of either are a mistake to report, never a green result; so is one --only id that neither run
+// has, a typo as it is for `run --only` (an id in one run only is that scenario's `missing` failure). Empty when
+// there is something and every id is known.
+std::string nothing_compared(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
+  const std::string both = gold.dir.string() + " and " + candidate.dir.string();
+  if (compared_ids(gold, candidate, only).empty())
+    return "the compare covered 0 scenarios: " +
+           (only.empty() ? both + " list none (did their runs stop before the first scenario?)"
+                         : "no scenario of " + both + " has an id given with --only");
+  const std::vector<std::string> all = compared_ids(gold, candidate, {});
+  const std::set<std::string> known(all.begin(), all.end());
+  for (const std::string& id : only)
+    if (!known.count(id)) return "no scenario of " + both + " has the id '" + id + "' given with --only";
+  return "";
+}
+
+// The per-scenario time limit the runs had (run.timeout): the longer of the two, 0 (none) if either had none,
+// RunOptions' default for manifests written before parity recorded it.
+double recorded_timeout(const Manifest& gold, const Manifest& candidate) {
+  double longest = 0;
+  for (const Manifest* m : {&gold, &candidate}) {
+    const auto it = m->run.find("timeout");
+    const double t = it != m->run.end() && it->is_number() ? it->get<double>() : RunOptions().timeout;
+    if (!(t > 0) || !std::isfinite(t)) return 0;
+    longest = std::max(longest, t);
+  }
+  return longest;
+}
+
+}  // namespace
+
+int compare_results(const CompareCommand& command, CompareReporter& reporter) {
+  CompareCommand args = command;  // its options get the shard, the timeout and the progress hooks
+  Manifest gold, candidate;
+  try {
+    gold = read_manifest(args.gold);
+    candidate = read_manifest(args.candidate);
+  } catch (const ManifestError& e) {
+    print_line("compare", e.what());
+    return kExitUsage;
+  }
+  if (const std::string nothing = nothing_compared(gold, candidate, args.options.only); !nothing.empty()) {
+    print_line("compare", nothing);
+    return kExitUsage;
+  }
+  try {  // the shard's ids: those of an unsharded compare's partition, or the partition the runs recorded
+    args.options.shard = compare_shard_plan(gold, candidate, resolve_shard_request(args.sharding),
+                                            compared_ids(gold, candidate, args.options.only));
+  } catch (const ShardError& e) {
+    print_line("compare", e.what());
+    return kExitUsage;
+  }
+  if (const std::string mistake = pairing_mistake(gold, candidate, args.options.only); !mistake.empty()) {
+    print_line("compare", mistake);
+    return kExitUsage;
+  }
+  // Before comparing anything: reports that cannot serve are a usage error, found in a moment.
+  if (const std::string unusable = reporter.prepare(candidate); !unusable.empty()) {
+    print_line("compare", unusable);
+    return kExitUsage;
+  }
+  start_interpreter();
+  const auto side = [](const Manifest& m, const std::string& dir) {
+    return printable(m.backend.value("name", "?") + " " + m.backend.value("version", "?") + " (" + dir + ")");
+  };
+  std::fprintf(stderr, "parity %s | compare %s vs %s\n", PARITY_VERSION, side(gold, args.gold).c_str(),
+               side(candidate, args.candidate).c_str());
+  print_libraries(gold, candidate);
+  args.options.timeout = args.timeout ? *args.timeout : recorded_timeout(gold, candidate);
+  const std::size_t total = ids_to_compare(gold, candidate, args.options).size();
+  Progress progress(stderr, progress_options(stderr, "compare", total, args.verbosity));
+  args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
+  args.options.on_outcome = [&progress](const ScenarioOutcome& s) { progress.end(to_shown(s)); };
+  const std::string started = utc_timestamp();
+  CompareReport report;
+  try {
+    report = compare_runs(gold, candidate, args.options);
+  } catch (const DifferenceError& e) {
+    print_line("compare", e.what());
+    return kExitUsage;
+  }
+  report.started = started;
+  std::vector<WrittenReport> written;
+  try {
+    reporter.write(report, written);
+  } catch (const std::runtime_error& e) {
+    progress.summary(written);
+    print_line("compare", std::string("cannot write the report: ") + e.what());
+    return kExitUsage;
+  }
+  progress.summary(written);
+  reporter.tell(report, args.verbosity);
+  return report.failed() ? kExitFailed : kExitOk;
+}
+
+}  // namespace parity

@@ -1,0 +1,45 @@
+// `parity compare`: reads two results directories, checks them as a pair and compares them with progress shown.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare.h"
+#include "manifest.h"
+#include "progress.h"
+#include "shard.h"
+
+namespace parity {
+
+/// What `parity compare` is given, but for its reports (CompareReporter's business).
+struct CompareCommand {
+  std::string gold, candidate;    ///< the two results directories
+  std::optional<double> timeout;  ///< seconds per scenario; unset: the runs' own, as their manifests record it
+  CompareOptions options;         ///< `program` set by the caller: how repro commands invoke parity
+  Verbosity verbosity = Verbosity::kNormal;
+  ShardArgs sharding;
+};
+
+/// The reports of a compare. This layer cannot see them (src/parity/report writes them), so the caller of
+/// compare_results passes them in; they are called in this order.
+class CompareReporter {
+ public:
+  virtual ~CompareReporter() = default;
+  /// With the pair read and checked, before anything is compared: reads what the reports need (the baselines),
+  /// checked against the `candidate` run. Returns what makes them unusable (a usage error), empty when nothing does.
+  virtual std::string prepare(const Manifest& candidate) = 0;
+  /// Writes the reports of the finished compare, adding each to `written` once it is on disk (a failure later still
+  /// lists the ones before it). Throws std::runtime_error.
+  virtual void write(const CompareReport& report, std::vector<WrittenReport>& written) = 0;
+  /// After the summary table: what else the terminal is told about the outcome (trends, stale declarations, notices).
+  virtual void tell(const CompareReport& report, Verbosity verbosity) = 0;
+};
+
+/// `parity compare`: reads both runs' manifests, refuses a pair that cannot be meant (swapped, disjoint, nothing to
+/// compare, a bad shard) and compares them, the banner and each scenario shown on stderr; then `reporter` writes and
+/// tells. Returns kExitOk, kExitFailed when a scenario failed, kExitUsage for a refused pair, an unusable reporter,
+/// bad declared differences or a report it cannot write (the message printed).
+int compare_results(const CompareCommand& command, CompareReporter& reporter);
+
+}  // namespace parity
