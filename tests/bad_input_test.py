@@ -5,16 +5,15 @@ import resource
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import demo_run
+
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 E2E_SCENARIOS = REPO / "tests" / "e2e" / "scenarios"
-sys.path.insert(0, str(REPO / "tests" / "e2e" / "report"))
-import demo_run  # noqa: E402
 
 
 def parity(*args, check):

@@ -6,7 +6,6 @@ import re
 import select
 import shutil
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -439,7 +438,6 @@ def test_module_import_errors_are_reported_per_module_and_the_rest_runs(tmp_path
     ({"xfail": [{"gold": "x"}]}, "a list given as xfail must hold parity.xfail_on(..., when=...) entries"),
 ])
 def test_the_decorator_rejects_bad_options_naming_them(kwargs, message):
-    sys.path.insert(0, str(REPO / "python"))
     import parity as api
 
     with pytest.raises(ValueError, match=None) as raised:
@@ -483,7 +481,6 @@ def f(xp, n):
 
 
 def test_a_malformed_when_is_refused_whichever_backend_runs():
-    sys.path.insert(0, str(REPO / "python"))
     import parity as api
 
     with pytest.raises(ValueError, match="must map parameter names to lists of values"):

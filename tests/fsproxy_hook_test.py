@@ -1,18 +1,16 @@
 """Unit tests of fsproxy's import hook: scenario modules importing numpy get the proxy, everyone else real NumPy."""
 import builtins
 import os
-import sys
 import types
 from pathlib import Path
 
 import numpy
 import pytest
 
-REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(REPO / "python"))
+import parity.backend
+from parity import discovery
 
-import parity.backend  # noqa: E402 - needs the sys.path entry above
-from parity import discovery  # noqa: E402
+REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
 
 parity.backend.register_fixtures(str(REPO / "fixtures"))
 from parity_fixtures import fsproxy  # noqa: E402

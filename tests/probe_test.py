@@ -1,18 +1,12 @@
 """Unit tests of the pickle probe's loss finder and of the reducers it reads state through."""
-import os
 import pickle
-import sys
 import threading
 import weakref
-from pathlib import Path
 
 import numpy
 import pytest
 
-REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(REPO / "python"))
-
-from parity import probe, reducers  # noqa: E402 - needs the sys.path entry above
+from parity import probe, reducers
 
 
 def round_trip(obj):

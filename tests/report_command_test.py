@@ -1,15 +1,14 @@
 """End-to-end tests of `parity report`: the reports rendered again from a compare JSON, and the inputs it refuses."""
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+import demo_run
+
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
-sys.path.insert(0, str(REPO / "tests" / "e2e" / "report"))
-import demo_run  # noqa: E402
 
 
 def parity(*args, check):

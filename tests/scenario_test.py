@@ -1,16 +1,10 @@
 """Unit tests of the scenario module's shortcuts: parameter names from code objects, lines without inspect."""
 import functools
 import inspect
-import os
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(REPO / "python"))
-
-from parity import _scenario, discovery  # noqa: E402 - needs the sys.path entry above
+from parity import _scenario, discovery
 
 
 def plain(xp, rng, n=3, *args, k, **kw):

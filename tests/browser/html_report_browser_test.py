@@ -3,16 +3,15 @@ failures of several checks, an error, an xfail and a skip, and the tests assert 
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+import demo_run
+from demo_run import CHROMIUM, CHROMIUM_ARGS
+
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
-sys.path.insert(0, str(REPO / "tests" / "e2e" / "report"))
-import demo_run  # noqa: E402
-from demo_run import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 # Where the screenshot goes for CI to keep (scripts/test.sh sets it; README "Tests").
 ARTIFACTS = Path(os.environ.get("PARITY_ARTIFACTS", REPO / "build" / "artifacts"))
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import BIN, REPO, parity, run  # noqa: E402 - shares the e2e helpers, not a copy of them
+from e2e_test import BIN, REPO, parity, run  # the shared e2e helpers (tests/conftest.py), not a copy of them
 
 N = 3
 SCENARIOS = [REPO / "scenarios" / "broadcasting.py", REPO / "scenarios" / "shapes.py"]

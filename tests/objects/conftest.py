@@ -1,10 +1,8 @@
 """Shared helpers of the objects suite (label `objects`, issue #17): run gold and a candidate over a scenarios
 directory and compare them, with tests/e2e_test.py's run/compare/failing rather than copies of them."""
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import BIN, REPO, compare, failing, parity, run  # noqa: E402,F401 - re-exported to the suite
+from e2e_test import BIN, REPO, compare, failing, parity, run  # noqa: F401 - re-exported to the suite
 
 HERE = Path(__file__).resolve().parent
 # Backends of this suite's own (faithful twins of fixtures/broken ones, wrappers without an array form).

@@ -1,6 +1,5 @@
 """Issue #17, items 1 and 2: a TYPE_MAP wrapper type is compared through its array form with every array check,
 a leaf no values comparison reaches fails `uncompared`, and each scenario's coverage shows in every report."""
-import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -67,7 +66,6 @@ def test_the_html_report_shows_the_coverage_gap(tmp_path):
 
 
 def test_array_form_tries_the_backend_hook_then_dunder_array_then_dlpack(monkeypatch):
-    sys.path.insert(0, str(REPO / "python"))
     from parity import reducers
 
     class ByArray:

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import BIN, REPO, parity, run  # noqa: E402
+from e2e_test import BIN, REPO, parity, run
 
 SUITES = Path(__file__).resolve().parent / "suites"
 OWN_SUITES = ("asserteq", "lenient")

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-# The e2e helpers, shared rather than copied.
-from e2e_test import REPO, compare, failing, parity, passes_but_corpus_xfails, run  # noqa: E402
+# The e2e helpers (tests/conftest.py), shared rather than copied.
+from e2e_test import REPO, compare, failing, parity, passes_but_corpus_xfails, run
 
 HERE = Path(__file__).resolve().parent
 SUITE = HERE / "suites" / "cudf_style"

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import BIN, REPO, compare, manifest_entries, parity, run  # noqa: E402 - the shared e2e helpers
+from e2e_test import BIN, REPO, compare, manifest_entries, parity, run  # the shared e2e helpers
 
 SUITES = Path(__file__).resolve().parent / "suites" / "runfeat"
 PYTHON = sys.executable

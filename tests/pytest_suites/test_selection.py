@@ -3,12 +3,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import REPO, compare, manifest_entries, parity, run  # noqa: E402 - shares the e2e helpers
+from e2e_test import REPO, compare, manifest_entries, parity, run  # shares the e2e helpers
 
 MODULES = {
     "fft.py": """import parity

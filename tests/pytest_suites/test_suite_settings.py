@@ -1,11 +1,9 @@
 """A suite's own settings and habits, as pytest honours them (issue #18, attack round): common addopts, xfail_compare
 conditions, native scenario modules named like tests, and tests that change the working directory."""
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import compare, parity, run  # noqa: E402 - the shared e2e helpers
+from e2e_test import compare, parity, run  # the shared e2e helpers
 
 
 def write(directory: Path, files: dict) -> Path:

@@ -7,11 +7,9 @@ copy in its own tmp_path.
 """
 import pickle
 import shutil
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import compare, failing, manifest_entries, parity, run  # noqa: E402 - the shared e2e helpers
+from e2e_test import compare, failing, manifest_entries, parity, run  # the shared e2e helpers
 
 SUITES = Path(__file__).resolve().parent / "suites" / "teardown"
 

@@ -1,12 +1,9 @@
 """Self-tests: each broken backend of fixtures/broken/ (one per real bug of the issue) fails exactly its expected
 check at its expected path over tests/selftest/scenarios, with a message a maintainer can act on, and nothing else."""
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from e2e_test import REPO, compare, failing, run  # noqa: E402 - shares the e2e helpers, not a copy of them
+from e2e_test import REPO, compare, failing, run  # the shared e2e helpers (tests/conftest.py), not a copy of them
 
 SCENARIOS = REPO / "tests" / "selftest" / "scenarios"
 VECTORIZE = "callables.vectorize_output"

@@ -8,14 +8,12 @@ shard holding it fails, and so does the merge.
 """
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-# The e2e helpers, shared rather than copied.
-from e2e_test import REPO, parity, passes_but_corpus_xfails, run  # noqa: E402
+# The e2e helpers (tests/conftest.py), shared rather than copied.
+from e2e_test import REPO, parity, passes_but_corpus_xfails, run
 
 N = 3
 CORPUS = REPO / "scenarios"

@@ -53,15 +53,19 @@ InterpreterPaths configured_paths() {
           env_or("PARITY_PYTHON_PACKAGE", PARITY_PYTHON_PACKAGE), env_or("PARITY_FIXTURES", PARITY_FIXTURES)};
 }
 
+void import_numpy_api(const std::string& python) {
+  if (_import_array() < 0) {
+    std::string why = "NumPy's C API could not be imported by " + python;
+    if (PyErr_Occurred()) why += std::string(": ") + py::error_already_set().what();
+    throw std::runtime_error(why);
+  }
+}
+
 void start_interpreter() {
   if (Py_IsInitialized()) return;
   const InterpreterPaths paths = configured_paths();
   initialize(paths.python_executable);
-  if (_import_array() < 0) {
-    std::string why = "NumPy's C API could not be imported by " + paths.python_executable;
-    if (PyErr_Occurred()) why += std::string(": ") + py::error_already_set().what();
-    throw std::runtime_error(why);
-  }
+  import_numpy_api(paths.python_executable);
   py::module_::import("sys").attr("path").attr("insert")(0, paths.python_package);
   py::module_::import("parity.backend").attr("register_fixtures")(paths.fixtures);
 }

@@ -15,6 +15,11 @@ struct InterpreterPaths {
 /// The configured paths, after environment overrides.
 InterpreterPaths configured_paths();
 
+/// Imports NumPy's C API into the one table parity's code shares (numpy_api.h), in a process whose interpreter runs:
+/// start_interpreter does it for parity's executables, the extension module parity._core when it is imported.
+/// Throws std::runtime_error naming `python` (the interpreter) when NumPy cannot be loaded.
+void import_numpy_api(const std::string& python);
+
 /// Starts the interpreter (once per process; later calls do nothing), imports NumPy's C API and the
 /// `parity` package, and registers the built-in backends. Throws std::runtime_error when Python or
 /// NumPy cannot be loaded. Every function here that touches Python objects requires it first.

@@ -1,0 +1,84 @@
+"""parity's Python API (README, "Python API"): read and write result files, and run parity's checks on two in-memory
+outputs or two results directories, from your own code and tests. The work is done by the C++ engine, the extension
+module parity._core; importing parity never needs it (the embedded interpreter of the `parity` program runs
+without it), the first call of a function here does."""
+import os
+
+CORE_DIR_ENV = "PARITY_CORE_DIR"  # a source checkout's build directory holding _core (CMake: <build>/python)
+
+
+def _core():
+    """The extension module, or an ImportError saying how to build it."""
+    try:
+        from parity import _core as core
+    except ImportError as error:
+        raise ImportError(
+            f"parity's Python API needs its C++ extension module parity._core, which this parity does not have "
+            f"({error}). `pip install .` builds and installs it; in a source checkout build it with `cmake --build "
+            f"build --target parity_python` and set {CORE_DIR_ENV}=build/python (where it is built)") from error
+    return core
+
+
+def read_result(file, *, max_memory=None):
+    """The outputs a result file holds (`results/*.parity` of a results directory, or a file write_result wrote),
+    rebuilt as `parity compare` rebuilds them: arrays with their dtype, byte order, strides and flags, NumPy scalars,
+    Python scalars and containers, and objects through the reducers registered in this process (parity.reducers:
+    import your backend first). Reading never imports a module the file names nor unpickles anything: a type whose
+    reducer is not registered, or an ndarray subclass of a module not on parity.reducers' allow-list, raises.
+
+    `max_memory` bounds in bytes what the file may expand to (compare's --max-result-memory; default 2 GiB).
+    Raises ValueError (parity._core.FormatError) naming the file when it is damaged, hostile, too new or refused."""
+    return _core().read_result(os.fspath(file), max_memory)
+
+
+def write_result(file, outputs):
+    """Writes `outputs` (nested dicts with str keys, lists and tuples over arrays, scalars, str, bytes, None and
+    objects with a reducer) to `file` atomically, in the format a run writes (docs/format.md). Raises TypeError
+    (parity._core.UnsupportedOutput) naming the path of an output the format cannot carry, e.g. outputs['f'][1]."""
+    _core().write_result(os.fspath(file), outputs)
+
+
+def _tolerances(tolerances):
+    """{path: {"rtol": r, "atol": a}} as the engine takes it; anything else is a TypeError naming the entry."""
+    checked = {}
+    for path, spec in (tolerances or {}).items():
+        if not isinstance(path, str) or not isinstance(spec, dict) or set(spec) - {"rtol", "atol"}:
+            raise TypeError(f"tolerances: {path!r}: give {{path: {{'rtol': r, 'atol': a}}}}, got {spec!r}")
+        checked[path] = {key: float(value) for key, value in spec.items()}
+    return checked
+
+
+def compare_outputs(gold, candidate, *, policy=None, rtol=None, atol=None, tolerances=None, signed_zeros=False,
+                    type_map=None, id="outputs"):
+    """Compares two output trees with parity's checks and returns the outcome the JSON report holds for a scenario
+    (docs/report-json.md): a dict with `status` ("pass", "fail", or "error" when an output cannot be written),
+    `message` ("failed checks: dtype, values"), `checks` (failures first, each with `check`, `ok`, `path` such as
+    outputs['x'][0], `message` and `details`; then one entry per check that passed with its `leaves`), `coverage`
+    and `policy`.
+
+    Both trees are written to result files and read back first, as a run and compare do, so what is compared is
+    what travels. The tree's checks run (structure, shape, dtype, layout, strides, writeable, type, attrs, values,
+    uncompared); the fidelity and pickle probes, xfails and declared differences belong to `parity run` and
+    `parity compare`. `policy` is {name: value} of parity's policies (README, "Policies"), e.g. {"layout": "strides"};
+    `rtol`/`atol` override the per-dtype tolerances for every value, `tolerances` for a path and what is under it;
+    `type_map` maps a gold type's qualified name to the candidate type expected in its place, as a backend's
+    TYPE_MAP. An unknown policy name or value raises ValueError."""
+    return _core().compare_outputs(gold, candidate, dict(policy or {}), rtol, atol, _tolerances(tolerances),
+                                   bool(signed_zeros), dict(type_map or {}), str(id))
+
+
+def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(), trust_scenarios=(),
+                    pickle_probe=True, strict_differences=False, timeout=0, max_result_memory=None):
+    """Compares two results directories as `parity compare GOLD CANDIDATE --json` does and returns that JSON
+    report as a dict (docs/report-json.md): `summary` holds the counts, `scenarios` each scenario's outcome.
+
+    The same trust rules apply (README, "Safety: what parity trusts"): only built-in backends and those named in
+    `trust_backends` (or PARITY_TRUST_BACKENDS) are imported for their reducers, scenario modules only from the
+    bundled corpus and `trust_scenarios` (or PARITY_TRUST_SCENARIOS), pickles only when they carry your key's MAC
+    (`pickle_probe=False`: never). `only`, `policy` ({name: value}), `strict_differences`, `timeout` (seconds per
+    scenario, 0: none) and `max_result_memory` (bytes) are compare's --only, --NAME-policy, --strict-differences,
+    --timeout and --max-result-memory. Raises ValueError naming the file for a missing or malformed manifest, runs
+    whose shards do not line up, or malformed declared differences."""
+    return _core().compare_results(os.fspath(gold), os.fspath(candidate), list(only), dict(policy or {}),
+                                   list(trust_backends), [os.fspath(d) for d in trust_scenarios], bool(pickle_probe),
+                                   bool(strict_differences), float(timeout), max_result_memory)

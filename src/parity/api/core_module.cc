@@ -1,0 +1,205 @@
+// parity._core: the C++ engine as a Python extension module (read and write result files, compare outputs and runs).
+// python/parity/api.py wraps it with the documented functions (README, "Python API").
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <system_error>
+
+#include "compare.h"
+#include "interpreter.h"
+#include "json_report.h"
+#include "manifest.h"
+#include "outputs_verdict.h"
+#include "shard.h"
+
+namespace py = pybind11;
+using json = nlohmann::json;
+
+namespace parity {
+namespace {
+
+// The report's JSON as the Python objects json.loads makes of it, so that a dict from here is the JSON report's.
+py::object to_python_json(const json& doc) {
+  return py::module_::import("json").attr("loads")(doc.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+// A directory of its own under the system's temp directory, removed with everything in it when this goes.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "parity-api-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+ReadLimits limits_of(std::optional<std::uint64_t> max_memory) {
+  ReadLimits limits;
+  if (max_memory) limits.max_memory = *max_memory;
+  return limits;
+}
+
+// A result file's outputs as Python objects; a type that may not be rebuilt is a FormatError naming the file too.
+py::object read_file(const std::filesystem::path& file, std::optional<std::uint64_t> max_memory) {
+  const Node outputs = read_result(file, limits_of(max_memory));
+  try {
+    return to_python(outputs);
+  } catch (const FormatError& e) {
+    throw FormatError(file.string() + ": " + e.what());
+  }
+}
+
+// {name: value} policies (dtype, layout, ...) into `choice`; an unknown name or value is a ValueError naming both.
+void set_policies(PolicyChoice& choice, const py::dict& policies) {
+  for (const auto& [name, value] : policies)
+    choice.set(py::str(name).cast<std::string>(), py::str(value).cast<std::string>());
+}
+
+Policy policy_of(const py::dict& policies, std::optional<double> rtol, std::optional<double> atol,
+                 const py::dict& tolerances, bool signed_zeros, const std::map<std::string, std::string>& type_map) {
+  Policy policy;
+  set_policies(policy.choice, policies);
+  policy.tolerance = {rtol, atol};
+  for (const auto& [path, spec] : tolerances) {
+    const py::dict entry = spec.cast<py::dict>();  // python/parity/api.py checks the shape first
+    auto number = [&entry](const char* key) {
+      return entry.contains(key) ? std::optional(entry[key].cast<double>()) : std::nullopt;
+    };
+    policy.by_path[py::str(path).cast<std::string>()] = {number("rtol"), number("atol")};
+  }
+  policy.signed_zeros = signed_zeros;
+  policy.type_map = type_map;
+  return policy;
+}
+
+// Writes one side's outputs to `file` and reads them back as compare would; an output the codec cannot carry is that
+// side's `serialize` failure in `out` (nullopt then), as a run records it.
+std::optional<Node> through_file(py::handle outputs, const std::filesystem::path& file, const char* side,
+                                 ScenarioOutcome& out) {
+  try {
+    write_result(file, outputs);
+  } catch (const UnsupportedOutput& e) {
+    out.status = "error";
+    out.checks.push_back(
+        {"serialize", false, side, std::string("the ") + side + " outputs cannot be written: " + e.what()});
+    return std::nullopt;
+  }
+  return read_result(file);
+}
+
+// One scenario's entry of the JSON report for two in-memory output trees: each written to a result file and read
+// back, then compared leaf by leaf under `policy` (the tree's checks; the probes belong to runs).
+py::object compare_trees(py::handle gold, py::handle candidate, const std::string& id, const Policy& policy) {
+  const auto start = std::chrono::steady_clock::now();
+  ScenarioOutcome out;
+  out.id = id;
+  out.meta = json::object();
+  const TempDir dir;
+  const std::optional<Node> g = through_file(gold, dir.path() / "gold.parity", "gold", out);
+  const std::optional<Node> c = through_file(candidate, dir.path() / "candidate.parity", "candidate", out);
+  if (g && c) {
+    out.policy = policy.choice.to_json();
+    out.policy["signed_zeros"] = policy.signed_zeros;
+    record_checks(compare_outputs(*g, *c, policy), out);
+  } else {
+    out.message = out.checks.front().message;
+  }
+  out.compare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return to_python_json(scenario_to_json(out));
+}
+
+py::object compare_memory(py::handle gold, py::handle candidate, const py::dict& policies, std::optional<double> rtol,
+                          std::optional<double> atol, const py::dict& tolerances, bool signed_zeros,
+                          const std::map<std::string, std::string>& type_map, const std::string& id) {
+  return compare_trees(gold, candidate, id, policy_of(policies, rtol, atol, tolerances, signed_zeros, type_map));
+}
+
+// The built-in backends (parity_fixtures) importable, as the executable's interpreter has them: compare loads a
+// built-in backend by name for its reducers.
+void register_builtin_backends() {
+  py::module_::import("parity.backend").attr("register_fixtures")(configured_paths().fixtures);
+}
+
+struct RunsOptions {
+  std::vector<std::string> only;
+  py::dict policies;
+  std::vector<std::string> trust_backends, trust_scenarios;
+  bool pickle_probe = true, strict_differences = false;
+  double timeout = 0;
+  std::optional<std::uint64_t> max_memory;
+};
+
+CompareOptions compare_options(const RunsOptions& given) {
+  CompareOptions options;
+  options.only = given.only;
+  set_policies(options.policy, given.policies);
+  for (const auto& [name, value] : given.policies) options.policies_given.insert(py::str(name).cast<std::string>());
+  options.trusted_backends = given.trust_backends;
+  options.trusted_scenarios = given.trust_scenarios;
+  options.pickle_probe = given.pickle_probe;
+  options.strict_differences = given.strict_differences;
+  options.timeout = given.timeout;
+  options.limits = limits_of(given.max_memory);
+  return options;
+}
+
+// `parity compare GOLD CANDIDATE --json`'s document, as a dict. A manifest that cannot be read, runs whose shards do
+// not line up, or malformed declared differences raise ValueError naming the file.
+py::object compare_dirs(const std::filesystem::path& gold_dir, const std::filesystem::path& candidate_dir,
+                        const RunsOptions& given) {
+  register_builtin_backends();
+  CompareOptions options = compare_options(given);
+  const Manifest gold = read_manifest(gold_dir), candidate = read_manifest(candidate_dir);
+  options.shard = compare_shard_plan(gold, candidate, std::nullopt, compared_ids(gold, candidate, options.only));
+  const std::string started = utc_timestamp();
+  CompareReport report = compare_runs(gold, candidate, options);
+  report.started = started;
+  return to_python_json(report_to_json(report));
+}
+
+}  // namespace
+}  // namespace parity
+
+PYBIND11_MODULE(_core, m) {
+  using namespace parity;
+  import_numpy_api(py::module_::import("sys").attr("executable").cast<std::string>());
+  m.doc() = "parity's C++ engine; use the functions parity re-exports (parity.api), not these";
+  py::register_exception<FormatError>(m, "FormatError", PyExc_ValueError);
+  py::register_exception<UnsupportedOutput>(m, "UnsupportedOutput", PyExc_TypeError);
+  py::register_exception<ManifestError>(m, "ManifestError", PyExc_ValueError);
+  py::register_exception<ShardError>(m, "ShardError", PyExc_ValueError);
+  py::register_exception<DifferenceError>(m, "DifferenceError", PyExc_ValueError);
+  m.attr("FORMAT_VERSION") = py::make_tuple(kFormatMajor, kFormatMinor);
+  m.def("read_result", &read_file, py::arg("file"), py::arg("max_memory") = py::none());
+  m.def("write_result", &write_result, py::arg("file"), py::arg("outputs"));
+  m.def("compare_outputs", &compare_memory, py::arg("gold"), py::arg("candidate"), py::arg("policy"), py::arg("rtol"),
+        py::arg("atol"), py::arg("tolerances"), py::arg("signed_zeros"), py::arg("type_map"), py::arg("id"));
+  m.def(
+      "compare_results",
+      [](const std::filesystem::path& gold, const std::filesystem::path& candidate, std::vector<std::string> only,
+         py::dict policy, std::vector<std::string> trust_backends, std::vector<std::string> trust_scenarios,
+         bool pickle_probe, bool strict_differences, double timeout, std::optional<std::uint64_t> max_memory) {
+        return compare_dirs(gold, candidate,
+                            {std::move(only), std::move(policy), std::move(trust_backends), std::move(trust_scenarios),
+                             pickle_probe, strict_differences, timeout, max_memory});
+      },
+      py::arg("gold"), py::arg("candidate"), py::arg("only"), py::arg("policy"), py::arg("trust_backends"),
+      py::arg("trust_scenarios"), py::arg("pickle_probe"), py::arg("strict_differences"), py::arg("timeout"),
+      py::arg("max_memory"));
+}

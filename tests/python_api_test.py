@@ -1,0 +1,281 @@
+"""The Python API (parity.api over the extension module parity._core; README, "Python API"): result files written and
+read back with their layout, compare_outputs' outcome as the JSON report holds it, compare_results against the
+binary's own compare, the trust rules, and `import parity` without the module."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import parity
+import parity._core  # noqa: F401 - this suite tests the module: its absence fails here, loudly
+from e2e_test import E2E, REPO, compare, run
+
+
+def big_tree():
+    """Outputs of every kind the codec carries, in layouts a careless writer loses."""
+    read_only = np.arange(4, dtype=np.int64)
+    read_only.setflags(write=False)
+    return {
+        "fortran": np.asfortranarray(np.arange(12.0).reshape(3, 4)),
+        "big_endian": np.arange(6, dtype=">i4").reshape(2, 3),
+        "read_only": read_only,
+        "strided": np.arange(20.0)[::3],
+        "zero_d": np.array(2.5),
+        "scalars": [np.float32(1.5), np.int16(-3), 2**70, 1.5, 2 + 3j, True, None, "text", b"\x00raw"],
+        "nested": {"tuple": (1, [2, {"empty": np.zeros((0, 3))}])},
+    }
+
+
+def test_a_written_result_reads_back_with_its_layout_and_types(tmp_path):
+    file = tmp_path / "out.parity"
+    parity.write_result(file, big_tree())
+    back = parity.read_result(file)
+
+    assert list(back) == list(big_tree())
+    f = back["fortran"]
+    assert f.flags.f_contiguous and not f.flags.c_contiguous and f.strides == (8, 24)
+    np.testing.assert_array_equal(f, np.arange(12.0).reshape(3, 4))
+    assert back["big_endian"].dtype.str == ">i4"
+    np.testing.assert_array_equal(back["big_endian"], np.arange(6).reshape(2, 3))
+    assert not back["read_only"].flags.writeable
+    assert back["strided"].strides == (24,) and back["strided"].tolist() == list(np.arange(20.0)[::3])
+    assert back["zero_d"].shape == () and back["zero_d"].dtype == np.float64 and float(back["zero_d"]) == 2.5
+    scalars = back["scalars"]
+    assert [type(s) for s in scalars] == [np.float32, np.int16, int, float, complex, bool, type(None), str, bytes]
+    assert scalars == big_tree()["scalars"]
+    nested = back["nested"]["tuple"]
+    assert type(nested) is tuple and nested[0] == 1 and type(nested[1]) is list
+    assert nested[1][1]["empty"].shape == (0, 3)
+
+
+def test_an_unwritable_output_names_its_path(tmp_path):
+    with pytest.raises(TypeError, match=r"outputs\['f'\]\[1\]: cannot write an object of type numpy.vectorize"):
+        parity.write_result(tmp_path / "out.parity", {"f": [1, np.vectorize(abs)]})
+
+
+def test_a_damaged_file_is_a_value_error_naming_it(tmp_path):
+    file = tmp_path / "out.parity"
+    parity.write_result(file, {"a": np.arange(3)})
+    file.write_bytes(file.read_bytes()[:-5])
+    with pytest.raises(ValueError, match=str(file)):
+        parity.read_result(file)
+
+
+MATRIX = np.arange(12.0).reshape(3, 4)
+
+
+def failed(outcome):
+    """{(check, path)} of the failed checks of an outcome."""
+    return {(c["check"], c["path"]) for c in outcome["checks"] if not c["ok"]}
+
+
+def test_equal_outputs_pass_with_every_leaf_covered():
+    outcome = parity.compare_outputs(big_tree(), big_tree())
+    assert outcome["status"] == "pass" and outcome["message"] == "" and failed(outcome) == set()
+    passed = {c["check"]: c["details"]["leaves"] for c in outcome["checks"]}
+    assert passed["values"] == outcome["coverage"]["leaves"] > 10
+    assert {"shape", "dtype", "layout", "writeable", "type"} <= set(passed)
+    assert outcome["policy"]["layout"] == "contiguity" and outcome["policy"]["signed_zeros"] is False
+
+
+def test_a_changed_value_fails_values_at_its_path_with_the_numpy_testing_message():
+    candidate = MATRIX.copy()
+    candidate[1, 2] += 0.5
+    outcome = parity.compare_outputs({"m": MATRIX, "n": 3}, {"m": candidate, "n": 3})
+    assert outcome["status"] == "fail" and outcome["message"] == "failed checks: values"
+    assert failed(outcome) == {("values", "outputs['m']")}
+    check = next(c for c in outcome["checks"] if not c["ok"])
+    assert "Not equal to tolerance rtol=1e-07, atol=0" in check["message"]
+    assert "Mismatched elements: 1 / 12" in check["message"] and "[1, 2]: 6.0 | 6.5" in check["message"]
+    assert "Repro:" not in check["message"]  # no run to repeat
+    assert check["details"]["mismatched"] == 1
+
+
+@pytest.mark.parametrize("candidate, check, words", [
+    (MATRIX.astype(np.float32), "dtype", "float32"),
+    (np.asfortranarray(MATRIX), "layout", "layout differs: gold C-contiguous"),
+    (MATRIX.reshape(4, 3), "shape", "(4, 3)"),
+    (MATRIX.astype(">f8"), "dtype", ">f8"),
+])
+def test_dtype_layout_and_shape_fail_their_own_check(candidate, check, words):
+    outcome = parity.compare_outputs({"m": MATRIX}, {"m": candidate})
+    assert outcome["status"] == "fail"
+    assert (check, "outputs['m']") in failed(outcome)
+    message = next(c["message"] for c in outcome["checks"] if c["check"] == check and not c["ok"])
+    assert words in message, message
+
+
+def test_a_missing_key_fails_structure():
+    outcome = parity.compare_outputs({"a": 1, "b": 2}, {"a": 1})
+    assert failed(outcome) == {("structure", "outputs")}
+    assert "'b'" in next(c["message"] for c in outcome["checks"] if not c["ok"])
+
+
+def test_policies_and_tolerances_apply():
+    f = np.asfortranarray(MATRIX)
+    assert parity.compare_outputs({"m": MATRIX}, {"m": f}, policy={"layout": "ignore"})["status"] == "pass"
+    close = MATRIX * (1 + 1e-5)
+    assert parity.compare_outputs({"m": MATRIX}, {"m": close})["status"] == "fail"
+    assert parity.compare_outputs({"m": MATRIX}, {"m": close}, rtol=1e-4)["status"] == "pass"
+    assert parity.compare_outputs({"m": MATRIX}, {"m": close},
+                                  tolerances={"outputs['m']": {"rtol": 1e-4}})["status"] == "pass"
+    typo = parity.compare_outputs({"m": MATRIX}, {"m": MATRIX}, tolerances={"outputs['n']": {"rtol": 1}})
+    assert failed(typo) == {("error", "outputs['n']")}
+
+
+def test_an_unknown_policy_is_a_value_error_naming_it():
+    with pytest.raises(ValueError, match="bogus"):
+        parity.compare_outputs(1, 1, policy={"layout": "bogus"})
+
+
+def test_an_unwritable_output_is_a_serialize_error_of_its_side():
+    outcome = parity.compare_outputs({"f": 1}, {"f": np.vectorize(abs)})
+    assert outcome["status"] == "error" and failed(outcome) == {("serialize", "candidate")}
+    assert "outputs['f']: cannot write an object of type numpy.vectorize" in outcome["message"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """gold, fsproxy and broken.flip_order runs of two corpus modules and the e2e scenarios, with the binary's own
+    compare JSON of each pair."""
+    tmp = tmp_path_factory.mktemp("runs")
+    paths = ["--scenarios", REPO / "scenarios" / "broadcasting.py", "--scenarios", REPO / "scenarios" / "shapes.py",
+             "--scenarios", E2E / "scenarios" / "basic.py"]
+    run("gold", tmp / "gold", *paths, check=1)  # basic.raises raises on purpose
+    run("fsproxy", tmp / "fsproxy", *paths, check=1)
+    run("broken.flip_order", tmp / "flip", *paths, check=1)
+    return {name: (tmp / name, compare(tmp / "gold", tmp / name, tmp)[1]) for name in ("fsproxy", "flip")}
+
+
+def comparable(scenario):
+    """A report's scenario without what differs from one compare to the next: times, and the repro command, whose
+    program is the binary's path in one and `parity` in the other."""
+    checks = [{**c, "message": c["message"].split("\nRepro: ")[0]} for c in scenario["checks"]]
+    return {**{k: v for k, v in scenario.items() if k not in ("seconds", "repro")}, "checks": checks}
+
+
+@pytest.mark.parametrize("candidate", ["fsproxy", "flip"])
+def test_compare_results_returns_the_binary_compare_json(runs, candidate):
+    results, expected = runs[candidate]
+    report = parity.compare_results(results.parent / "gold", results)
+    assert report["format"] == "parity-compare" and report["summary"] == expected["summary"]
+    assert [comparable(s) for s in report["scenarios"]] == [comparable(s) for s in expected["scenarios"]]
+
+
+def test_compare_results_catches_the_broken_backend(runs):
+    report = parity.compare_results(runs["flip"][0].parent / "gold", runs["flip"][0])
+    scenarios = {s["id"]: s for s in report["scenarios"]}
+    assert report["summary"]["fail"] >= 1
+    assert ("layout", "outputs['m']") in failed(scenarios["basic.matrix"])
+    assert parity.compare_results(runs["flip"][0].parent / "gold", runs["flip"][0], only=["basic.matrix"],
+                                  policy={"layout": "ignore"})["summary"]["pass"] == 1
+
+
+def test_compare_outputs_holds_what_a_report_scenario_holds(runs):
+    """The same fields as a scenario of the JSON report (docs/report-json.md), from the same writer."""
+    _, expected = runs["fsproxy"]
+    compared = next(s for s in expected["scenarios"] if s["status"] == "pass" and "skipped_checks" not in s)
+    assert set(parity.compare_outputs(MATRIX, MATRIX)) == set(compared)
+
+
+def test_compare_results_refuses_a_directory_that_is_no_run(tmp_path, runs):
+    with pytest.raises(ValueError, match="manifest.json"):
+        parity.compare_results(runs["fsproxy"][0], tmp_path)
+
+
+def python(code, env=None, cwd=None):
+    """Runs `code` in a fresh interpreter that imports this checkout's parity; returns the CompletedProcess."""
+    base = {k: v for k, v in os.environ.items() if k != "PARITY_CORE_DIR"}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300,
+                          env={**base, "PYTHONPATH": str(REPO / "python"), **(env or {})}, cwd=cwd)
+
+
+def test_reading_a_file_never_imports_the_module_it_names(tmp_path):
+    (tmp_path / "hostile_types.py").write_text(textwrap.dedent("""\
+        import pathlib
+        import numpy
+        pathlib.Path(__file__).with_name("imported").write_text("the module ran")
+
+        class Sub(numpy.ndarray):
+            pass
+        """))
+    file = tmp_path / "sub.parity"
+    core = {"PARITY_CORE_DIR": os.environ["PARITY_CORE_DIR"]}
+    wrote = python(f"""\
+        import numpy, sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import parity, hostile_types
+        parity.write_result({str(file)!r}, {{"x": numpy.arange(3.0).view(hostile_types.Sub)}})
+        """, core)
+    assert wrote.returncode == 0, wrote.stderr
+    (tmp_path / "imported").unlink()
+    # The module is importable from the reader's working directory and sys.path: only its name in the file is missing.
+    read = python(f"""\
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import parity
+        try:
+            parity.read_result({str(file)!r})
+        except ValueError as e:
+            print("refused:", e)
+        assert "hostile_types" not in sys.modules
+        """, core, cwd=tmp_path)
+    assert read.returncode == 0, read.stderr
+    assert f"refused: {file}: outputs['x']: type hostile_types.Sub is not rebuilt" in read.stdout, read.stdout
+    assert not (tmp_path / "imported").exists()
+
+
+def test_compare_results_never_imports_an_untrusted_backend(tmp_path):
+    backend = tmp_path / "marking_backend.py"
+    backend.write_text("import pathlib\npathlib.Path(__file__).with_name('imported').write_text('ran')\n")
+    scenarios = ["--scenarios", E2E / "scenarios" / "basic.py", "--only", "basic.matrix"]
+    run("gold", tmp_path / "gold", *scenarios)
+    run(str(backend), tmp_path / "cand", *scenarios)
+    (tmp_path / "imported").unlink()  # the run imported it, as it must
+    report = parity.compare_results(tmp_path / "gold", tmp_path / "cand")
+    assert not (tmp_path / "imported").exists()
+    assert report["summary"]["pass"] == 1
+    parity.compare_results(tmp_path / "gold", tmp_path / "cand", trust_backends=[str(backend)])
+    assert (tmp_path / "imported").exists()  # trusted: imported for its reducers, as `compare --trust-backend` does
+
+
+def test_import_parity_works_without_the_module_and_the_api_says_how_to_build_it():
+    proc = python("""\
+        import parity
+        assert parity.scenario and parity.skip  # what scenarios need
+        try:
+            parity.compare_outputs({}, {})
+        except ImportError as e:
+            print(e)
+        """)
+    assert proc.returncode == 0, proc.stderr
+    assert "cmake --build build --target parity_python" in proc.stdout and "PARITY_CORE_DIR" in proc.stdout
+    assert "pip install ." in proc.stdout
+
+
+def test_the_embedded_interpreter_imports_parity_without_the_module(tmp_path):
+    """`parity run` imports the package in its workers, where parity._core is never loaded."""
+    directory = tmp_path / "scenarios"
+    directory.mkdir()
+    (directory / "uses_api.py").write_text(textwrap.dedent("""\
+        import sys
+        import parity
+
+        @parity.scenario
+        def loaded(xp):
+            return {"core": "parity._core" in sys.modules}
+        """))
+    run("gold", tmp_path / "gold", "--scenarios", directory)
+    assert parity.read_result(next((tmp_path / "gold" / "results").glob("*.parity"))) == {"core": False}
+
+
+def test_a_run_result_file_reads_as_compare_rebuilds_it(runs):
+    gold = runs["fsproxy"][0].parent / "gold"
+    entries = json.loads((gold / "manifest.json").read_text())["scenarios"]
+    entry = next(s for s in entries if s["id"] == "basic.big_endian")
+    outputs = parity.read_result(gold / entry["file"])
+    assert outputs["label"] == "be" and outputs["be"].dtype.str == ">f8"
