@@ -14,6 +14,7 @@
 #include "atomic_file.h"
 #include "compare.h"
 #include "config.h"
+#include "config_file.h"
 #include "html_report.h"
 #include "interpreter.h"
 #include "json_report.h"
@@ -437,6 +438,9 @@ int main_impl(int argc, char** argv) {
   report->add_option("--junit", report_args.reports.junit, "write the JUnit XML report here");
   add_baselines(report, report_args.baselines);
 
+  ConfigFileArgs config_args;  // defaults from [tool.parity] (config_file.h); the command line wins
+  add_config_flags({list, run, compare}, config_args);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -445,6 +449,7 @@ int main_impl(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
+  if (const int rc = apply_config_file(app, config_args); rc != kExitOk) return rc;
   for (const PolicySpec& spec : policy_specs())  // what was given wins over the candidate backend's POLICY
     if (compare->get_option("--" + std::string(spec.name) + "-policy")->count() > 0)
       compare_args.options.policies_given.insert(spec.name);
