@@ -191,3 +191,24 @@ def test_a_parity_toml_names_its_tables_without_tool_parity(project):
     toml = write(project / "parity.toml", "[run]\njobs = 'many'\n")
     proc = parity("list", cwd=project, check=2)
     assert f"{toml}: [run] jobs: expected an integer" in proc.stderr, proc.stderr
+
+
+# Every TOML spelling of the table is found (the search skips the interpreter for files that cannot hold one).
+@pytest.mark.parametrize("text", [
+    '[project]\nname = "parity"\n[tool.parity]\nscenarios = "scen"\n',
+    '[tool.parity.list]\nscenarios = "scen"\n',
+    'tool.parity.scenarios = "scen"\n[project]\nname = "x"\n',
+    '[tool]\nparity.scenarios = "scen"\n',
+    '[tool]\n"parity" = { scenarios = "scen" }\n',
+    '[ "tool" . parity ]\nscenarios = "scen"\n',
+])
+def test_every_spelling_of_tool_parity_is_read(project, text):
+    pyproject = write(project / "deep" / "pyproject.toml", text.replace('"scen"', '"../scen"'))
+    proc = parity("list", "--json", cwd=project / "deep" / "er", check=0)
+    assert listed(proc) == IDS and f"configuration: {pyproject}" in proc.stderr, proc.stderr
+
+
+def test_a_project_named_parity_is_no_configuration(project):
+    write(project / "deep" / "pyproject.toml", '[project]\nname = "parity"\ndependencies = ["parity"]\n')
+    proc = parity("list", "--json", cwd=project / "deep", check=0)
+    assert "configuration:" not in proc.stderr and "configured.pid[n=1]" not in listed(proc)

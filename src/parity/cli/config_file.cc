@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "compare.h"
@@ -98,13 +99,24 @@ result = json.dumps(doc, allow_nan=False, default=lambda o: {"toml date": str(o)
              scope);
     return json::parse(scope["result"].cast<std::string>());
   } catch (const py::error_already_set& e) {
-    throw ConfigError(file.string() + ": not valid TOML: " + e.what());
+    // The exception alone ("TOMLDecodeError: Invalid statement (at line 4, column 1)"), not the traceback into tomllib.
+    throw ConfigError(file.string() + ": not valid TOML: " + py::str(e.type().attr("__name__")).cast<std::string>() +
+                      ": " + py::str(e.value()).cast<std::string>());
   }
 }
 
-// Cheap before the interpreter: a pyproject.toml that never spells "parity" has no [tool.parity].
+// Whether the text may hold [tool.parity], before the interpreter starts (a pyproject.toml naming a project "parity",
+// or parity as a dependency, is no configuration): a [tool.parity...] header, a dotted tool.parity key, or a [tool]
+// table or inline tool table with a parity key. tomllib decides.
+bool may_have_parity_table(const std::string& text) {
+  static const std::regex dotted(R"((^|\n)[ \t]*\[?[ \t]*["']?tool["']?[ \t]*\.[ \t]*["']?parity\b)");
+  static const std::regex table(R"((^|\n)[ \t]*\[[ \t]*["']?tool["']?[ \t]*\]|(^|\n)[ \t]*tool[ \t]*=)");
+  static const std::regex key(R"((^|\n|\{|,)[ \t]*["']?parity["']?[ \t]*[.=])");
+  return std::regex_search(text, dotted) || (std::regex_search(text, table) && std::regex_search(text, key));
+}
+
 bool has_parity_table(const fs::path& pyproject) {
-  return read_text(pyproject).find("parity") != std::string::npos && !parity_table(pyproject).is_null();
+  return may_have_parity_table(read_text(pyproject)) && !parity_table(pyproject).is_null();
 }
 
 std::string section(const fs::path& file, const std::string& command) {
