@@ -381,7 +381,7 @@ int main_impl(int argc, char** argv) {
   compare->add_option("gold", compare_args.gold, "gold results directory")->required();
   compare->add_option("candidate", compare_args.candidate, "candidate results directory")->required();
   compare->add_option("--json", compare_args.reports.json, "write the JSON report here");
-  compare->add_option("--junit", compare_args.reports.junit, "write the JUnit XML report here");
+  compare->add_option("--junit,--junitxml", compare_args.reports.junit, "write the JUnit XML report here");
   compare->add_option("--html", compare_args.reports.html, "write the HTML report here (one self-contained file)");
   add_verbosity(compare, compare_args.verbosity);
   add_baselines(compare, compare_args.baselines);
@@ -427,7 +427,7 @@ int main_impl(int argc, char** argv) {
       ->required();
   merge->add_option("--out", merge_args.out, "merge results directories into this new results directory");
   merge->add_option("--json", merge_args.reports.json, "write the merged JSON report here");
-  merge->add_option("--junit", merge_args.reports.junit, "write the merged JUnit XML report here");
+  merge->add_option("--junit,--junitxml", merge_args.reports.junit, "write the merged JUnit XML report here");
   merge->add_option("--html", merge_args.reports.html, "write the merged HTML report here");
   add_baselines(merge, merge_args.baselines);
 
@@ -435,7 +435,7 @@ int main_impl(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "render the HTML and JUnit reports again from a compare JSON");
   report->add_option("report", report_args.input, "the JSON that 'parity compare --json' wrote")->required();
   report->add_option("--html", report_args.reports.html, "write the HTML report here");
-  report->add_option("--junit", report_args.reports.junit, "write the JUnit XML report here");
+  report->add_option("--junit,--junitxml", report_args.reports.junit, "write the JUnit XML report here");
   add_baselines(report, report_args.baselines);
 
   ConfigFileArgs config_args;  // defaults from [tool.parity] (config_file.h); the command line wins
