@@ -313,6 +313,38 @@ TEST_F(JunitReport, ClassnameIsTheModuleAndNameTheFunctionWithParams) {
   EXPECT_STREQ(broken.attribute("classname").value(), "broken_module");
 }
 
+// GitHub's and GitLab's JUnit annotators put a failure at the testcase's file and line: the scenario's definition.
+TEST_F(JunitReport, TestcaseCarriesTheScenariosFileAndLineForCiAnnotators) {
+  add("pkg.mod", "located", "fail", "failed checks: values",
+      {failed_check("values", "outputs['a']", "Mismatched elements: 1 / 4")})["line"] = 12;
+  add("broken_module", "", "error", "the gold run raised SyntaxError: bad")["line"] = 0;  // no definition line known
+  const pugi::xml_node suite = parse();
+  const pugi::xml_node located = testcase(suite, "located");
+  ASSERT_TRUE(located) << xml_;
+  EXPECT_STREQ(located.attribute("file").value(), "scenarios/pkg.mod.py");
+  EXPECT_EQ(located.attribute("line").as_int(), 12);
+  const pugi::xml_node broken = suite.find_child_by_attribute("testcase", "classname", "broken_module");
+  EXPECT_STREQ(broken.attribute("file").value(), "scenarios/broken_module.py");
+  EXPECT_FALSE(broken.attribute("line")) << xml_;
+}
+
+// Both sides run the same code, so what each printed is labelled with its side; stderr goes to system-err.
+TEST_F(JunitReport, SystemOutAndErrHoldWhatEachSidePrintedLabelled) {
+  add("pkg.mod", "chatty", "fail", "failed checks: values")["output"] = {
+      {"gold", {{"stdout", "hello from gold\n"}}},
+      {"candidate", {{"stdout", "hello from the candidate"}, {"stderr", "\x1b[2Jwarned"}, {"truncated", true}}}};
+  add("pkg.mod", "quiet", "pass");
+  const pugi::xml_node suite = parse();
+  const pugi::xml_node chatty = testcase(suite, "chatty");
+  EXPECT_EQ(std::string(chatty.child_value("system-out")),
+            "----- gold stdout -----\nhello from gold\n----- candidate stdout (its end only) -----\n"
+            "hello from the candidate\n");
+  EXPECT_EQ(std::string(chatty.child_value("system-err")),
+            "----- candidate stderr (its end only) -----\n\xef\xbf\xbd[2Jwarned\n");
+  EXPECT_FALSE(testcase(suite, "quiet").child("system-out")) << xml_;
+  EXPECT_FALSE(testcase(suite, "quiet").child("system-err")) << xml_;
+}
+
 TEST_F(JunitReport, EachStatusGetsItsElement) {
   add_every_status();
   add("pkg.mod", "test_future", "someday", "a status from a newer parity");
@@ -507,6 +539,36 @@ TEST(JunitFromReportJson, CarriesTheNoticesOfChecksSkippedForTrust) {
   EXPECT_EQ(std::string(props.find_child_by_attribute("property", "name", "notice").attribute("value").as_string()),
             notice.at("message").get<std::string>())
       << xml;
+}
+
+// The JSON carries the definition line and each side's printed output from the runs' records; a manifest is data, so
+// only its text fields are kept.
+TEST(JunitFromReportJson, CarriesLineAndWhatEachRunRecordedAsPrinted) {
+  Manifest gold, cand;
+  CompareReport report = numpy_against_fsproxy(gold, cand);
+  parity::ScenarioRecord printed;
+  printed.id = "mod.f";
+  printed.output = {{"stdout", "gold says hi\n"}, {"stderr", 42}, {"truncated", "yes"}};
+  gold.scenarios.push_back(printed);
+  printed.output = {{"stderr", "candidate warns\n"}, {"truncated", true}};
+  cand.scenarios.push_back(printed);
+  ScenarioOutcome s;
+  s.id = "mod.f", s.status = "pass";
+  s.meta = {{"module", "mod"}, {"function", "f"}, {"source", "/src/mod.py"}, {"line", 7}};
+  report.scenarios.push_back(s);
+  const json doc = parity::report_to_json(report);
+  const json& scenario = doc.at("scenarios").at(0);
+  EXPECT_EQ(scenario.at("line"), 7);
+  EXPECT_EQ(scenario.at("output"), json({{"gold", {{"stdout", "gold says hi\n"}}},
+                                         {"candidate", {{"stderr", "candidate warns\n"}, {"truncated", true}}}}));
+  const std::string xml = parity::report_to_junit(doc);
+  EXPECT_EQ(schema_error(xml), "") << xml;
+  pugi::xml_document parsed;
+  ASSERT_TRUE(parsed.load_string(xml.c_str())) << xml;
+  const pugi::xml_node tc = parsed.child("testsuites").child("testsuite").child("testcase");
+  EXPECT_STREQ(tc.attribute("file").value(), "/src/mod.py");
+  EXPECT_EQ(tc.attribute("line").as_int(), 7);
+  EXPECT_STREQ(tc.child_value("system-out"), "----- gold stdout -----\ngold says hi\n");
 }
 
 // The writer's input is what report_to_json makes of a real CompareReport: the two agree on every count.

@@ -65,3 +65,15 @@ def test_no_step_hides_a_failure_and_actions_are_pinned_by_major_version(workflo
             assert step.get("continue-on-error") is not True, (name, step)
             if "uses" in step:
                 assert step["uses"].rsplit("@", 1)[1].startswith("v"), step["uses"]
+
+
+def test_the_merged_junit_reports_are_published_to_the_runs_checks(workflow):
+    merge = workflow["jobs"]["merge"]
+    publish = [s for s in steps(merge) if s.get("uses", "").startswith("mikepenz/action-junit-report@")]
+    assert len(publish) == 1 and publish[0]["if"] == "always()", "a failing night is the one to annotate"
+    uploads = [s for s in steps(merge) if s.get("uses", "").startswith("actions/upload-artifact@")]
+    written = [line.strip() for s in uploads for line in s["with"]["path"].splitlines() if line.strip().endswith(".xml")]
+    assert written == ["${{ env.OUT }}/*/junit.xml"], "the JUnit path the merge step writes (scripts/nightly.sh merge)"
+    assert publish[0]["with"]["report_paths"] == written[0]
+    assert '--junit "$dir/junit.xml"' in (REPO / "scripts" / "nightly.sh").read_text()  # $dir: OUT/CANDIDATE
+    assert merge["permissions"]["checks"] == "write" and merge["permissions"]["contents"] == "read"

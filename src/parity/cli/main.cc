@@ -11,6 +11,7 @@
 #include "compare.h"
 #include "compare_results.h"
 #include "config.h"
+#include "config_file.h"
 #include "json_report.h"
 #include "merge.h"
 #include "progress.h"
@@ -217,7 +218,7 @@ Subcommand define_compare(CLI::App& app, const std::string& program) {
   compare->add_option("gold", compare_args.gold, "gold results directory")->required();
   compare->add_option("candidate", compare_args.candidate, "candidate results directory")->required();
   compare->add_option("--json", compare_args.reports.json, "write the JSON report here");
-  compare->add_option("--junit", compare_args.reports.junit, "write the JUnit XML report here");
+  compare->add_option("--junit,--junitxml", compare_args.reports.junit, "write the JUnit XML report here");
   compare->add_option("--html", compare_args.reports.html, "write the HTML report here (one self-contained file)");
   add_verbosity(compare, compare_args.verbosity);
   add_baselines(compare, compare_args.baselines);
@@ -272,7 +273,7 @@ Subcommand define_merge(CLI::App& app, const std::string& program) {
       ->required();
   merge->add_option("--out", merge_args.out, "merge results directories into this new results directory");
   merge->add_option("--json", merge_args.reports.json, "write the merged JSON report here");
-  merge->add_option("--junit", merge_args.reports.junit, "write the merged JUnit XML report here");
+  merge->add_option("--junit,--junitxml", merge_args.reports.junit, "write the merged JUnit XML report here");
   merge->add_option("--html", merge_args.reports.html, "write the merged HTML report here");
   add_baselines(merge, merge_args.baselines);
   return {merge, [args, program] { return merge_command(*args, program); }};
@@ -284,7 +285,7 @@ Subcommand define_report(CLI::App& app) {
   auto* report = app.add_subcommand("report", "render the HTML and JUnit reports again from a compare JSON");
   report->add_option("report", report_args.input, "the JSON that 'parity compare --json' wrote")->required();
   report->add_option("--html", report_args.reports.html, "write the HTML report here");
-  report->add_option("--junit", report_args.reports.junit, "write the JUnit XML report here");
+  report->add_option("--junit,--junitxml", report_args.reports.junit, "write the JUnit XML report here");
   add_baselines(report, report_args.baselines);
   return {report, [args] { return report_command(*args); }};
 }
@@ -300,6 +301,9 @@ int main_impl(int argc, char** argv) {
   const std::vector<Subcommand> subcommands = {define_list(app),           define_run(app, program),
                                                define_worker(app),         define_compare(app, program),
                                                define_merge(app, program), define_report(app)};
+  ConfigFileArgs config_args;  // defaults from [tool.parity] (config_file.h); the command line wins
+  add_config_flags({app.get_subcommand("list"), app.get_subcommand("run"), app.get_subcommand("compare")},
+                   config_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -308,6 +312,7 @@ int main_impl(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
+  if (const int rc = apply_config_file(app, config_args); rc != kExitOk) return rc;
   for (const Subcommand& subcommand : subcommands)
     if (*subcommand.command) return subcommand.run();
   return kExitUsage;  // require_subcommand(1): never reached

@@ -124,6 +124,7 @@ json to_json(const ScenarioRecord& s) {
   if (!s.fidelity_values.is_null()) entry["fidelity_values"] = s.fidelity_values;
   if (!s.pickle_file.empty()) entry["pickle_file"] = s.pickle_file;
   if (!s.pickle_error.is_null()) entry["pickle_error"] = s.pickle_error;
+  if (!s.output.is_null()) entry["output"] = s.output;
   return entry;
 }
 
@@ -139,6 +140,7 @@ ScenarioRecord record_from_json(const json& s) {
   r.fidelity_values = s.value("fidelity_values", json());
   r.pickle_file = s.value("pickle_file", "");
   r.pickle_error = s.value("pickle_error", json());
+  r.output = s.value("output", json());
   for (const std::string& f : {r.file, r.pickle_file})
     if (!f.empty() && !is_safe_result_path(f))
       throw std::invalid_argument("scenario " + r.id + ": result file '" + f +

@@ -32,6 +32,8 @@ struct ScenarioRecord {
   nlohmann::json fidelity_values;  ///< {path: type and short value}, beside `fidelity`, for its failures' messages
   std::string pickle_file;  ///< the outputs pickled with protocol 5, relative to the results directory
   nlohmann::json pickle_error;  ///< {type, message, traceback, path} when pickling the outputs raised
+  nlohmann::json output;  ///< {stdout, stderr, truncated}: what it printed, each stream's tail (parity.capture); null
+                          ///< when it printed nothing
 };
 
 struct Manifest {

@@ -27,6 +27,39 @@ json check_json(const Check& c) {
   return {{"check", c.check}, {"ok", c.ok}, {"path", c.path}, {"message", c.message}, {"details", c.details}};
 }
 
+// What each scenario of a run printed (parity.capture), by id: only its text fields, for a manifest is data.
+std::map<std::string, json> printed_by_id(const Manifest* run) {
+  std::map<std::string, json> out;
+  if (!run) return out;
+  for (const ScenarioRecord& r : run->scenarios) {
+    if (!r.output.is_object()) continue;
+    json kept = json::object();
+    for (const char* stream : {"stdout", "stderr"})
+      if (r.output.contains(stream) && r.output[stream].is_string()) kept[stream] = r.output[stream];
+    if (kept.empty()) continue;
+    if (r.output.contains("truncated") && r.output["truncated"] == true) kept["truncated"] = true;
+    out[r.id] = std::move(kept);
+  }
+  return out;
+}
+
+// Each scenario's "output": {gold: ..., candidate: ...}, the sides that printed something (JUnit's system-out/err).
+void add_printed(json& scenarios, const CompareReport& report) {
+  const std::map<std::string, json> sides[] = {printed_by_id(report.gold), printed_by_id(report.candidate)};
+  for (json& s : scenarios) {
+    json printed = json::object();
+    for (int i = 0; i < 2; ++i)
+      if (const auto it = sides[i].find(s.value("id", "")); it != sides[i].end())
+        printed[i == 0 ? "gold" : "candidate"] = it->second;
+    if (!printed.empty()) s["output"] = std::move(printed);
+  }
+}
+
+// The line of the scenario's definition, 0 when unknown (a module that failed to import, an older manifest).
+int definition_line(const json& meta) {
+  return meta.is_object() && meta.contains("line") && meta["line"].is_number_integer() ? meta["line"].get<int>() : 0;
+}
+
 }  // namespace
 
 json skipped_notices(const json& scenarios) {
@@ -71,6 +104,7 @@ json scenario_to_json(const ScenarioOutcome& s) {
           {"seconds", {{"gold", s.gold_seconds}, {"candidate", s.candidate_seconds}, {"compare", s.compare_seconds}}},
           {"policy", s.policy},
           {"source", s.meta.value("source", "")},
+          {"line", definition_line(s.meta)},
           {"repro", s.repro}};
   // Present only when the outputs were compared: how many leaves there are and how many each check covered.
   if (s.coverage) doc["coverage"] = s.coverage->to_json();
@@ -83,6 +117,7 @@ json scenario_to_json(const ScenarioOutcome& s) {
 json report_to_json(const CompareReport& report) {
   json scenarios = json::array();
   for (const auto& s : report.scenarios) scenarios.push_back(scenario_to_json(s));
+  add_printed(scenarios, report);
   json counts = report.counts();
   counts["total"] = report.scenarios.size();
   json doc = {{"format", "parity-compare"},

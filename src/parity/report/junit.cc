@@ -126,12 +126,35 @@ const char* outcome_element(const std::string& status) {
   return it == kElements.end() ? "error" : it->second;
 }
 
+// Where CI annotators (GitHub check runs, GitLab) point a testcase: its scenario's source file and definition line.
+void add_location(pugi::xml_node tc, const json& s) {
+  if (const std::string file = text_at(s, "/source"); !file.empty()) set(tc, "file", file);
+  const json::json_pointer line("/line");
+  if (s.contains(line) && s.at(line).is_number_integer() && s.at(line).get<long long>() > 0)
+    set(tc, "line", std::to_string(s.at(line).get<long long>()));
+}
+
+// What both sides printed on one stream ("stdout" or "stderr"), each under a label saying whose it is: gold and
+// candidate run the same code, so their lines alone would read as one run's.
+std::string printed(const json& s, const std::string& stream) {
+  std::string text;
+  for (const std::string side : {"gold", "candidate"}) {
+    const std::string part = text_at(s, "/output/" + side + "/" + stream);
+    if (part.empty()) continue;
+    const json::json_pointer cut("/output/" + side + "/truncated");
+    text += "----- " + side + " " + stream + (s.contains(cut) && s.at(cut) == true ? " (its end only)" : "") +
+            " -----\n" + part + (part.back() == '\n' ? "" : "\n");
+  }
+  return text;
+}
+
 // Adds the testcase; returns its outcome element's name ("" for a pass).
 std::string add_testcase(pugi::xml_node suite, const json& s) {
   auto tc = suite.append_child("testcase");
   const std::string module = text_at(s, "/module");
   set(tc, "classname", module.empty() ? text_at(s, "/id") : module);
   set(tc, "name", testcase_name(s));
+  add_location(tc, s);
   // All three passes: the scenario's cost, whichever side made it slow.
   set(tc, "time",
       seconds_text(seconds_at(s, "/seconds/gold") + seconds_at(s, "/seconds/candidate") +
@@ -144,9 +167,13 @@ std::string add_testcase(pugi::xml_node suite, const json& s) {
     set(node, "type", status);  // keeps xpass apart from fail and xfail apart from skip
     if (status != "skip") node.text().set(xml_safe(body(s)).c_str());
   }
-  // "values covered 2 of 5 leaves": leaves no values comparison reached (the schema puts system-out last).
-  if (const std::string gap = coverage_note(s.value("coverage", json())); !gap.empty())
-    tc.append_child("system-out").text().set(xml_safe(gap).c_str());
+  // "values covered 2 of 5 leaves": leaves no values comparison reached, then what the scenario printed (the schema
+  // puts system-out and system-err last).
+  const std::string gap = coverage_note(s.value("coverage", json())), stdout_text = printed(s, "stdout");
+  if (const std::string out = gap + (gap.empty() || stdout_text.empty() ? "" : "\n") + stdout_text; !out.empty())
+    tc.append_child("system-out").text().set(xml_safe(out).c_str());
+  if (const std::string err = printed(s, "stderr"); !err.empty())
+    tc.append_child("system-err").text().set(xml_safe(err).c_str());
   return element ? element : "";
 }
 

@@ -126,8 +126,11 @@ ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::files
   record.id = scenario.attr("id").cast<std::string>();
   record.meta = to_json(scenario.attr("metadata")());
   const auto start = std::chrono::steady_clock::now();
-  py::dict outcome = scenario.attr("call")(backend);
+  // What it prints still reaches this worker's stdout/stderr, and is kept in its record for the reports too.
+  static py::object call = py::module_::import("parity.capture").attr("call_capturing");
+  py::dict outcome = call(scenario, backend);
   record.status = outcome["status"].cast<std::string>();
+  if (outcome.contains("output")) record.output = to_json(outcome["output"]);
   if (record.status != "ok") record.error = to_json(outcome["error"]);
   try {
     if (record.status == "ok") record_outputs(record, outcome["outputs"], out, pickle_probe);
