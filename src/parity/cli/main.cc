@@ -21,6 +21,7 @@
 #include "manifest.h"
 #include "merge.h"
 #include "progress.h"
+#include "resources.h"
 #include "runner.h"
 #include "text.h"
 #include "trends.h"
@@ -449,7 +450,7 @@ int main_impl(int argc, char** argv) {
     if (compare->get_option("--" + std::string(spec.name) + "-policy")->count() > 0)
       compare_args.options.policies_given.insert(spec.name);
   for (Selection* s : {&list_selection, &run_options.selection})
-    if (s->paths.empty()) s->paths.push_back(PARITY_SCENARIOS);
+    if (s->paths.empty()) s->paths.push_back(resources().scenarios);
   if (*list) return list_scenarios(list_selection, list_json);
   run_options.program = self_path(argv[0]);
   if (*run) return run_scenarios(run_options);
