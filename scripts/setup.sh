@@ -30,12 +30,14 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "setup: creating virtualenv $venv from $base_python"
   "$base_python" -m venv "$venv"
 fi
-# Reinstall only when the pins change: the stamp holds the requirements' checksum.
+# The lock (requirements/README.md) pins every package, transitive ones too, with hashes; pip refuses anything else.
+# Reinstall only when the lock changes: the stamp holds its checksum.
+lock="$repo/requirements/lock.txt"
 stamp="$venv/.parity-requirements.sha256"
-want=$(sha256sum "$repo/requirements.txt" | cut -d' ' -f1)
+want=$(sha256sum "$lock" | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing pinned Python packages into $venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$repo/requirements.txt"
+  echo "setup: installing the locked Python packages into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes -r "$lock"
   echo "$want" >"$stamp"
 fi
 echo "setup: ready (python: $venv/bin/python)"

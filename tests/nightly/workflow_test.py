@@ -15,7 +15,7 @@ WORKFLOW = REPO / ".github" / "workflows" / "nightly.yml"
 @pytest.fixture(scope="module")
 def workflow():
     # ruamel.yaml comes with check-jsonschema; as YAML 1.2 it keeps the key `on` a string (PyYAML makes it True).
-    yaml = pytest.importorskip("ruamel.yaml", reason="ruamel.yaml is not installed (requirements.txt: check-jsonschema)")
+    yaml = pytest.importorskip("ruamel.yaml", reason="ruamel.yaml is not installed (requirements/test.in: check-jsonschema)")
     return yaml.YAML(typ="safe", pure=True).load(WORKFLOW.read_text())
 
 
@@ -25,7 +25,7 @@ def steps(job):
 
 def test_the_workflow_matches_githubs_workflow_schema():
     if importlib.util.find_spec("check_jsonschema") is None:
-        print("check-jsonschema is not importable (scripts/setup.sh installs it from requirements.txt)")
+        print("check-jsonschema is not importable (scripts/setup.sh installs it from requirements/lock.txt)")
         pytest.skip("check-jsonschema is not importable")
     proc = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
                            str(WORKFLOW)], capture_output=True, text=True, timeout=120)

@@ -17,6 +17,7 @@
 #include "progress.h"
 #include "protocol.h"
 #include "report_files.h"
+#include "resources.h"
 #include "runner.h"
 #include "text.h"
 #include "trends.h"
@@ -158,7 +159,7 @@ Subcommand define_list(CLI::App& app) {
   add_selection(list, list_selection);
   list->add_flag("--json", list_json, "print ids with their declarations as JSON");
   return {list, [args] {
-            if (args->selection.paths.empty()) args->selection.paths.push_back(PARITY_SCENARIOS);
+            if (args->selection.paths.empty()) args->selection.paths.push_back(resources().scenarios);
             return list_scenarios(args->selection, args->json);
           }};
 }
@@ -188,7 +189,7 @@ Subcommand define_run(CLI::App& app, const std::string& program) {
                   "megabytes of resident memory a worker may use before it is stopped (default: no limit)");
   add_sharding(run, run_options.sharding);
   return {run, [args, program] {
-            if (args->selection.paths.empty()) args->selection.paths.push_back(PARITY_SCENARIOS);
+            if (args->selection.paths.empty()) args->selection.paths.push_back(resources().scenarios);
             args->program = program;
             return run_scenarios(*args);
           }};

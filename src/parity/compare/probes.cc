@@ -176,7 +176,7 @@ std::string load_scenario_reducers(const FormatError& e, const json& meta, const
   if (what.find("no reducer named") == std::string_view::npos && what.find("is not rebuilt") == std::string_view::npos)
     return "";
   return py::module_::import("parity.trust")
-      .attr("load_scenario_reducers")(to_py(meta), py::cast(options.trusted_scenarios), PARITY_SCENARIOS)
+      .attr("load_scenario_reducers")(to_py(meta), py::cast(options.trusted_scenarios), resources().scenarios)
       .cast<std::optional<std::string>>()
       .value_or("");
 }
@@ -217,7 +217,7 @@ void check_assert_eq(const std::string& id, const json& meta, Rebuilt& rebuilt, 
   if (meta.value("kind", "") != "pytest" || !meta.contains("assert_eq") || !meta.at("assert_eq").is_string()) return;
   py::module_ asserters = py::module_::import("parity.asserters");
   const py::tuple found =
-      asserters.attr("find")(to_py(meta), id, py::cast(options.trusted_scenarios), PARITY_SCENARIOS);
+      asserters.attr("find")(to_py(meta), id, py::cast(options.trusted_scenarios), resources().scenarios);
   if (!found[2].is_none()) return fail_assert_eq(found[2], list);
   if (!rebuilt.error().empty()) {
     std::string why = rebuilt.scenarios_why().empty() ? rebuilt.error() : rebuilt.scenarios_why();

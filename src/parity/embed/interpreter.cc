@@ -7,18 +7,13 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "config.h"
 #include "numpy_api.h"
+#include "resources.h"
 
 namespace py = pybind11;
 
 namespace parity {
 namespace {
-
-std::string env_or(const char* name, const char* fallback) {
-  const char* value = std::getenv(name);
-  return value && *value ? value : fallback;
-}
 
 // Setting `executable` makes CPython's getpath find the virtualenv's pyvenv.cfg, so sys.prefix and
 // site-packages are the virtualenv's, exactly as if that python had been started.
@@ -49,8 +44,8 @@ void initialize(const std::string& executable) {
 }  // namespace
 
 InterpreterPaths configured_paths() {
-  return {env_or("PARITY_PYTHON_EXECUTABLE", PARITY_PYTHON_EXECUTABLE),
-          env_or("PARITY_PYTHON_PACKAGE", PARITY_PYTHON_PACKAGE), env_or("PARITY_FIXTURES", PARITY_FIXTURES)};
+  const Resources& found = resources();
+  return {found.python_executable, found.python_package, found.fixtures};
 }
 
 void import_numpy_api(const std::string& python) {
@@ -66,7 +61,8 @@ void start_interpreter() {
   const InterpreterPaths paths = configured_paths();
   initialize(paths.python_executable);
   import_numpy_api(paths.python_executable);
-  py::module_::import("sys").attr("path").attr("insert")(0, paths.python_package);
+  // Empty when pip installed the package into the interpreter's site-packages.
+  if (!paths.python_package.empty()) py::module_::import("sys").attr("path").attr("insert")(0, paths.python_package);
   py::module_::import("parity.backend").attr("register_fixtures")(paths.fixtures);
 }
 

@@ -5,10 +5,11 @@
 
 namespace parity {
 
-/// Paths compiled in at configure time; each can be overridden by an environment variable of the same name.
+/// The interpreter's part of resources() (resources.h): found relative to the executable; each can be overridden by
+/// an environment variable of the same name.
 struct InterpreterPaths {
   std::string python_executable;  ///< PARITY_PYTHON_EXECUTABLE: its virtualenv's packages become importable
-  std::string python_package;     ///< PARITY_PYTHON_PACKAGE: directory that holds the `parity` package
+  std::string python_package;     ///< PARITY_PYTHON_PACKAGE: directory that holds `parity` (empty: site-packages)
   std::string fixtures;           ///< PARITY_FIXTURES: directory of built-in backends (package parity_fixtures)
 };
 

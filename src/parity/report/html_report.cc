@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "config.h"
+#include "resources.h"
 
 namespace py = pybind11;
 
@@ -16,7 +16,7 @@ std::string report_to_html(const nlohmann::json& report) {
   const std::string text = report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   try {
     py::object render = py::module_::import("parity.html_report").attr("render");
-    return render(text, PARITY_TEMPLATES).cast<std::string>();
+    return render(text, resources().templates).cast<std::string>();
   } catch (py::error_already_set& e) {
     // The exception's own text, without pybind11's "At:" trace: the template's complaint is what a person needs.
     const std::string type = py::str(e.type().attr("__name__"));

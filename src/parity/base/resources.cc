@@ -1,0 +1,89 @@
+// Finds parity's resources relative to the running executable (installed prefix or build tree), no path compiled in.
+#include "resources.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace parity {
+namespace {
+
+// The name of the one-line file in the build tree's share/parity that names the Python the build was configured
+// with; an installed parity finds its virtualenv's python beside it instead.
+constexpr const char* kPythonLocator = "python-executable";
+
+std::string env_or(const char* (*getenv)(const char*), const char* name, const std::string& fallback) {
+  const char* value = getenv(name);
+  return value && *value ? value : fallback;
+}
+
+// share/parity under the executable's folder, its parent or its grandparent: bin/ of a prefix, the build folder, and
+// the build's tests/ and tests/fuzz/ folders.
+fs::path find_share(const fs::path& exe_dir, std::string& searched) {
+  fs::path dir = exe_dir;
+  for (int level = 0; level < 3; ++level, dir = dir.parent_path()) {
+    const fs::path share = dir / "share" / "parity";
+    if (fs::is_directory(share / "fixtures")) return share;
+    searched += (searched.empty() ? "" : ", ") + share.string();
+  }
+  return {};
+}
+
+std::string first_line(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// The virtualenv's python when the executable lives in a virtualenv's bin/ (pip installed it there); else the
+// build tree's locator file; else the python3 found on PATH (an install outside any virtualenv).
+std::string find_python(const fs::path& exe_dir, const fs::path& share) {
+  if (fs::exists(exe_dir.parent_path() / "pyvenv.cfg") && fs::exists(exe_dir / "python"))
+    return (exe_dir / "python").string();
+  if (!share.empty() && fs::exists(share / kPythonLocator)) return first_line(share / kPythonLocator);
+  if (fs::exists(exe_dir / "python3")) return (exe_dir / "python3").string();
+  return "python3";
+}
+
+std::string under(const fs::path& share, const char* name) { return share.empty() ? "" : (share / name).string(); }
+
+}  // namespace
+
+Resources find_resources(const std::string& executable, const char* (*getenv)(const char*)) {
+  const fs::path exe_dir = fs::path(executable).parent_path();
+  std::string searched;
+  const fs::path share = find_share(exe_dir, searched);
+  Resources r;
+  r.share = share.string();
+  r.python_executable = env_or(getenv, "PARITY_PYTHON_EXECUTABLE", find_python(exe_dir, share));
+  // The build tree and a plain `cmake --install` carry the package in share/parity/python; a pip install puts it
+  // into site-packages, which the embedded interpreter already searches.
+  const bool shipped_package = !share.empty() && fs::is_directory(share / "python" / "parity");
+  r.python_package = env_or(getenv, "PARITY_PYTHON_PACKAGE", shipped_package ? under(share, "python") : "");
+  r.fixtures = env_or(getenv, "PARITY_FIXTURES", under(share, "fixtures"));
+  r.scenarios = env_or(getenv, "PARITY_SCENARIOS", under(share, "scenarios"));
+  r.templates = env_or(getenv, "PARITY_TEMPLATES", under(share, "templates"));
+  if (r.fixtures.empty() || r.scenarios.empty() || r.templates.empty())
+    throw std::runtime_error(
+        "parity's resources (share/parity: built-in backends, scenarios, templates) are not "
+        "beside the executable " +
+        executable + " (searched " + searched +
+        "); reinstall parity, or set PARITY_FIXTURES, PARITY_SCENARIOS and PARITY_TEMPLATES");
+  return r;
+}
+
+const Resources& resources() {
+  static const Resources found = [] {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) throw std::runtime_error("cannot read /proc/self/exe to find parity's resources: " + ec.message());
+    return find_resources(exe.string(), [](const char* name) -> const char* { return std::getenv(name); });
+  }();
+  return found;
+}
+
+}  // namespace parity

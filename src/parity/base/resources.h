@@ -1,0 +1,31 @@
+// Where parity's resources (Python package, built-in backends, bundled corpus, templates, Python) are: found
+// relative to the running executable, so that an installed or moved parity needs no source path compiled in.
+#pragma once
+
+#include <string>
+
+namespace parity {
+
+/// The resource directories of this parity. Looked up from the executable's own location (/proc/self/exe): the
+/// first of its folder, its parent and its grandparent that holds `share/parity/` is the root, so
+/// `<prefix>/bin/parity` (installed) and `build/parity`, `build/tests/...` (the build tree, where the build links
+/// `build/share/parity/*` to the sources) find the same layout. Each field can be overridden by the environment
+/// variable named beside it.
+struct Resources {
+  std::string share;              ///< the `share/parity` folder found (empty when none was)
+  std::string python_executable;  ///< PARITY_PYTHON_EXECUTABLE: the interpreter to embed (its virtualenv's packages)
+  std::string python_package;     ///< PARITY_PYTHON_PACKAGE: folder holding `parity`; empty: its site-packages do
+  std::string fixtures;           ///< PARITY_FIXTURES: built-in backends (the package parity_fixtures)
+  std::string scenarios;          ///< PARITY_SCENARIOS: the bundled corpus, the default scenario path
+  std::string templates;          ///< PARITY_TEMPLATES: the HTML report's templates
+};
+
+/// The resources of this process, looked up once. Throws std::runtime_error naming the folders it searched when
+/// no `share/parity` is found and the environment does not name every folder.
+const Resources& resources();
+
+/// The lookup itself, from an executable's path and the environment (`getenv`-like); resources() calls it with
+/// /proc/self/exe and std::getenv. Exposed for the tests.
+Resources find_resources(const std::string& executable, const char* (*getenv)(const char*));
+
+}  // namespace parity

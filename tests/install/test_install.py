@@ -1,0 +1,103 @@
+"""`pip install .` into a fresh virtualenv gives a working parity with the source tree gone: run, compare and
+report over part of the bundled corpus, `python -m parity`, and one version everywhere (issue #19)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+REPO = Path(os.environ["PARITY_REPO"])
+# Scenarios of the bundled corpus the installed parity runs: a few modules, so the test's time is the build.
+KEYWORD = "broadcasting or dtypes or byteorder"
+
+
+def sh(*cmd, **kw):
+    """Runs a command; its output is shown when it fails, so a broken install says why."""
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+    print(f"$ {' '.join(map(str, cmd))} -> {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """A fresh virtualenv with parity pip-installed from a copy of the source tree, and the copy deleted."""
+    try:
+        import scikit_build_core  # noqa: F401  the build backend, used without build isolation
+    except ImportError:
+        pytest.fail(f"scikit-build-core is not importable by {sys.executable}: scripts/setup.sh installs it "
+                    "from requirements/lock.txt")
+    tmp = tmp_path_factory.mktemp("install")
+    source = tmp / "source"
+    listed = subprocess.run(["git", "-C", REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (REPO / name).is_file():  # a file deleted in the working tree but not yet in the index is skipped
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name)
+    venv = tmp / "venv"
+    assert sh(sys.executable, "-m", "venv", venv).returncode == 0
+    # The packages come from this test's own virtualenv (the lock's numpy, jinja2, scikit-build-core, ...), seen
+    # through a .pth file, so the test builds offline: what is under test is parity's packaging, not pip's resolver.
+    purelib = Path(sh(venv / "bin/python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))").stdout.strip())
+    (purelib / "parity-test-deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    for name in ("PARITY_BIN", "PARITY_REPO", "PYTHONPATH"):
+        env.pop(name, None)
+    proc = sh(venv / "bin/python", "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index", source,
+              env=env, cwd=tmp)
+    assert proc.returncode == 0, "pip install of the copied source tree failed"
+    shutil.rmtree(source)
+    return tmp, venv, env
+
+
+def test_installed_layout(installed):
+    """The executable in the virtualenv's bin/, its resources in share/parity/, the package in site-packages."""
+    _, venv, _ = installed
+    assert os.access(venv / "bin/parity", os.X_OK)
+    for name in ("fixtures/gold.py", "fixtures/fsproxy.py", "scenarios/dtypes.py", "templates/report.html.j2"):
+        assert (venv / "share/parity" / name).is_file(), name
+    assert not (venv / "share/parity/python-executable").exists(), "the build tree's locator was installed"
+
+
+def test_versions_agree(installed):
+    """`parity --version`, `python -m parity --version`, parity.__version__ and the distribution's version: one."""
+    tmp, venv, env = installed
+    binary = sh(venv / "bin/parity", "--version", env=env, cwd=tmp)
+    module = sh(venv / "bin/python", "-m", "parity", "--version", env=env, cwd=tmp)
+    package = sh(venv / "bin/python", "-c", "import importlib.metadata as m, parity;"
+                 "print(parity.__version__, m.version('parity'), parity.__file__)", env=env, cwd=tmp)
+    assert binary.returncode == module.returncode == package.returncode == 0
+    version, distribution, where = package.stdout.split()
+    assert binary.stdout.split() == module.stdout.split() == [version]
+    assert distribution == version
+    assert Path(where).is_relative_to(venv), f"parity imported from {where}, not the installed package"
+
+
+def test_run_compare_report(installed):
+    """The installed parity runs gold and fsproxy over part of the bundled corpus, compares and reports."""
+    tmp, venv, env = installed
+    parity = venv / "bin/parity"
+    out = tmp / "out"
+    for backend in ("gold", "fsproxy"):
+        assert sh(parity, "run", "--backend", backend, "-k", KEYWORD, "--out", out / backend, env=env,
+                  cwd=tmp).returncode == 0, backend
+    reports = out / "reports"
+    reports.mkdir()
+    compared = sh(venv / "bin/python", "-m", "parity", "compare", out / "gold", out / "fsproxy",
+                  "--json", reports / "report.json", "--junit", reports / "junit.xml", "--html", reports / "report.html",
+                  env=env, cwd=tmp)
+    assert compared.returncode == 0
+    report = json.loads((reports / "report.json").read_text())
+    scenarios = report["scenarios"]
+    assert scenarios and all(s["status"] in ("pass", "xfail", "skip") for s in scenarios), scenarios
+    assert {s["module"] for s in scenarios} >= {"broadcasting", "dtypes", "byteorder"}
+    version = sh(parity, "--version", env=env).stdout.split()
+    assert [report["parity"]] == version
+    assert "<testsuite" in (reports / "junit.xml").read_text()
+    assert "</html>" in (reports / "report.html").read_text()
+    rendered = sh(parity, "report", reports / "report.json", "--html", reports / "again.html", env=env, cwd=tmp)
+    assert rendered.returncode == 0 and "</html>" in (reports / "again.html").read_text()
