@@ -64,7 +64,7 @@ TEST_F(ResourcesTest, TheBuildTreeIsFoundFromTheBinaryAndFromTestsBelowIt) {
   const fs::path share = make_share(build);
   touch(share / "python" / "parity" / "__init__.py");
   touch(share / "python-executable", "/somewhere/venv/bin/python\n");
-  for (const fs::path exe : {build / "parity", build / "tests" / "parity_tests", build / "tests" / "fuzz" / "f"}) {
+  for (const fs::path& exe : {build / "parity", build / "tests" / "parity_tests", build / "tests" / "fuzz" / "f"}) {
     const auto r = find_resources(exe.string(), fake_getenv);
     EXPECT_EQ(r.share, share.string()) << exe;
     EXPECT_EQ(r.python_executable, "/somewhere/venv/bin/python") << exe;

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "compare_internal.h"
-#include "config.h"
+#include "resources.h"
 #include "messages.h"
 #include "safe_file.h"
 
