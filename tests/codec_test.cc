@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <pybind11/embed.h>
+#include <pybind11/stl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <set>
 
 #include "compare.h"
 #include "numpy_api.h"
@@ -155,10 +157,80 @@ TEST(Codec, StateKeysThatArePathSuffixesNameTheirParts) {
   EXPECT_EQ(state_path("outputs['df']", "['a']"), "outputs['df']['a']");
   EXPECT_EQ(state_path("outputs['s']", ".iloc[3]"), "outputs['s'].iloc[3]");
   EXPECT_EQ(state_path("outputs['m']", "mask"), "outputs['m'].mask");
-  EXPECT_EQ(py::module_::import("parity.reducers").attr("state_path")("outputs['df']", "['a']").cast<std::string>(),
+  EXPECT_EQ(py::module_::import("parity.paths").attr("state_path")("outputs['df']", "['a']").cast<std::string>(),
             "outputs['df']['a']");
-  EXPECT_EQ(py::module_::import("parity.reducers").attr("state_path")("outputs['m']", "mask").cast<std::string>(),
+  EXPECT_EQ(py::module_::import("parity.paths").attr("state_path")("outputs['m']", "mask").cast<std::string>(),
             "outputs['m'].mask");
+}
+
+// The output-path grammar is written twice: in C++ (paths.cc: the paths the codec reads back) and in parity.paths
+// (the paths parity.probe keys the fidelity digests by). Where the two differ, a digest is looked up at a path the
+// other side never wrote, and the fidelity check silently stops comparing it. Returns each case they spell apart.
+std::vector<std::string> path_grammar_differences(py::handle python) {
+  std::vector<std::string> found;
+  const auto same = [&](const std::string& what, const std::string& cpp, py::handle spelled) {
+    const std::string py_text = py::str(spelled).cast<std::string>();
+    if (py_text != cpp) found.push_back(what + ": C++ " + cpp + ", Python " + py_text);
+  };
+  const char* keys[] = {
+      "a",   "it's",     "back\\slash", "\\'",   "'",         "\\", "",       "caf\xc3\xa9 \xe2\x82\xac", "a.b",
+      "[0]", ".iloc[3]", "a']['b",      "\"q\"", "line\nend", "1",  "(1, 2)", "\xf0\x9f\x98\x80'\\",      "state"};
+  for (const std::string key : keys) {
+    same("key_path(" + key + ")", key_path("outputs", key), python.attr("key_path")("outputs", py::str(key)));
+    same("state_path(" + key + ")", state_path("outputs['m']", key),
+         python.attr("state_path")("outputs['m']", py::str(key)));
+  }
+  const std::vector<std::vector<std::int64_t>> indexes = {{}, {0}, {2, 0}, {1, 2, 3}, {12345678901, 0}};
+  for (const auto& index : indexes)
+    same("index_path", "outputs" + index_path(index), python.attr("index_path")("outputs", py::tuple(py::cast(index))));
+  for (const std::size_t i : {std::size_t{0}, std::size_t{7}, std::size_t{123456}})
+    same("item_path", item_path("outputs", i), python.attr("item_path")("outputs", i));
+  return found;
+}
+
+TEST(PathGrammar, PythonSpellsEveryPathAsTheCodecDoes) {
+  const std::vector<std::string> differences = path_grammar_differences(py::module_::import("parity.paths"));
+  EXPECT_TRUE(differences.empty()) << ::testing::PrintToString(differences);
+}
+
+// The check above is no silent pass: a Python grammar that drifts (here: backslashes left unescaped) is caught.
+TEST(PathGrammar, ADriftedPythonGrammarIsCaught) {
+  py::dict g;
+  py::exec(R"(
+import types
+from parity import paths
+drifted = types.SimpleNamespace(**{name: getattr(paths, name) for name in ("state_path", "index_path", "item_path")})
+drifted.key_path = lambda path, key: path + "['" + str(key).replace("'", "\\'") + "']"
+)",
+           g);
+  const std::vector<std::string> differences = path_grammar_differences(g["drifted"]);
+  ASSERT_FALSE(differences.empty());
+  EXPECT_NE(differences.front().find("key_path(back\\slash)"), std::string::npos) << differences.front();
+}
+
+// End to end: the paths the decoder gives an output's nodes are the paths parity.probe digests it at, for keys that
+// need escaping, sequences, object arrays and a reducer's attribute state.
+std::set<std::string> decoded_paths(const Node& node) {
+  std::set<std::string> paths;
+  if (!node.path.empty()) paths.insert(node.path);
+  for (const Node& item : node.items) paths.merge(decoded_paths(item));
+  for (const Node& state : node.state) paths.merge(decoded_paths(state));
+  return paths;
+}
+
+TEST(PathGrammar, DecodedPathsAreTheFidelityDigestsPaths) {
+  TempDir dir;
+  py::dict g = cases_module();
+  py::exec(R"(
+tricky = {"it's": [1, (2.5, "x")], "back\\slash": {"caf\u00e9 \u20ac": np.arange(3)}, "a.b": None,
+          "[0]": np.array([[1, "a"], [None, 2.0]], dtype=object), "m": np.ma.masked_array([1.0, 2.0], mask=[0, 1])}
+)",
+           g);
+  write_result(dir.path() / "p.parity", g["tricky"]);
+  py::dict digests = py::module_::import("parity.probe").attr("digests")(g["tricky"]);
+  std::set<std::string> digested;
+  for (auto [path, _] : digests) digested.insert(path.cast<std::string>());
+  EXPECT_EQ(decoded_paths(read_result(dir.path() / "p.parity")), digested);
 }
 
 // pint makes a Quantity class per unit registry: an object of another registry's class, of the same qualified name,

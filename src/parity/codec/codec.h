@@ -93,9 +93,13 @@ std::string index_path(const std::vector<std::int64_t>& index);
 /// The path of a dict entry inside the outputs, as Python would index it: outputs['a']['it\'s'].
 std::string key_path(const std::string& path, const std::string& key);
 
+/// The path of element `i` of a list or tuple inside the outputs: outputs['a'][2].
+std::string item_path(const std::string& path, std::size_t i);
+
 /// The path of entry `key` of a reducer's dict state: `path.key` (outputs['m'].mask), or `path` followed by the key
 /// itself when it starts with '[' or '.', so that a reducer can name its parts as Python indexes the object
-/// (outputs['df']['a'] for a DataFrame column, outputs['s'].iloc[3]). parity.reducers.state_path is the same rule.
+/// (outputs['df']['a'] for a DataFrame column, outputs['s'].iloc[3]). parity.paths is the same grammar in Python
+/// (tests/codec_test.cc, PathGrammar, checks that they agree).
 std::string state_path(const std::string& path, const std::string& key);
 
 /// Rebuilds Python objects from a decoded tree: containers as plain dict/list/tuple (their recorded type

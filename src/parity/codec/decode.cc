@@ -364,7 +364,7 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
     std::size_t i = 0;
     for (const json& item : node.at("items")) {
       if (keyed) out.keys.push_back(item.at(0).get<std::string>());
-      const std::string sub = keyed ? key_path(path, out.keys.back()) : path + "[" + std::to_string(i++) + "]";
+      const std::string sub = keyed ? key_path(path, out.keys.back()) : item_path(path, i++);
       out.items.push_back(decode(keyed ? item.at(1) : item, sub, depth + 1));
     }
     return out;
