@@ -32,7 +32,7 @@ CHECKS = ("structure", "shape", "dtype", "layout", "strides", "writeable", "type
           "fidelity", "pickle", "assert_eq", "serialize", "missing", "error")
 
 # Comparison policies and their values; the first is the default. `parity compare --<name>-policy` sets one for
-# the whole run, a scenario's `policy=` overrides it for that scenario (src/parity/compare/compare.cc reads both).
+# the whole run, a scenario's `policy=` overrides it for that scenario (src/parity/compare/policies.cc reads both).
 POLICIES = {
     "dtype": ("exact", "native-order-ok", "kind"),
     "layout": ("contiguity", "strides", "ignore"),

@@ -11,7 +11,7 @@ import jinja2
 # Display order: what needs a person first. `FAILING` are the statuses that make a run red.
 STATUS_ORDER = ("fail", "error", "timeout", "xpass", "xfail", "skip", "pass")
 FAILING = ("fail", "error", "timeout", "xpass")
-# Checks whose details carry a side-by-side `table` of both arrays' facts (compare.cc, expect_array).
+# Checks whose details carry a side-by-side `table` of both arrays' facts (src/parity/compare/tree_walk.cc, expect_array).
 FACT_ROWS = ("dtype", "shape", "strides", "c_contiguous", "f_contiguous", "writeable", "aligned", "type", "memmap",
              "attributes")
 # Trend marks (docs/report-json.md, "Trends") that filter the table, with the trend_summary key counting each.

@@ -13,6 +13,8 @@
 #include "codec.h"
 #include "differences.h"
 #include "manifest.h"
+#include "policies.h"
+#include "repro.h"
 #include "shard.h"
 #include "values.h"
 
@@ -27,59 +29,6 @@ struct Check {
   std::string path;                                   ///< e.g. "outputs['ab'][2]"; "outputs" for passed-check summaries
   std::string message;                                ///< what differs, for people; empty for passes
   nlohmann::json details = nlohmann::json::object();  ///< the same facts, for programs
-};
-
-/// The comparison policies (README "Policies"); each names its default first. The Python decorator's
-/// `POLICIES` (python/parity/_scenario.py) lists the same values; kPolicies below is the one C++ list.
-struct PolicyChoice {
-  std::string dtype = "exact";           ///< exact | native-order-ok | kind
-  std::string layout = "contiguity";     ///< contiguity | strides | ignore
-  std::string type = "exact-or-mapped";  ///< exact-or-mapped | subclass-ok | ignore
-  std::string writeable = "exact";       ///< exact | ignore: the writeable flag
-  std::string scalar = "exact";          ///< exact | 0d-ok: a 0-d array may stand for a NumPy scalar and back
-  std::string order = "exact";           ///< exact | sorted: set-like results are compared after sorting
-  std::string index = "exact";           ///< exact | equivalent: pandas index/column types (RangeIndex ~ Index)
-  std::string names = "exact";           ///< exact | ignore: pandas index, column and Series names
-  /// Sets `name` (one of kPolicies' names) to `value`; throws std::invalid_argument naming both when either is
-  /// unknown.
-  void set(const std::string& name, const std::string& value);
-  /// The value of policy `name`; throws std::invalid_argument for an unknown name.
-  const std::string& get(const std::string& name) const;
-  /// The values policy `name` takes, its default first; throws std::invalid_argument for an unknown name.
-  static const std::vector<std::string>& values(const std::string& name);
-  /// {name: value} for every policy, in kPolicies' order (what reports record as `policy`).
-  nlohmann::json to_json() const;
-};
-
-/// One policy of PolicyChoice: its name (`--NAME-policy`, a scenario's `policy={NAME: ...}`), where it is
-/// stored, the values it takes (default first) and what it governs, for --help.
-struct PolicySpec {
-  const char* name;
-  std::string PolicyChoice::*member;
-  std::vector<std::string> values;
-  const char* help;
-};
-/// Every policy, in the order reports and --help list them.
-const std::vector<PolicySpec>& policy_specs();
-
-/// Tolerances a scenario sets; an absent value falls back to the per-dtype default (values.h).
-struct ToleranceOverride {
-  std::optional<double> rtol, atol;
-};
-
-/// How two output trees are compared.
-struct Policy {
-  ToleranceOverride tolerance;                       ///< for every output
-  std::map<std::string, ToleranceOverride> by_path;  ///< for an output path and everything under it
-  bool signed_zeros = false;
-  PolicyChoice choice;
-  std::map<std::string, std::string> type_map;  ///< gold type -> candidate type expected in its place
-  std::string gold_name = "gold", candidate_name = "candidate";
-
-  /// The tolerance for values at `path`: the per-dtype default of the less precise side, then the scenario's
-  /// override, then the longest matching path's (its key goes to `matched`, when given).
-  Tolerance tolerance_for(const std::string& path, pybind11::handle gold_dtype, pybind11::handle candidate_dtype,
-                          std::string* matched = nullptr) const;
 };
 
 /// A check compare did not run for one side of a scenario because running it would mean trusting the results
@@ -202,16 +151,5 @@ std::vector<std::string> ids_to_compare(const Manifest& gold, const Manifest& ca
 /// Compares every scenario of ids_to_compare(gold, candidate, options), calling the options' hooks around each. Throws
 /// DifferenceError (before comparing anything) when the candidate manifest's declared differences are malformed.
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
-
-/// `PROGRAM run --backend SPEC`, with `--role ROLE` when the backend's recorded role is not its default one: the start
-/// of a command that runs a manifest's `backend` again, every word quoted (shell_quote, text.h).
-std::string run_command(const std::string& program, const nlohmann::json& backend);
-/// The compare flags that set `policy` (" --dtype-policy kind", ...), "" for the defaults; a policy named in `given`
-/// gets its flag even at its default (it overrides a backend's POLICY).
-std::string policy_flags(const PolicyChoice& policy, const std::set<std::string>& given = {});
-
-/// A shell command that re-runs one scenario on both backends and compares it.
-std::string repro_command(const CompareOptions& options, const Manifest& gold, const Manifest& candidate,
-                          const std::string& id, const nlohmann::json& meta);
 
 }  // namespace parity

@@ -1,0 +1,254 @@
+// The Python probes: fidelity (digests of the reloaded outputs), pickle, the backend's REQUIRED_ATTRS, assert_eq.
+#include "probes.h"
+
+#include <pybind11/stl.h>
+
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "compare_internal.h"
+#include "config.h"
+#include "messages.h"
+#include "safe_file.h"
+
+namespace py = pybind11;
+using json = nlohmann::json;
+
+namespace parity {
+namespace {
+
+// One side of a scenario, for the probes: its record and its outputs rebuilt as Python objects.
+struct Side {
+  std::string name;
+  const Manifest& manifest;
+  const ScenarioRecord& record;
+  py::object outputs;
+};
+
+// What a fidelity failure says changed at one path: both values when the run recorded the written one's short
+// description (fidelity_values) and it differs from the reloaded one's, else the two digests.
+std::string fidelity_change(const json& written_value, const std::string& reloaded_value, const std::string& written,
+                            const std::string& reloaded) {
+  const std::string digests = "digest " + written + ", reloaded " + reloaded;
+  if (!written_value.is_string()) return digests;
+  const std::string was = written_value.get<std::string>();
+  if (reloaded_value.empty() || was == reloaded_value) return was + "; " + digests;
+  return "written " + was + ", reloaded " + reloaded_value;
+}
+
+// fidelity: the reloaded outputs must digest exactly as the scenario's outputs did before writing. An object with a
+// reducer digests part by part at its state's paths, so a failure names the part its rebuild changed.
+void check_fidelity(const Side& side, CheckList& list) {
+  if (!side.record.fidelity.is_object()) return;
+  py::dict shown;
+  py::dict recomputed = py::module_::import("parity.probe").attr("digests")(side.outputs, "outputs", shown);
+  const json& values = side.record.fidelity_values.is_object() ? side.record.fidelity_values : json::object();
+  std::size_t failures = 0;
+  for (const auto& [path, digest] : side.record.fidelity.items()) {
+    const py::str key(path);
+    const std::string now = recomputed.contains(key) ? recomputed[key].cast<std::string>() : "absent";
+    if (now == digest.get<std::string>()) continue;
+    ++failures;
+    const std::string reloaded_value = shown.contains(key) ? shown[key].cast<std::string>() : "";
+    const json written_value = values.value(path, json());
+    json details = {{"side", side.name}, {"written", digest}, {"reloaded", now}};
+    if (written_value.is_string()) details["written_value"] = written_value;
+    if (!reloaded_value.empty()) details["reloaded_value"] = reloaded_value;
+    list.failures.push_back(
+        {"fidelity", false, path,
+         "the " + side.name + " output reloaded from " + (side.manifest.dir / side.record.file).string() +
+             " differs here from what the scenario produced (" +
+             fidelity_change(written_value, reloaded_value, digest.get<std::string>(), now) +
+             "): parity's codec, or the backend's reducer for this type, changed it; please report this file",
+         std::move(details)});
+  }
+  if (failures == 0) list.pass("fidelity");
+}
+
+py::tuple unpickle(const Side& side) {
+  py::object blob = py::bytes(read_regular_file(side.manifest.dir, side.record.pickle_file));
+  return py::module_::import("parity.probe").attr("unpickle")(blob);
+}
+
+// Whether both sides' pickles verify with the user's key; a side whose does not gets the probe skipped, saying why.
+bool pickles_verified(const Side& gold, const py::tuple& g, const Side& cand, const py::tuple& c, CheckList& list) {
+  bool verified = true;
+  for (const auto& [side, t] : {std::pair{&gold, &g}, std::pair{&cand, &c}}) {
+    if ((*t)[2].is_none()) continue;
+    verified = false;
+    list.skipped.push_back({"pickle", side == &gold ? "gold" : "candidate", "unverified-pickle",
+                            (*t)[2].cast<std::string>()});
+  }
+  return verified;
+}
+
+// pickle, from the runs' records alone (no output rebuilt): the candidate's outputs refused to be pickled where
+// gold's did not. Returns whether that is so.
+bool pickle_refused(const ScenarioRecord& g, const ScenarioRecord& c, const std::string& gold_name,
+                    const std::string& cand_name, CheckList& list) {
+  const json &gerr = g.pickle_error, &cerr = c.pickle_error;
+  if (!cerr.is_object() || gerr.is_object()) return false;
+  list.failures.push_back({"pickle", false, cerr.value("path", "outputs"),
+                           "pickle (protocol 5) cannot pickle the " + cand_name + " output: " + error_summary(cerr) +
+                               "; " + gold_name + "'s output pickles",
+                           cerr});
+  return true;
+}
+
+// pickle: what the candidate's own pickling loses, judged against what plain NumPy (gold) loses too.
+void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
+  if (pickle_refused(gold.record, cand.record, gold.name, cand.name, list)) return;
+  if (gold.record.pickle_file.empty() || cand.record.pickle_file.empty()) return;
+  py::tuple g = unpickle(gold), c = unpickle(cand);
+  if (!pickles_verified(gold, g, cand, c, list)) return;
+  if (!c[1].is_none() && g[1].is_none()) {
+    json err = from_py(c[1]);
+    return list.failures.push_back(
+        {"pickle", false, "outputs",
+         "unpickling the " + cand.name + " outputs raised " + error_summary(err) + "\n" + err.value("traceback", ""),
+         err});
+  }
+  if (!c[1].is_none() || !g[1].is_none()) return;
+  py::object losses = py::module_::import("parity.probe").attr("losses");
+  std::set<std::pair<std::string, std::string>> gold_losses;
+  for (py::handle l : losses(gold.outputs, g[0]))
+    gold_losses.emplace(l["path"].cast<std::string>(), l["aspect"].cast<std::string>());
+  std::size_t failures = 0;
+  for (py::handle l : losses(cand.outputs, c[0])) {
+    const auto path = l["path"].cast<std::string>(), aspect = l["aspect"].cast<std::string>();
+    if (gold_losses.count({path, aspect})) continue;  // plain NumPy loses it too: not the candidate's fault
+    ++failures;
+    const auto faithful = l["faithful"].cast<std::string>(), unpickled = l["unpickled"].cast<std::string>();
+    list.failures.push_back({"pickle",
+                             false,
+                             path,
+                             "pickle (protocol 5) round trip of the " + cand.name + " output loses its " + aspect +
+                                 ": " + faithful + " before, " + unpickled + " after; " + gold.name + " keeps it",
+                             {{"aspect", aspect}, {"faithful", faithful}, {"unpickled", unpickled}}});
+  }
+  if (failures == 0) list.pass("pickle");
+}
+
+// attrs, for TYPE_MAP proxies: the attributes the candidate backend declares required (REQUIRED_ATTRS) must exist
+// on its outputs rebuilt here, in a process that never ran the scenario (cuDF's lost `_fsproxy_wrapped`).
+void check_required_attrs(const Side& cand, const json& required, CheckList& list) {
+  if (!required.is_object() || required.empty()) return;
+  py::object missing = py::module_::import("parity.probe").attr("missing_attributes")(cand.outputs, to_py(required));
+  std::size_t failures = 0;
+  for (py::handle m : missing) {
+    ++failures;
+    const auto path = m["path"].cast<std::string>(), type = m["type"].cast<std::string>(),
+               attribute = m["attribute"].cast<std::string>();
+    list.failures.push_back({"attrs",
+                             false,
+                             path,
+                             "the " + cand.name + " output (" + type + ") has no attribute '" + attribute +
+                                 "' after the reload, though the backend declares it required (REQUIRED_ATTRS)",
+                             {{"type", type}, {"attribute", attribute}, {"required", true}}});
+  }
+  if (failures == 0) list.pass("attrs");
+}
+
+// The probes that would have run, recorded as skipped for each side compare does not trust (side -> why), as `kind`.
+void skip_probes(bool digests, bool pickles, bool attrs, const std::map<std::string, std::string>& untrusted,
+                 const std::string& kind, CheckList& list) {
+  for (const auto& [side, reason] : untrusted) {
+    for (const auto& [check, would_run] :
+         {std::pair{"fidelity", digests}, std::pair{"attrs", attrs}, std::pair{"pickle", pickles}})
+      if (would_run) list.skipped.push_back({check, side, kind, reason});
+  }
+}
+
+// A failure parity.asserters describes ({criterion, message, details}) as an assert_eq check.
+void fail_assert_eq(py::handle failure, CheckList& list) {
+  list.failures.push_back(
+      {"assert_eq", false, "outputs", failure["message"].cast<std::string>(), from_py(failure["details"])});
+}
+
+}  // namespace
+
+// Imports the trusted scenario directory holding the scenario's module, for the reducers it registers (parity.trust),
+// when a rebuild failed for want of a reducer or type (parity.reducers.RebuildError, which the codec's message
+// carries). Returns why it is not trusted, "" when it is imported or the failure is of another kind.
+std::string load_scenario_reducers(const FormatError& e, const json& meta, const CompareOptions& options) {
+  const std::string_view what = e.what();
+  if (what.find("no reducer named") == std::string_view::npos && what.find("is not rebuilt") == std::string_view::npos)
+    return "";
+  return py::module_::import("parity.trust")
+      .attr("load_scenario_reducers")(to_py(meta), py::cast(options.trusted_scenarios), PARITY_SCENARIOS)
+      .cast<std::optional<std::string>>()
+      .value_or("");
+}
+
+void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
+                Rebuilt& rebuilt, const CompareOptions& options, CheckList& list) {
+  const bool digests = g.fidelity.is_object() || c.fidelity.is_object();
+  const bool pickles = options.pickle_probe && (c.pickle_error.is_object() || !c.pickle_file.empty());
+  const json required = candidate.backend.value("required_attrs", json::object());
+  if (!digests && !pickles && required.empty()) return;  // nothing to rebuild the outputs for
+  if (!rebuilt.error().empty()) {
+    const std::string& scenarios_why = rebuilt.scenarios_why();
+    if (options.untrusted.empty() && scenarios_why.empty())
+      return list.failures.push_back(
+          {"fidelity", false, "outputs", "cannot rebuild the outputs to check them: " + rebuilt.error()});
+    // Reducers of an untrusted backend or scenario module were never loaded: its own types cannot be rebuilt, and
+    // that is no failure. A pickling error the run recorded needs no rebuilt output: it is still judged.
+    const bool refused = pickles && pickle_refused(g, c, gold.backend.value("name", "gold"),
+                                                   candidate.backend.value("name", "candidate"), list);
+    skip_probes(digests, pickles && !refused, !required.empty(), options.untrusted, "untrusted-backend", list);
+    if (scenarios_why.empty()) return;
+    skip_probes(digests, false, false, {{"gold", scenarios_why}}, "untrusted-scenarios", list);
+    return skip_probes(digests, pickles && !refused, !required.empty(), {{"candidate", scenarios_why}},
+                       "untrusted-scenarios", list);
+  }
+  const Side gs{gold.backend.value("name", "gold"), gold, g, rebuilt.gold()},
+      cs{candidate.backend.value("name", "candidate"), candidate, c, rebuilt.candidate()};
+  check_fidelity(gs, list);
+  check_fidelity(cs, list);
+  check_required_attrs(cs, required, list);
+  if (options.pickle_probe) check_pickle(gs, cs, list);
+}
+
+// assert_eq: the asserter a pytest test's mark names (its run records the name), read from the test in a trusted
+// suite and called on both outputs as rebuilt here (parity.asserters). Any reason it cannot run fails the check.
+void check_assert_eq(const std::string& id, const json& meta, Rebuilt& rebuilt, const CompareOptions& options,
+                     CheckList& list) {
+  if (meta.value("kind", "") != "pytest" || !meta.contains("assert_eq") || !meta.at("assert_eq").is_string()) return;
+  py::module_ asserters = py::module_::import("parity.asserters");
+  const py::tuple found =
+      asserters.attr("find")(to_py(meta), id, py::cast(options.trusted_scenarios), PARITY_SCENARIOS);
+  if (!found[2].is_none()) return fail_assert_eq(found[2], list);
+  if (!rebuilt.error().empty()) {
+    std::string why = rebuilt.scenarios_why().empty() ? rebuilt.error() : rebuilt.scenarios_why();
+    for (const auto& [side, reason] : options.untrusted) why += "; " + reason;
+    return list.failures.push_back({"assert_eq",
+                                    false,
+                                    "outputs",
+                                    "the asserter " + found[1].cast<std::string>() +
+                                        " was not run: the outputs cannot be rebuilt to call it with: " + why,
+                                    {{"criterion", found[1].cast<std::string>()}}});
+  }
+  const py::object failure = asserters.attr("call")(found[0], found[1], rebuilt.gold(), rebuilt.candidate());
+  if (!failure.is_none()) return fail_assert_eq(failure, list);
+  list.pass("assert_eq");
+}
+
+// A Python error that is no bug: the probes' time limit (parity.probe.DeadlineExceeded), or MemoryError.
+bool out_of_time_or_memory(py::error_already_set& e) {
+  return e.matches(PyExc_MemoryError) || e.matches(py::module_::import("parity.probe").attr("DeadlineExceeded"));
+}
+
+// The probes rebuild outputs through the backends' reducers, which are registered when their modules load: those
+// of a built-in backend, or of one the user trusts (parity.trust). Returns why they are not loaded, "" if they are.
+std::string load_reducers(const Manifest& m, const std::string& side, const std::vector<std::string>& trusted) {
+  try {
+    py::object why =
+        py::module_::import("parity.trust").attr("load_reducers")(to_py(m.backend), side, py::cast(trusted));
+    return why.is_none() ? "" : why.cast<std::string>();
+  } catch (py::error_already_set& e) {
+    return "the " + side + " run's backend cannot be loaded for its reducers: " + e.what();
+  }
+}
+
+}  // namespace parity

@@ -1,0 +1,75 @@
+// The Python probes compare runs on the outputs rebuilt as Python objects: fidelity, pickle, attrs, assert_eq.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "codec.h"
+#include "compare.h"
+#include "manifest.h"
+
+namespace parity {
+
+// Imports the trusted scenario directory holding the scenario's module, for the reducers it registers (parity.trust),
+// when a rebuild failed for want of a reducer or type (parity.reducers.RebuildError, which the codec's message
+// carries). Returns why it is not trusted, "" when it is imported or the failure is of another kind.
+std::string load_scenario_reducers(const FormatError& e, const nlohmann::json& meta, const CompareOptions& options);
+
+// The outputs rebuilt as Python objects, for the checks that need them (the probes, assert_eq): rebuilt at most once
+// per scenario, when the first of them asks. A reducer the scenario's own module registers is loaded only when the
+// rebuild needs it, from a trusted directory.
+class Rebuilt {
+ public:
+  Rebuilt(const Node& gold, const Node& candidate, const nlohmann::json& meta, const CompareOptions& options)
+      : gold_node_(gold), candidate_node_(candidate), meta_(meta), options_(options) {}
+  const pybind11::object& gold() { return rebuild().gold_; }
+  const pybind11::object& candidate() { return rebuild().candidate_; }
+  /// The codec's message when the outputs cannot be rebuilt, "" when they are.
+  const std::string& error() { return rebuild().error_; }
+  /// Why the scenario's directory is not trusted, when its reducers were needed ("" otherwise).
+  const std::string& scenarios_why() { return rebuild().scenarios_why_; }
+
+ private:
+  Rebuilt& rebuild() {
+    if (done_) return *this;
+    done_ = true;
+    for (bool first = true;; first = false) {
+      try {
+        gold_ = to_python(gold_node_);
+        candidate_ = to_python(candidate_node_);
+        return *this;
+      } catch (const FormatError& e) {
+        scenarios_why_ = load_scenario_reducers(e, meta_, options_);
+        if (first && scenarios_why_.empty()) continue;  // its directory is trusted and imported now: rebuild again
+        error_ = e.what();
+        return *this;
+      }
+    }
+  }
+  const Node &gold_node_, &candidate_node_;
+  const nlohmann::json& meta_;
+  const CompareOptions& options_;
+  bool done_ = false;
+  pybind11::object gold_, candidate_;
+  std::string error_, scenarios_why_;
+};
+
+/// The probes a scenario's records and the candidate backend call for: fidelity (each side's reloaded outputs
+/// digest as written), REQUIRED_ATTRS, pickle; a side compare does not trust gets them skipped, saying why.
+void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
+                Rebuilt& rebuilt, const CompareOptions& options, CheckList& list);
+
+/// assert_eq: the asserter a pytest test's mark names, called on both rebuilt outputs (parity.asserters).
+void check_assert_eq(const std::string& id, const nlohmann::json& meta, Rebuilt& rebuilt, const CompareOptions& options,
+                     CheckList& list);
+
+/// A Python error that is no bug: the probes' time limit (parity.probe.DeadlineExceeded), or MemoryError.
+bool out_of_time_or_memory(pybind11::error_already_set& e);
+
+/// Loads side `side`'s backend for its reducers when it is built-in or trusted; returns why not, "" when loaded.
+std::string load_reducers(const Manifest& m, const std::string& side, const std::vector<std::string>& trusted);
+
+}  // namespace parity
