@@ -82,12 +82,12 @@ TEST(Codec, RecordsTypeNamesOfContainersArraysAndScalars) {
   write_result(dir.path() / "t.parity", py::eval("{'a': np.arange(2), 'b': np.float32(1), 'c': 1.0, 'd': (1,)}", g));
   const Node root = read_result(dir.path() / "t.parity");
   EXPECT_EQ(root.type, "builtins.dict");
-  ASSERT_EQ(root.keys, (std::vector<std::string>{"a", "b", "c", "d"}));
-  EXPECT_EQ(root.items[0].type, "numpy.ndarray");
-  EXPECT_EQ(root.items[1].type, "numpy.float32");
-  EXPECT_EQ(root.items[1].kind, Node::Kind::Scalar);
-  EXPECT_EQ(root.items[2].kind, Node::Kind::Float);
-  EXPECT_EQ(root.items[3].kind, Node::Kind::Tuple);
+  ASSERT_EQ(root.keys(), (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(root.items()[0].type, "numpy.ndarray");
+  EXPECT_EQ(root.items()[1].type, "numpy.float32");
+  EXPECT_EQ(root.items()[1].kind(), Node::Kind::Scalar);
+  EXPECT_EQ(root.items()[2].kind(), Node::Kind::Float);
+  EXPECT_EQ(root.items()[3].kind(), Node::Kind::Tuple);
 }
 
 // The file that the mapping holding `address` was made from, per /proc/self/maps ("" if none).
@@ -109,14 +109,14 @@ TEST(Codec, ArraysAreReadInPlaceFromAPrivateMappingOfTheFile) {
       file, py::eval("{'a': np.arange(1 << 20, dtype='>f8')[::-1], 'ro': _readonly(np.arange(4.0))}", cases_module()));
   const std::string before = file_bytes(file);
   const Node root = read_result(file);
-  for (const Node& leaf : root.items) {
+  for (const Node& leaf : root.items()) {
     const auto address =
-        reinterpret_cast<std::uintptr_t>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(leaf.array.ptr())));
+        reinterpret_cast<std::uintptr_t>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(leaf.array().ptr())));
     EXPECT_EQ(mapped_file(address), fs::canonical(file).string()) << leaf.path << " was copied, not mapped";
   }
-  py::exec("a[:] = 0.0", py::globals(), py::dict(py::arg("a") = root.items[0].array));
+  py::exec("a[:] = 0.0", py::globals(), py::dict(py::arg("a") = root.items()[0].array()));
   EXPECT_EQ(file_bytes(file), before) << "writing to a reloaded array changed the result file";
-  EXPECT_FALSE(root.items[1].array.attr("flags").attr("writeable").cast<bool>());
+  EXPECT_FALSE(root.items()[1].array().attr("flags").attr("writeable").cast<bool>());
 }
 
 TEST(Codec, AnObjectSeenTwiceComesBackAsOneObject) {
@@ -213,7 +213,7 @@ drifted.key_path = lambda path, key: path + "['" + str(key).replace("'", "\\'") 
 std::set<std::string> decoded_paths(const Node& node) {
   std::set<std::string> paths;
   if (!node.path.empty()) paths.insert(node.path);
-  for (const Node& item : node.items) paths.merge(decoded_paths(item));
+  for (const Node& item : node.items()) paths.merge(decoded_paths(item));
   for (const Node& state : node.state) paths.merge(decoded_paths(state));
   return paths;
 }
@@ -432,7 +432,7 @@ TEST(ReadLimits, StrNodesSharingABlobCountEveryCopy) {
   const fs::path file = dir.path() / "shared.parity";
   write_raw_result(file, shared_blob_header(R"({"kind":"str","blob":0})", 100, 65536), std::string(65536, 'a'));
   constexpr std::uint64_t kHeader = 16384;  // the header is counted too (a few KB here)
-  EXPECT_EQ(read_result(file, ReadLimits{100 * 65536 + kHeader}).items.size(), 100u);
+  EXPECT_EQ(read_result(file, ReadLimits{100 * 65536 + kHeader}).items().size(), 100u);
   const std::string why = format_error([&] { read_result(file, ReadLimits{99 * 65536 + kHeader}); });
   EXPECT_NE(why.find("outputs[99]: decoding the outputs would take more than 6504448 bytes"), std::string::npos) << why;
   EXPECT_NE(why.find("--max-result-memory"), std::string::npos) << why;
@@ -443,9 +443,9 @@ TEST(ReadLimits, MisalignedArraysSharingABlobShareOneCopy) {
   const fs::path file = dir.path() / "misaligned.parity";
   write_raw_result(file, shared_blob_header(kMisalignedArray, 50, 65536), std::string(65536, '\1'));
   const Node root = read_result(file, ReadLimits{65536 + 128 + 16384});  // one copy and the header, not fifty
-  ASSERT_EQ(root.items.size(), 50u);
-  auto* first = reinterpret_cast<PyArrayObject*>(root.items[0].array.ptr());
-  auto* last = reinterpret_cast<PyArrayObject*>(root.items[49].array.ptr());
+  ASSERT_EQ(root.items().size(), 50u);
+  auto* first = reinterpret_cast<PyArrayObject*>(root.items()[0].array().ptr());
+  auto* last = reinterpret_cast<PyArrayObject*>(root.items()[49].array().ptr());
   EXPECT_EQ(PyArray_BYTES(first), PyArray_BYTES(last));
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(PyArray_BYTES(first)) % 16, 8u);  // still misaligned as written
   EXPECT_NE(format_error([&] { read_result(file, ReadLimits{60000}); }).find("outputs[0]: decoding"),
@@ -459,7 +459,7 @@ TEST(SafeFile, FifosAndSymbolicLinksAreRefusedByName) {
   ASSERT_EQ(::mkfifo((dir.path() / "results" / "fifo.parity").c_str(), 0600), 0);
   fs::create_symlink(dir.path() / "results" / "real.parity", dir.path() / "results" / "link.parity");
   fs::create_directory_symlink(dir.path() / "results", dir.path() / "linked");
-  EXPECT_EQ(read_result(dir.path(), "results/real.parity").kind, Node::Kind::Dict);
+  EXPECT_EQ(read_result(dir.path(), "results/real.parity").kind(), Node::Kind::Dict);
   const auto refused = [&](const char* relative, const char* what) {
     const std::string why = format_error([&] { read_result(dir.path(), relative); });
     EXPECT_NE(why.find((dir.path() / relative).string() + ": is " + what), std::string::npos) << why;
@@ -525,15 +525,15 @@ outputs = {"c": Cell(np.arange(6.0))}
   const fs::path file = dir.path() / "cell.parity";
   write_result(file, scope["outputs"]);
   const Node root = read_result(file);
-  const Node& cell = root.items.at(0);
-  ASSERT_EQ(cell.kind, Node::Kind::Object);
-  ASSERT_EQ(cell.array_form.size(), 1u);
-  const Node& form = cell.array_form.front();
-  EXPECT_EQ(form.kind, Node::Kind::Array);
+  const Node& cell = root.items().at(0);
+  ASSERT_EQ(cell.kind(), Node::Kind::Object);
+  ASSERT_NE(cell.array_form(), nullptr);
+  const Node& form = *cell.array_form();
+  EXPECT_EQ(form.kind(), Node::Kind::Array);
   EXPECT_EQ(form.path, "outputs['c']");
   EXPECT_EQ(form.type, "parity_codec_test.Cell");
-  EXPECT_EQ(py::str(form.array.attr("strides")).cast<std::string>(), "(16,)");  // the view's layout, as returned
-  EXPECT_EQ(py::str(form.array.attr("tolist")()).cast<std::string>(), "[0.0, 2.0, 4.0]");
+  EXPECT_EQ(py::str(form.array().attr("strides")).cast<std::string>(), "(16,)");  // the view's layout, as returned
+  EXPECT_EQ(py::str(form.array().attr("tolist")()).cast<std::string>(), "[0.0, 2.0, 4.0]");
 }
 
 TEST(ArrayForm, AnArrayFieldThatIsNoPlainArrayIsRefused) {
