@@ -31,6 +31,13 @@ auto* items_of(V& value) {
 }
 }  // namespace
 
+// kind() is the variant's index: each alternative sits at its Kind's position, a reference after them all.
+template <Node::Kind K, class T>
+constexpr bool at_kind = std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(K), Node::Value>, T>;
+static_assert(at_kind<Node::Kind::Dict, Node::Dict> && at_kind<Node::Kind::None, Node::None> &&
+              at_kind<Node::Kind::Bytes, Node::Bytes> && at_kind<Node::Kind::Object, Node::Object> &&
+              std::variant_size_v<Node::Value> == static_cast<std::size_t>(Node::Kind::Object) + 2);
+
 Node::Kind Node::kind() const { return is_ref() ? Kind::None : static_cast<Kind>(value.index()); }
 
 const std::string& Node::ref() const { return is_ref() ? std::get<Ref>(value).target : kNoText; }
