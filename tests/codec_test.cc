@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <pybind11/embed.h>
+#include <pybind11/stl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <set>
 
 #include "compare.h"
 #include "numpy_api.h"
@@ -80,12 +82,12 @@ TEST(Codec, RecordsTypeNamesOfContainersArraysAndScalars) {
   write_result(dir.path() / "t.parity", py::eval("{'a': np.arange(2), 'b': np.float32(1), 'c': 1.0, 'd': (1,)}", g));
   const Node root = read_result(dir.path() / "t.parity");
   EXPECT_EQ(root.type, "builtins.dict");
-  ASSERT_EQ(root.keys, (std::vector<std::string>{"a", "b", "c", "d"}));
-  EXPECT_EQ(root.items[0].type, "numpy.ndarray");
-  EXPECT_EQ(root.items[1].type, "numpy.float32");
-  EXPECT_EQ(root.items[1].kind, Node::Kind::Scalar);
-  EXPECT_EQ(root.items[2].kind, Node::Kind::Float);
-  EXPECT_EQ(root.items[3].kind, Node::Kind::Tuple);
+  ASSERT_EQ(root.keys(), (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(root.items()[0].type, "numpy.ndarray");
+  EXPECT_EQ(root.items()[1].type, "numpy.float32");
+  EXPECT_EQ(root.items()[1].kind(), Node::Kind::Scalar);
+  EXPECT_EQ(root.items()[2].kind(), Node::Kind::Float);
+  EXPECT_EQ(root.items()[3].kind(), Node::Kind::Tuple);
 }
 
 // The file that the mapping holding `address` was made from, per /proc/self/maps ("" if none).
@@ -107,14 +109,14 @@ TEST(Codec, ArraysAreReadInPlaceFromAPrivateMappingOfTheFile) {
       file, py::eval("{'a': np.arange(1 << 20, dtype='>f8')[::-1], 'ro': _readonly(np.arange(4.0))}", cases_module()));
   const std::string before = file_bytes(file);
   const Node root = read_result(file);
-  for (const Node& leaf : root.items) {
+  for (const Node& leaf : root.items()) {
     const auto address =
-        reinterpret_cast<std::uintptr_t>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(leaf.array.ptr())));
+        reinterpret_cast<std::uintptr_t>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(leaf.array().ptr())));
     EXPECT_EQ(mapped_file(address), fs::canonical(file).string()) << leaf.path << " was copied, not mapped";
   }
-  py::exec("a[:] = 0.0", py::globals(), py::dict(py::arg("a") = root.items[0].array));
+  py::exec("a[:] = 0.0", py::globals(), py::dict(py::arg("a") = root.items()[0].array()));
   EXPECT_EQ(file_bytes(file), before) << "writing to a reloaded array changed the result file";
-  EXPECT_FALSE(root.items[1].array.attr("flags").attr("writeable").cast<bool>());
+  EXPECT_FALSE(root.items()[1].array().attr("flags").attr("writeable").cast<bool>());
 }
 
 TEST(Codec, AnObjectSeenTwiceComesBackAsOneObject) {
@@ -155,10 +157,80 @@ TEST(Codec, StateKeysThatArePathSuffixesNameTheirParts) {
   EXPECT_EQ(state_path("outputs['df']", "['a']"), "outputs['df']['a']");
   EXPECT_EQ(state_path("outputs['s']", ".iloc[3]"), "outputs['s'].iloc[3]");
   EXPECT_EQ(state_path("outputs['m']", "mask"), "outputs['m'].mask");
-  EXPECT_EQ(py::module_::import("parity.reducers").attr("state_path")("outputs['df']", "['a']").cast<std::string>(),
+  EXPECT_EQ(py::module_::import("parity.paths").attr("state_path")("outputs['df']", "['a']").cast<std::string>(),
             "outputs['df']['a']");
-  EXPECT_EQ(py::module_::import("parity.reducers").attr("state_path")("outputs['m']", "mask").cast<std::string>(),
+  EXPECT_EQ(py::module_::import("parity.paths").attr("state_path")("outputs['m']", "mask").cast<std::string>(),
             "outputs['m'].mask");
+}
+
+// The output-path grammar is written twice: in C++ (paths.cc: the paths the codec reads back) and in parity.paths
+// (the paths parity.probe keys the fidelity digests by). Where the two differ, a digest is looked up at a path the
+// other side never wrote, and the fidelity check silently stops comparing it. Returns each case they spell apart.
+std::vector<std::string> path_grammar_differences(py::handle python) {
+  std::vector<std::string> found;
+  const auto same = [&](const std::string& what, const std::string& cpp, py::handle spelled) {
+    const std::string py_text = py::str(spelled).cast<std::string>();
+    if (py_text != cpp) found.push_back(what + ": C++ " + cpp + ", Python " + py_text);
+  };
+  const char* keys[] = {
+      "a",   "it's",     "back\\slash", "\\'",   "'",         "\\", "",       "caf\xc3\xa9 \xe2\x82\xac", "a.b",
+      "[0]", ".iloc[3]", "a']['b",      "\"q\"", "line\nend", "1",  "(1, 2)", "\xf0\x9f\x98\x80'\\",      "state"};
+  for (const std::string key : keys) {
+    same("key_path(" + key + ")", key_path("outputs", key), python.attr("key_path")("outputs", py::str(key)));
+    same("state_path(" + key + ")", state_path("outputs['m']", key),
+         python.attr("state_path")("outputs['m']", py::str(key)));
+  }
+  const std::vector<std::vector<std::int64_t>> indexes = {{}, {0}, {2, 0}, {1, 2, 3}, {12345678901, 0}};
+  for (const auto& index : indexes)
+    same("index_path", "outputs" + index_path(index), python.attr("index_path")("outputs", py::tuple(py::cast(index))));
+  for (const std::size_t i : {std::size_t{0}, std::size_t{7}, std::size_t{123456}})
+    same("item_path", item_path("outputs", i), python.attr("item_path")("outputs", i));
+  return found;
+}
+
+TEST(PathGrammar, PythonSpellsEveryPathAsTheCodecDoes) {
+  const std::vector<std::string> differences = path_grammar_differences(py::module_::import("parity.paths"));
+  EXPECT_TRUE(differences.empty()) << ::testing::PrintToString(differences);
+}
+
+// The check above is no silent pass: a Python grammar that drifts (here: backslashes left unescaped) is caught.
+TEST(PathGrammar, ADriftedPythonGrammarIsCaught) {
+  py::dict g;
+  py::exec(R"(
+import types
+from parity import paths
+drifted = types.SimpleNamespace(**{name: getattr(paths, name) for name in ("state_path", "index_path", "item_path")})
+drifted.key_path = lambda path, key: path + "['" + str(key).replace("'", "\\'") + "']"
+)",
+           g);
+  const std::vector<std::string> differences = path_grammar_differences(g["drifted"]);
+  ASSERT_FALSE(differences.empty());
+  EXPECT_NE(differences.front().find("key_path(back\\slash)"), std::string::npos) << differences.front();
+}
+
+// End to end: the paths the decoder gives an output's nodes are the paths parity.probe digests it at, for keys that
+// need escaping, sequences, object arrays and a reducer's attribute state.
+std::set<std::string> decoded_paths(const Node& node) {
+  std::set<std::string> paths;
+  if (!node.path.empty()) paths.insert(node.path);
+  for (const Node& item : node.items()) paths.merge(decoded_paths(item));
+  for (const Node& state : node.state) paths.merge(decoded_paths(state));
+  return paths;
+}
+
+TEST(PathGrammar, DecodedPathsAreTheFidelityDigestsPaths) {
+  TempDir dir;
+  py::dict g = cases_module();
+  py::exec(R"(
+tricky = {"it's": [1, (2.5, "x")], "back\\slash": {"caf\u00e9 \u20ac": np.arange(3)}, "a.b": None,
+          "[0]": np.array([[1, "a"], [None, 2.0]], dtype=object), "m": np.ma.masked_array([1.0, 2.0], mask=[0, 1])}
+)",
+           g);
+  write_result(dir.path() / "p.parity", g["tricky"]);
+  py::dict digests = py::module_::import("parity.probe").attr("digests")(g["tricky"]);
+  std::set<std::string> digested;
+  for (auto [path, _] : digests) digested.insert(path.cast<std::string>());
+  EXPECT_EQ(decoded_paths(read_result(dir.path() / "p.parity")), digested);
 }
 
 // pint makes a Quantity class per unit registry: an object of another registry's class, of the same qualified name,
@@ -360,7 +432,7 @@ TEST(ReadLimits, StrNodesSharingABlobCountEveryCopy) {
   const fs::path file = dir.path() / "shared.parity";
   write_raw_result(file, shared_blob_header(R"({"kind":"str","blob":0})", 100, 65536), std::string(65536, 'a'));
   constexpr std::uint64_t kHeader = 16384;  // the header is counted too (a few KB here)
-  EXPECT_EQ(read_result(file, ReadLimits{100 * 65536 + kHeader}).items.size(), 100u);
+  EXPECT_EQ(read_result(file, ReadLimits{100 * 65536 + kHeader}).items().size(), 100u);
   const std::string why = format_error([&] { read_result(file, ReadLimits{99 * 65536 + kHeader}); });
   EXPECT_NE(why.find("outputs[99]: decoding the outputs would take more than 6504448 bytes"), std::string::npos) << why;
   EXPECT_NE(why.find("--max-result-memory"), std::string::npos) << why;
@@ -371,9 +443,9 @@ TEST(ReadLimits, MisalignedArraysSharingABlobShareOneCopy) {
   const fs::path file = dir.path() / "misaligned.parity";
   write_raw_result(file, shared_blob_header(kMisalignedArray, 50, 65536), std::string(65536, '\1'));
   const Node root = read_result(file, ReadLimits{65536 + 128 + 16384});  // one copy and the header, not fifty
-  ASSERT_EQ(root.items.size(), 50u);
-  auto* first = reinterpret_cast<PyArrayObject*>(root.items[0].array.ptr());
-  auto* last = reinterpret_cast<PyArrayObject*>(root.items[49].array.ptr());
+  ASSERT_EQ(root.items().size(), 50u);
+  auto* first = reinterpret_cast<PyArrayObject*>(root.items()[0].array().ptr());
+  auto* last = reinterpret_cast<PyArrayObject*>(root.items()[49].array().ptr());
   EXPECT_EQ(PyArray_BYTES(first), PyArray_BYTES(last));
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(PyArray_BYTES(first)) % 16, 8u);  // still misaligned as written
   EXPECT_NE(format_error([&] { read_result(file, ReadLimits{60000}); }).find("outputs[0]: decoding"),
@@ -387,7 +459,7 @@ TEST(SafeFile, FifosAndSymbolicLinksAreRefusedByName) {
   ASSERT_EQ(::mkfifo((dir.path() / "results" / "fifo.parity").c_str(), 0600), 0);
   fs::create_symlink(dir.path() / "results" / "real.parity", dir.path() / "results" / "link.parity");
   fs::create_directory_symlink(dir.path() / "results", dir.path() / "linked");
-  EXPECT_EQ(read_result(dir.path(), "results/real.parity").kind, Node::Kind::Dict);
+  EXPECT_EQ(read_result(dir.path(), "results/real.parity").kind(), Node::Kind::Dict);
   const auto refused = [&](const char* relative, const char* what) {
     const std::string why = format_error([&] { read_result(dir.path(), relative); });
     EXPECT_NE(why.find((dir.path() / relative).string() + ": is " + what), std::string::npos) << why;
@@ -453,15 +525,15 @@ outputs = {"c": Cell(np.arange(6.0))}
   const fs::path file = dir.path() / "cell.parity";
   write_result(file, scope["outputs"]);
   const Node root = read_result(file);
-  const Node& cell = root.items.at(0);
-  ASSERT_EQ(cell.kind, Node::Kind::Object);
-  ASSERT_EQ(cell.array_form.size(), 1u);
-  const Node& form = cell.array_form.front();
-  EXPECT_EQ(form.kind, Node::Kind::Array);
+  const Node& cell = root.items().at(0);
+  ASSERT_EQ(cell.kind(), Node::Kind::Object);
+  ASSERT_NE(cell.array_form(), nullptr);
+  const Node& form = *cell.array_form();
+  EXPECT_EQ(form.kind(), Node::Kind::Array);
   EXPECT_EQ(form.path, "outputs['c']");
   EXPECT_EQ(form.type, "parity_codec_test.Cell");
-  EXPECT_EQ(py::str(form.array.attr("strides")).cast<std::string>(), "(16,)");  // the view's layout, as returned
-  EXPECT_EQ(py::str(form.array.attr("tolist")()).cast<std::string>(), "[0.0, 2.0, 4.0]");
+  EXPECT_EQ(py::str(form.array().attr("strides")).cast<std::string>(), "(16,)");  // the view's layout, as returned
+  EXPECT_EQ(py::str(form.array().attr("tolist")()).cast<std::string>(), "[0.0, 2.0, 4.0]");
 }
 
 TEST(ArrayForm, AnArrayFieldThatIsNoPlainArrayIsRefused) {

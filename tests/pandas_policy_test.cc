@@ -102,9 +102,9 @@ TEST_F(PandasPolicy, OrderSortedFollowsReferencesToAnIndexWrittenEarlier) {
 
 TEST_F(PandasPolicy, ExactPoliciesLeaveNodesAlone) {
   const Node n = node(kRange);
-  EXPECT_FALSE(pandas_relaxed(n.items[0], PolicyChoice{}));
-  EXPECT_TRUE(pandas_relaxed(n.items[0], with("names", "ignore")));
-  const Node normalized = pandas_normalized(n.items[0], with("names", "ignore"), NodeIndex(n));
+  EXPECT_FALSE(pandas_relaxed(n.items()[0], PolicyChoice{}));
+  EXPECT_TRUE(pandas_relaxed(n.items()[0], with("names", "ignore")));
+  const Node normalized = pandas_normalized(n.items()[0], with("names", "ignore"), NodeIndex(n));
   EXPECT_FALSE(pandas_relaxed(normalized, with("names", "ignore")));  // compare_leaf normalizes once
 }
 

@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 
-from parity import reducers, trust
+from parity import paths, reducers, trust
 from parity._scenario import describe_exception
 
 PROTOCOL = 5
@@ -44,14 +44,13 @@ def _children(obj, path):
     """The (path, child) pairs of a container, with the same paths the codec uses."""
     if isinstance(obj, dict):
         for key, value in obj.items():
-            escaped = str(key).replace("\\", "\\\\").replace("'", "\\'")
-            yield f"{path}['{escaped}']", value
+            yield paths.key_path(path, key), value
     elif isinstance(obj, (list, tuple)):
         for i, value in enumerate(obj):
-            yield f"{path}[{i}]", value
+            yield paths.item_path(path, i), value
     elif _is_object_array(obj):
         for index in np.ndindex(obj.shape):
-            yield f"{path}[{', '.join(map(str, index)) if index else '()'}]", obj[index]
+            yield paths.index_path(path, index), obj[index]
 
 
 def _is_object_array(obj):
@@ -221,9 +220,9 @@ def _digest_into(obj, path, out, depth, seen, shown=None):
     out[path] = _leaf_digest(obj, state)
     if isinstance(state, dict):
         for name, value in state.items():
-            _digest_into(value, reducers.state_path(path, name), out, depth + 1, seen, shown)
+            _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown)
     elif state is not None:
-        _digest_into(state, f"{path}.state", out, depth + 1, seen, shown)
+        _digest_into(state, paths.state_path(path, "state"), out, depth + 1, seen, shown)
 
 
 def _unpicklable_path(obj, path, depth=0):
@@ -386,7 +385,7 @@ def _dict_losses(fstate: dict, ustate: dict, path, depth, seen):
     """The parts of a dict state (an array's attributes, a reducer's state) lost or changed, at their state paths."""
     found = []
     for name, value in fstate.items():
-        part = reducers.state_path(path, str(name))
+        part = paths.state_path(path, str(name))
         if name not in ustate:
             found.append(_loss(part, "attribute", "present", "missing"))
         else:
@@ -406,7 +405,7 @@ def _state_losses(reducer, faithful, unpickled, path, depth, seen):
         return [_loss(path, "state", "reducible", f"its reducer raises {type(exc).__name__}: {exc}"[:200])]
     if isinstance(fstate, dict) and isinstance(ustate, dict):
         return _dict_losses(fstate, ustate, path, depth, seen)
-    return losses(fstate, ustate, f"{path}.state", depth + 1, seen)
+    return losses(fstate, ustate, paths.state_path(path, "state"), depth + 1, seen)
 
 
 def missing_attributes(obj, required: dict, path="outputs") -> list:

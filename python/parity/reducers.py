@@ -76,12 +76,6 @@ def use_family(cls: type, name: str) -> Reducer:
     return _by_type[cls]
 
 
-def state_path(path: str, key: str) -> str:
-    """The path of entry `key` of a reducer's dict state: `path.key`, or `path + key` when the key starts with '['
-    or '.' (a DataFrame column reads outputs['df']['a']). src/parity/codec/codec.cc's state_path is the same rule."""
-    return path + key if key[:1] in ("[", ".") else f"{path}.{key}"
-
-
 def allow_module(name: str) -> None:
     """Lets the generic reducer rebuild ndarray subclasses defined in module `name` (and its submodules)."""
     _allowed_modules.add(name)

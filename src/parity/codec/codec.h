@@ -7,9 +7,11 @@
 #include <complex>
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 namespace parity {
@@ -29,24 +31,100 @@ struct FormatError : std::runtime_error {
 
 /// One decoded output value: a container, a Python scalar, a NumPy array or scalar, or an object written
 /// through a reducer (parity.reducers). Decoding never rebuilds reduced types: to_python does, on request.
+/// What a node holds depends on its kind: `value` is one of the per-kind structs below. The accessors read any
+/// node and answer empty (no keys, no items, no text, a null array) where its kind has no such part, so that a
+/// walk over the tree needs no case per kind.
 struct Node {
   enum class Kind { Dict, List, Tuple, None, Bool, Int, Float, Complex, Str, Bytes, Array, Scalar, Object };
-  Kind kind = Kind::None;
-  std::string type;               ///< qualified Python type name, e.g. "numpy.ndarray", "builtins.dict"
-  std::vector<std::string> keys;  ///< Dict: keys in insertion order, parallel to `items`
-  std::vector<Node> items;        ///< Dict values, List and Tuple elements
-  std::string text;               ///< Int: hexadecimal digits, as the format writes them; Str: UTF-8; Bytes: raw bytes
-  bool boolean = false;           ///< Bool
-  std::complex<double> number;    ///< Float (imaginary part 0) and Complex, bit for bit
-  pybind11::object array;         ///< Array and Scalar (as a 0-d array): a plain numpy.ndarray
-  std::string reducer;            ///< Object, and Array of a subclass: the reducer that wrote it
-  std::vector<Node> state;        ///< what the reducer recorded (one node), or empty for none
-  /// Object: the plain ndarray it stands for (one Array node at the object's path, its type the object's), when
-  /// its type is one a backend maps numpy.ndarray to and it has an array form (parity.reducers.array_form).
-  std::vector<Node> array_form;
-  std::string path;               ///< where it is in the outputs, e.g. "outputs['a'][0]"
-  std::string ref;                ///< non-empty when this is the same object as the node at path `ref`
-                                  ///< (its other fields are then empty: see NodeIndex)
+
+  struct Dict {
+    std::vector<std::string> keys;  ///< in insertion order, parallel to `items`
+    std::vector<Node> items;
+  };
+  struct List {
+    std::vector<Node> items;
+  };
+  struct Tuple {
+    std::vector<Node> items;
+  };
+  struct None {};
+  struct Bool {
+    bool value = false;
+  };
+  struct Int {
+    std::string hex;  ///< hexadecimal digits, as the format writes them
+  };
+  struct Float {
+    double value = 0.0;  ///< bit for bit
+  };
+  struct Complex {
+    std::complex<double> value;  ///< bit for bit
+  };
+  struct Str {
+    std::string utf8;
+  };
+  struct Bytes {
+    std::string bytes;
+  };
+  /// A plain numpy.ndarray. An object array's elements are nodes of their own (`elements`, in C order), which
+  /// to_python puts in place: the array itself is decoded filled with None.
+  struct Array {
+    pybind11::object array;
+    std::vector<Node> elements;
+  };
+  /// A NumPy scalar, as a 0-d array.
+  struct Scalar {
+    pybind11::object array;
+  };
+  /// An object written through a reducer. `array_form`: the plain ndarray it stands for (one Array node at the
+  /// object's path, its type the object's), when its type is one a backend maps numpy.ndarray to and it has an
+  /// array form (parity.reducers.array_form); else empty.
+  struct Object {
+    std::vector<Node> array_form;
+  };
+  /// The same object as the node at path `target`, written once there (see NodeIndex).
+  struct Ref {
+    std::string target;
+  };
+  /// The alternatives in the order of Kind (a Ref last), so that kind() is the index.
+  using Value =
+      std::variant<Dict, List, Tuple, None, Bool, Int, Float, Complex, Str, Bytes, Array, Scalar, Object, Ref>;
+
+  Value value = None{};
+  std::string type;         ///< qualified Python type name, e.g. "numpy.ndarray", "builtins.dict"
+  std::string path;         ///< where it is in the outputs, e.g. "outputs['a'][0]"
+  std::string reducer;      ///< Object, and Array of a subclass: the reducer that wrote it
+  std::vector<Node> state;  ///< what the reducer recorded (one node), or empty for none
+
+  /// The kind; a reference reads as None (its other parts are empty).
+  Kind kind() const;
+  bool is_ref() const { return std::holds_alternative<Ref>(value); }
+  /// The path a reference refers to; empty for any other node.
+  const std::string& ref() const;
+  /// Dict keys, parallel to items(); empty for other kinds.
+  const std::vector<std::string>& keys() const;
+  /// Dict values, List and Tuple elements, an object array's elements; empty for other kinds.
+  const std::vector<Node>& items() const;
+  std::span<Node> items();
+  /// Int: hexadecimal digits; Str: UTF-8; Bytes: the raw bytes; empty for other kinds.
+  const std::string& text() const;
+  /// Bool's value; false for other kinds.
+  bool boolean() const;
+  /// Float (imaginary part 0) and Complex, bit for bit; 0 for other kinds.
+  std::complex<double> number() const;
+  /// Array and Scalar: the array; a null object for other kinds.
+  const pybind11::object& array() const;
+  /// Object: the plain ndarray it stands for, or nullptr.
+  const Node* array_form() const;
+  /// The part of kind T, which the node must hold (std::bad_variant_access otherwise).
+  template <class T>
+  T& as() {
+    return std::get<T>(value);
+  }
+  template <class T>
+  const T& as() const {
+    return std::get<T>(value);
+  }
 };
 
 /// "dict", "ndarray", ... as the format and messages spell them.
@@ -93,9 +171,13 @@ std::string index_path(const std::vector<std::int64_t>& index);
 /// The path of a dict entry inside the outputs, as Python would index it: outputs['a']['it\'s'].
 std::string key_path(const std::string& path, const std::string& key);
 
+/// The path of element `i` of a list or tuple inside the outputs: outputs['a'][2].
+std::string item_path(const std::string& path, std::size_t i);
+
 /// The path of entry `key` of a reducer's dict state: `path.key` (outputs['m'].mask), or `path` followed by the key
 /// itself when it starts with '[' or '.', so that a reducer can name its parts as Python indexes the object
-/// (outputs['df']['a'] for a DataFrame column, outputs['s'].iloc[3]). parity.reducers.state_path is the same rule.
+/// (outputs['df']['a'] for a DataFrame column, outputs['s'].iloc[3]). parity.paths is the same grammar in Python
+/// (tests/codec_test.cc, PathGrammar, checks that they agree).
 std::string state_path(const std::string& path, const std::string& key);
 
 /// Rebuilds Python objects from a decoded tree: containers as plain dict/list/tuple (their recorded type

@@ -239,17 +239,18 @@ Node Decoder::decode_object_array(const json& node, const std::string& path, int
   PyObject* raw = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_OBJECT), static_cast<int>(shape.size()),
                                        shape.data(), strides.data(), start, NPY_ARRAY_WRITEABLE, nullptr);
   if (!raw) throw py::error_already_set();
-  Node out;
-  out.array = py::reinterpret_steal<py::object>(raw);
+  Node::Array array;
+  array.array = py::reinterpret_steal<py::object>(raw);
   if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(raw), buffer.release().ptr()) < 0)
     throw py::error_already_set();
   if (!node.at("writeable").get<bool>()) PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(raw), NPY_ARRAY_WRITEABLE);
-  out.kind = Node::Kind::Array;
+  Node out;
   out.type = node.at("type").get<std::string>();
   std::int64_t flat = 0;
   for (const json& element : elements)
-    out.items.push_back(
+    array.elements.push_back(
         decode(element, path + index_path(flat++, static_cast<int>(shape.size()), shape.data()), depth + 1));
+  out.value = std::move(array);
   return out;
 }
 
@@ -292,9 +293,11 @@ Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string&
   if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(raw), base.release().ptr()) < 0)
     throw py::error_already_set();
   Node out;
-  out.kind = kind;
   out.type = node.at("type").get<std::string>();
-  out.array = std::move(array);
+  if (kind == Node::Kind::Scalar)
+    out.value = Node::Scalar{std::move(array)};
+  else
+    out.value = Node::Array{std::move(array), {}};
   return out;
 }
 
@@ -323,12 +326,12 @@ void Decoder::decode_state(const json& node, Node& out, int depth) {
   const json& state = node.at("state");
   if (state.at("kind") != "dict") return out.state.push_back(decode(state, out.path + ".state", depth + 1));
   Node attributes;
-  attributes.kind = Node::Kind::Dict;
   attributes.type = "builtins.dict";
   // No path of its own: it is part of its owner, never the target of a reference.
+  auto& dict = attributes.value.emplace<Node::Dict>();
   for (const json& item : state.at("items")) {
-    attributes.keys.push_back(item.at(0).get<std::string>());
-    attributes.items.push_back(decode(item.at(1), state_path(out.path, attributes.keys.back()), depth + 1));
+    dict.keys.push_back(item.at(0).get<std::string>());
+    dict.items.push_back(decode(item.at(1), state_path(out.path, dict.keys.back()), depth + 1));
   }
   out.state.push_back(std::move(attributes));
 }
@@ -346,7 +349,8 @@ Node Decoder::decode(const json& node, const std::string& path, int depth) {
   if (node.at("kind") == "ref") {
     Node ref;
     ref.path = path;
-    ref.ref = node.at("path").get<std::string>();
+    // A reference to "" names no node: it reads as an empty None, as it did when `ref` was a plain field.
+    if (auto target = node.at("path").get<std::string>(); !target.empty()) ref.value = Node::Ref{std::move(target)};
     return ref;
   }
   Node out = decode_kind(node, path, depth);
@@ -359,60 +363,77 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
   const auto kind = node.at("kind").get<std::string>();
   Node out;
   out.type = node.value("type", "");
-  auto container = [&](Node::Kind k, bool keyed) {
-    out.kind = k;
+  const auto with = [&](Node::Value value) {
+    out.value = std::move(value);
+    return std::move(out);
+  };
+  // A dict's values (its keys into `keys`) or a list's or tuple's elements, each at its path.
+  const auto read_items = [&](std::vector<std::string>* keys) {
+    std::vector<Node> items;
     std::size_t i = 0;
     for (const json& item : node.at("items")) {
-      if (keyed) out.keys.push_back(item.at(0).get<std::string>());
-      const std::string sub = keyed ? key_path(path, out.keys.back()) : path + "[" + std::to_string(i++) + "]";
-      out.items.push_back(decode(keyed ? item.at(1) : item, sub, depth + 1));
+      if (keys) keys->push_back(item.at(0).get<std::string>());
+      const std::string sub = keys ? key_path(path, keys->back()) : item_path(path, i++);
+      items.push_back(decode(keys ? item.at(1) : item, sub, depth + 1));
     }
-    return out;
+    return items;
   };
-  auto read_text = [&](Node::Kind k) {
-    out.kind = k;
+  const auto read_text = [&] {
     const auto [offset, size] = blob(node, path);
     charge(size, path);
-    out.text.resize(size);
-    read_exact(out.text.data(), size, offset);
+    std::string text(size, '\0');
+    read_exact(text.data(), size, offset);
+    return text;
   };
-  if (kind == "dict") return container(Node::Kind::Dict, true);
-  if (kind == "list") return container(Node::Kind::List, false);
-  if (kind == "tuple") return container(Node::Kind::Tuple, false);
+  if (kind == "dict") {
+    Node::Dict dict;
+    dict.items = read_items(&dict.keys);
+    return with(std::move(dict));
+  }
+  if (kind == "list") return with(Node::List{read_items(nullptr)});
+  if (kind == "tuple") return with(Node::Tuple{read_items(nullptr)});
   if (kind == "ndarray" && node.contains("elements")) return decode_object_array(node, path, depth);
   if (kind == "ndarray") return decode_array(node, Node::Kind::Array, path);
   if (kind == "scalar") return decode_array(node, Node::Kind::Scalar, path);
   if (kind == "str") {
-    read_text(Node::Kind::Str);
+    Node::Str str{read_text()};
     // The writer encodes with surrogatepass; anything else is no str it wrote.
     PyObject* decoded =
-        PyUnicode_DecodeUTF8(out.text.data(), static_cast<Py_ssize_t>(out.text.size()), "surrogatepass");
+        PyUnicode_DecodeUTF8(str.utf8.data(), static_cast<Py_ssize_t>(str.utf8.size()), "surrogatepass");
     if (!decoded) {
       if (PyErr_ExceptionMatches(PyExc_MemoryError)) throw py::error_already_set();  // no fault of the file's
       PyErr_Clear();
       fail(path + ": str is not UTF-8");
     }
     Py_DECREF(decoded);
-    return out.type = "builtins.str", out;
+    out.type = "builtins.str";
+    return with(std::move(str));
   }
-  if (kind == "bytes") return read_text(Node::Kind::Bytes), out.type = "builtins.bytes", out;
-  if (kind == "none") return out.type = "builtins.NoneType", out;
+  if (kind == "bytes") {
+    Node::Bytes bytes{read_text()};
+    out.type = "builtins.bytes";
+    return with(std::move(bytes));
+  }
+  if (kind == "none") {
+    out.type = "builtins.NoneType";
+    return with(Node::None{});
+  }
   if (kind == "object") {
     if (!node.contains("reducer")) fail(path + ": object without a reducer");
-    if (node.contains("array")) out.array_form.push_back(decode_array_form(node.at("array"), path, depth));
-    return out.kind = Node::Kind::Object, out;
+    Node::Object object;
+    if (node.contains("array")) object.array_form.push_back(decode_array_form(node.at("array"), path, depth));
+    return with(std::move(object));
   }
   out.type = "builtins." + kind;
-  if (kind == "bool") return out.kind = Node::Kind::Bool, out.boolean = node.at("value").get<bool>(), out;
+  if (kind == "bool") return with(Node::Bool{node.at("value").get<bool>()});
   if (kind == "int") {
-    out.kind = Node::Kind::Int, out.text = node.at("value").get<std::string>();
-    if (!hex_integer(out.text)) fail(path + ": int value is not a hexadecimal integer");
-    return out;
+    Node::Int integer{node.at("value").get<std::string>()};
+    if (!hex_integer(integer.hex)) fail(path + ": int value is not a hexadecimal integer");
+    return with(std::move(integer));
   }
-  if (kind == "float") return out.kind = Node::Kind::Float, out.number = {from_bits(node.at("bits")), 0.0}, out;
+  if (kind == "float") return with(Node::Float{from_bits(node.at("bits"))});
   if (kind == "complex")
-    return out.kind = Node::Kind::Complex,
-           out.number = {from_bits(node.at("bits").at(0)), from_bits(node.at("bits").at(1))}, out;
+    return with(Node::Complex{{from_bits(node.at("bits").at(0)), from_bits(node.at("bits").at(1))}});
   fail(path + ": unknown kind '" + kind + "'");
 }
 
@@ -421,12 +442,12 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
 void check_references(const Node& root) {
   std::unordered_set<std::string> finished;
   std::function<void(const Node&)> visit = [&](const Node& node) {
-    if (!node.ref.empty()) {
-      if (!finished.count(node.ref))
-        throw FormatError(node.path + ": refers to " + node.ref + ", which is not an earlier output");
+    if (node.is_ref()) {
+      if (!finished.count(node.ref()))
+        throw FormatError(node.path + ": refers to " + node.ref() + ", which is not an earlier output");
       return;
     }
-    for (const Node& item : node.items) visit(item);
+    for (const Node& item : node.items()) visit(item);
     for (const Node& state : node.state) visit(state);
     if (!node.path.empty()) finished.insert(node.path);
   };

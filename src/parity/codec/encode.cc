@@ -346,8 +346,7 @@ json Encoder::encode_dict(py::handle obj, const std::string& path, int depth, bo
 json Encoder::encode_sequence(py::handle obj, const char* kind, const std::string& path, int depth) {
   json items = json::array();
   py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
-  for (std::size_t i = 0; i < seq.size(); ++i)
-    items.push_back(encode(seq[i], path + "[" + std::to_string(i) + "]", depth + 1));
+  for (std::size_t i = 0; i < seq.size(); ++i) items.push_back(encode(seq[i], item_path(path, i), depth + 1));
   return {{"kind", kind}, {"type", type_name(obj)}, {"items", items}};
 }
 

@@ -1,4 +1,5 @@
-// The output-path grammar: how a value's place inside the outputs is written (outputs['a'][2].mask).
+// The output-path grammar: how a value's place inside the outputs is written (outputs['a'][2].mask). parity.paths
+// (python/parity/paths.py) is the same grammar in Python, for the fidelity digests: PathGrammar tests that they agree.
 #include "codec.h"
 
 namespace parity {
@@ -8,6 +9,8 @@ std::string key_path(const std::string& path, const std::string& key) {
   for (char c : key) quoted += (c == '\'' || c == '\\') ? std::string{'\\', c} : std::string{c};
   return path + "['" + quoted + "']";
 }
+
+std::string item_path(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
 std::string state_path(const std::string& path, const std::string& key) {
   return !key.empty() && (key.front() == '[' || key.front() == '.') ? path + key : path + "." + key;

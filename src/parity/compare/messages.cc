@@ -15,9 +15,9 @@ namespace {
 // What the layout-class checks look at, for one side: the side-by-side table of their failures.
 // The names a subclass's reducer recorded (its attributes), "none" for a plain array.
 std::string attribute_names(const Node& node) {
-  if (node.state.empty() || node.state.front().kind != Node::Kind::Dict) return "none";
+  if (node.state.empty() || node.state.front().kind() != Node::Kind::Dict) return "none";
   std::string names;
-  for (const std::string& key : node.state.front().keys) names += (names.empty() ? "" : ", ") + key;
+  for (const std::string& key : node.state.front().keys()) names += (names.empty() ? "" : ", ") + key;
   return names.empty() ? "none" : names;
 }
 

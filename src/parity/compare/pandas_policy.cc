@@ -29,8 +29,8 @@ constexpr std::array<std::string_view, 2> kSparseKept = {"fill_value", "kind"};
 constexpr std::string_view kNormalized = " (normalized)";
 
 bool is_pandas(const Node& node) {
-  return node.kind == Node::Kind::Object && node.reducer.starts_with("pandas.") &&
-         !node.reducer.ends_with(kNormalized) && !node.state.empty() && node.state.front().kind == Node::Kind::Dict;
+  return node.kind() == Node::Kind::Object && node.reducer.starts_with("pandas.") &&
+         !node.reducer.ends_with(kNormalized) && !node.state.empty() && node.state.front().kind() == Node::Kind::Dict;
 }
 
 bool has_rows(const Node& node) { return node.reducer == "pandas.DataFrame" || node.reducer == "pandas.Series"; }
@@ -40,20 +40,20 @@ bool is_index(const Node& node) {
 }
 
 bool has_key(const Node& dict, std::string_view key) {
-  return std::find(dict.keys.begin(), dict.keys.end(), key) != dict.keys.end();
+  return std::find(dict.keys().begin(), dict.keys().end(), key) != dict.keys().end();
 }
 
 const Node& item(const Node& dict, std::string_view key) {
-  const auto it = std::find(dict.keys.begin(), dict.keys.end(), key);
-  if (it == dict.keys.end())
+  const auto it = std::find(dict.keys().begin(), dict.keys().end(), key);
+  if (it == dict.keys().end())
     throw FormatError(dict.path + ": the pandas state has no part '" + std::string(key) +
                       "' (written by another parity?)");
-  return dict.items[static_cast<std::size_t>(it - dict.keys.begin())];
+  return dict.items()[static_cast<std::size_t>(it - dict.keys().begin())];
 }
 
 Node* find_item(Node& dict, std::string_view key) {
-  auto it = std::find(dict.keys.begin(), dict.keys.end(), key);
-  return it == dict.keys.end() ? nullptr : &dict.items[static_cast<std::size_t>(it - dict.keys.begin())];
+  auto it = std::find(dict.keys().begin(), dict.keys().end(), key);
+  return it == dict.keys().end() ? nullptr : &dict.items()[static_cast<std::size_t>(it - dict.keys().begin())];
 }
 
 bool names_relaxed(const Node& state, const PolicyChoice& choice) {
@@ -69,14 +69,13 @@ bool index_relaxed(const Node& node, const PolicyChoice& choice) {
 // the parts of its old state named in `kept`.
 Node with_values(const Node& node, py::object values, std::span<const std::string_view> kept) {
   Node part;
-  part.kind = Node::Kind::Array;
+  part.value = Node::Array{std::move(values), {}};
   part.type = "numpy.ndarray";
-  part.array = std::move(values);
   part.path = state_path(node.path, "values");
   Node out = node;
   const Node& old_state = node.state.front();
-  Node& state = out.state.front();
-  state.keys.clear(), state.items.clear();
+  auto& state = out.state.front().as<Node::Dict>();
+  state = {};
   state.keys.push_back("values"), state.items.push_back(std::move(part));
   for (std::string_view key : kept)
     if (has_key(old_state, key)) state.keys.emplace_back(key), state.items.push_back(item(old_state, key));
@@ -88,8 +87,8 @@ Node with_values(const Node& node, py::object values, std::span<const std::strin
 Node without_references(const Node& node, const NodeIndex& references, int depth = 0) {
   if (depth > 500) throw FormatError(node.path + ": nested too deeply to sort (references in a cycle?)");
   Node out = references.resolve(node);
-  out.path = node.path, out.ref.clear();
-  for (Node& item : out.items) item = without_references(item, references, depth + 1);
+  out.path = node.path;
+  for (Node& item : out.items()) item = without_references(item, references, depth + 1);
   for (Node& part : out.state) part = without_references(part, references, depth + 1);
   return out;
 }
@@ -100,7 +99,7 @@ Node range_as_values(const Node& node) {
   if (node.reducer != "pandas.RangeIndex" || !has_key(node.state.front(), "start")) return node;
   const Node& state = node.state.front();
   py::object builtin_int = py::module_::import("builtins").attr("int");
-  auto number = [&](std::string_view key) { return builtin_int(item(state, key).text, 0); };  // "0x..." or decimal
+  auto number = [&](std::string_view key) { return builtin_int(item(state, key).text(), 0); };  // "0x..." or decimal
   return with_values(node,
                      py::module_::import("numpy").attr("arange")(number("start"), number("stop"), number("step"),
                                                                  py::arg("dtype") = "int64"),
@@ -119,31 +118,32 @@ Node sparse_as_values(const Node& node, const NodeIndex& references) {
 // array's element nodes with them), a pandas part's per-row parts; anything else, or of another length, as it is.
 Node permuted(const Node& original, py::handle perm, const NodeIndex& references) {
   Node node = references.resolve(original);
-  node.path = original.path, node.ref.clear();
+  node.path = original.path;
   const auto n = py::len(perm);
-  if (node.kind == Node::Kind::Array) {
-    if (node.array.attr("ndim").cast<int>() != 1 || py::len(node.array) != n) return node;
-    node.array = node.array[perm];
-    if (node.items.size() == n) {
+  if (node.kind() == Node::Kind::Array) {
+    auto& array = node.as<Node::Array>();
+    if (array.array.attr("ndim").cast<int>() != 1 || py::len(array.array) != n) return node;
+    array.array = array.array[perm];
+    if (array.elements.size() == n) {
       std::vector<Node> items;
       for (py::handle i : perm) {
-        items.push_back(node.items[i.cast<std::size_t>()]);
+        items.push_back(array.elements[i.cast<std::size_t>()]);
         items.back().path = node.path + "[" + std::to_string(items.size() - 1) + "]";
       }
-      node.items = std::move(items);
+      array.elements = std::move(items);
     }
     return node;
   }
-  if (node.kind == Node::Kind::List || node.kind == Node::Kind::Tuple) {  // a MultiIndex's codes, one per level
-    for (Node& level : node.items) level = permuted(level, perm, references);
+  if (node.kind() == Node::Kind::List || node.kind() == Node::Kind::Tuple) {  // a MultiIndex's codes, one per level
+    for (Node& level : node.items()) level = permuted(level, perm, references);
     return node;
   }
   if (!is_pandas(node)) return node;
   node = sparse_as_values(range_as_values(node), references);
   Node& state = node.state.front();
-  for (std::size_t i = 0; i < state.keys.size(); ++i)
-    if (std::find(kRowParts.begin(), kRowParts.end(), state.keys[i]) != kRowParts.end())
-      state.items[i] = permuted(state.items[i], perm, references);
+  for (std::size_t i = 0; i < state.keys().size(); ++i)
+    if (std::find(kRowParts.begin(), kRowParts.end(), state.keys()[i]) != kRowParts.end())
+      state.items()[i] = permuted(state.items()[i], perm, references);
   return node;
 }
 
@@ -160,10 +160,10 @@ void sort_rows(Node& node, const NodeIndex& references) {
   Node* index = find_item(state, "index");
   if (index == nullptr) return;
   py::object perm = sort_order(*index, references);
-  for (std::size_t i = 0; i < state.keys.size(); ++i) {
-    const std::string& key = state.keys[i];
+  for (std::size_t i = 0; i < state.keys().size(); ++i) {
+    const std::string& key = state.keys()[i];
     if (key == "index" || key == "values" || key.starts_with("[") || key.starts_with(".iloc"))
-      state.items[i] = permuted(state.items[i], perm, references);
+      state.items()[i] = permuted(state.items()[i], perm, references);
   }
   if (Node* columns = find_item(state, "columns"))
     *columns = permuted(*columns, sort_order(*columns, references), references);
@@ -186,13 +186,12 @@ Node pandas_normalized(const Node& node, const PolicyChoice& choice, const NodeI
     out.type = out.reducer = kIndexType;
   }
   if (choice.names == "ignore") {
-    Node kept = state;
-    kept.keys.clear(), kept.items.clear();
-    for (std::size_t i = 0; i < state.keys.size(); ++i) {
-      if (std::find(kNameParts.begin(), kNameParts.end(), state.keys[i]) != kNameParts.end()) continue;
-      kept.keys.push_back(state.keys[i]), kept.items.push_back(state.items[i]);
+    Node::Dict kept;
+    for (std::size_t i = 0; i < state.keys().size(); ++i) {
+      if (std::find(kNameParts.begin(), kNameParts.end(), state.keys()[i]) != kNameParts.end()) continue;
+      kept.keys.push_back(state.keys()[i]), kept.items.push_back(state.items()[i]);
     }
-    state = std::move(kept);
+    state.value = std::move(kept);
   }
   out.reducer += kNormalized;
   return out;

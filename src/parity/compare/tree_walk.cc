@@ -29,7 +29,7 @@ struct WalkState {
 
 // A hostile file can make references expand exponentially; no real output needs this many visits.
 constexpr std::int64_t kMaxVisits = 10'000'000;
-// Nesting of a subtree on one side only, as deep as the decoder lets a file nest (codec.cc's kMaxDepth is 500).
+// Nesting of a subtree on one side only, as deep as the decoder lets a file nest (codec_internal.h's kMaxDepth is 500).
 constexpr int kMaxOneSidedDepth = 1000;
 
 // One array leaf of one side: the array and the node it was decoded from (its type names a memmap, its state the
@@ -119,7 +119,7 @@ std::string child_path(const Node& child, const std::string& fallback) {
 }
 
 bool is_container(const Node& n) {
-  return n.kind == Node::Kind::Dict || n.kind == Node::Kind::List || n.kind == Node::Kind::Tuple;
+  return n.kind() == Node::Kind::Dict || n.kind() == Node::Kind::List || n.kind() == Node::Kind::Tuple;
 }
 
 // Python numbers become 0-d arrays so that one kernel decides every numeric comparison.
@@ -127,16 +127,16 @@ py::object as_array(const Node& n) {
   auto zero_d = [](py::object value) {
     return py::reinterpret_steal<py::object>(PyArray_FromAny(value.ptr(), nullptr, 0, 0, 0, nullptr));
   };
-  switch (n.kind) {
+  switch (n.kind()) {
     case Node::Kind::Array:
     case Node::Kind::Scalar:
-      return n.array;
+      return n.array();
     case Node::Kind::Float:
-      return zero_d(py::float_(n.number.real()));
+      return zero_d(py::float_(n.number().real()));
     case Node::Kind::Complex:
-      return zero_d(py::reinterpret_steal<py::object>(PyComplex_FromDoubles(n.number.real(), n.number.imag())));
+      return zero_d(py::reinterpret_steal<py::object>(PyComplex_FromDoubles(n.number().real(), n.number().imag())));
     case Node::Kind::Bool:
-      return zero_d(py::bool_(n.boolean));
+      return zero_d(py::bool_(n.boolean()));
     default:
       return py::object();
   }
@@ -152,10 +152,10 @@ bool is_subclass(const std::string& name, const std::string& base) {
 // other (their dtypes and values are still compared).
 bool scalar_and_zero_d(const Node& g, const Node& c) {
   auto zero_d = [](const Node& n) {
-    return n.kind == Node::Kind::Array && n.type == "numpy.ndarray" &&
-           PyArray_NDIM(reinterpret_cast<PyArrayObject*>(n.array.ptr())) == 0;
+    return n.kind() == Node::Kind::Array && n.type == "numpy.ndarray" &&
+           PyArray_NDIM(reinterpret_cast<PyArrayObject*>(n.array().ptr())) == 0;
   };
-  return (g.kind == Node::Kind::Scalar && zero_d(c)) || (zero_d(g) && c.kind == Node::Kind::Scalar);
+  return (g.kind() == Node::Kind::Scalar && zero_d(c)) || (zero_d(g) && c.kind() == Node::Kind::Scalar);
 }
 
 void TreeComparer::compare_type(const Node& g, const Node& c, const std::string& path) {
@@ -181,37 +181,37 @@ void TreeComparer::compare_type(const Node& g, const Node& c, const std::string&
 }
 
 void TreeComparer::compare_containers(const Node& g, const Node& c, const std::string& path) {
-  if (g.kind != Node::Kind::Dict) {
-    expect(g.items.size() == c.items.size(), "structure", path,
+  if (g.kind() != Node::Kind::Dict) {
+    expect(g.items().size() == c.items().size(), "structure", path,
            [&] {
-             return std::string(kind_name(g.kind)) +
-                    " length differs: " + sides(std::to_string(g.items.size()), std::to_string(c.items.size()));
+             return std::string(kind_name(g.kind())) +
+                    " length differs: " + sides(std::to_string(g.items().size()), std::to_string(c.items().size()));
            },
-           {{"gold_length", g.items.size()}, {"candidate_length", c.items.size()}});
+           {{"gold_length", g.items().size()}, {"candidate_length", c.items().size()}});
     if (compare_sorted_sequence(g, c, path)) return;
-    for (std::size_t i = 0; i < std::min(g.items.size(), c.items.size()); ++i)
-      walk(g.items[i], c.items[i], child_path(g.items[i], path + "[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < std::min(g.items().size(), c.items().size()); ++i)
+      walk(g.items()[i], c.items()[i], child_path(g.items()[i], path + "[" + std::to_string(i) + "]"));
     for (const Node* longer : {&g, &c})
-      for (std::size_t i = std::min(g.items.size(), c.items.size()); i < longer->items.size(); ++i)
-        count_one_sided(longer->items[i], longer == &g ? gold_index_ : candidate_index_);
+      for (std::size_t i = std::min(g.items().size(), c.items().size()); i < longer->items().size(); ++i)
+        count_one_sided(longer->items()[i], longer == &g ? gold_index_ : candidate_index_);
     return;
   }
   std::map<std::string, std::size_t> cand_keys;
-  for (std::size_t i = 0; i < c.keys.size(); ++i) cand_keys[c.keys[i]] = i;
+  for (std::size_t i = 0; i < c.keys().size(); ++i) cand_keys[c.keys()[i]] = i;
   std::vector<std::string> only_gold, only_cand;
-  for (std::size_t i = 0; i < g.keys.size(); ++i) {
-    auto it = cand_keys.find(g.keys[i]);
+  for (std::size_t i = 0; i < g.keys().size(); ++i) {
+    auto it = cand_keys.find(g.keys()[i]);
     if (it == cand_keys.end()) {
-      only_gold.push_back(g.keys[i]);
-      count_one_sided(g.items[i], gold_index_);
+      only_gold.push_back(g.keys()[i]);
+      count_one_sided(g.items()[i], gold_index_);
       continue;
     }
-    walk(g.items[i], c.items[it->second], child_path(g.items[i], key_path(path, g.keys[i])));
+    walk(g.items()[i], c.items()[it->second], child_path(g.items()[i], key_path(path, g.keys()[i])));
     cand_keys.erase(it);
   }
   for (const auto& [key, i] : cand_keys) {
     only_cand.push_back(key);
-    count_one_sided(c.items[i], candidate_index_);
+    count_one_sided(c.items()[i], candidate_index_);
   }
   auto quoted = [](const std::vector<std::string>& keys) {
     std::string s;
@@ -231,7 +231,7 @@ void TreeComparer::compare_containers(const Node& g, const Node& c, const std::s
 }
 
 bool is_scalar_leaf(const Node& n) {
-  switch (n.kind) {
+  switch (n.kind()) {
     case Node::Kind::Bool:
     case Node::Kind::Int:
     case Node::Kind::Float:
@@ -253,7 +253,7 @@ bool TreeComparer::compare_sorted_sequence(const Node& g, const Node& c, const s
   py::object order = py::module_::import("parity.ordering").attr("sequence_order");
   auto permutation = [&order](const Node& n, const NodeIndex& index) -> py::object {
     py::list values;
-    for (const Node& item : n.items) {
+    for (const Node& item : n.items()) {
       const Node& element = index.resolve(item);
       if (!is_scalar_leaf(element)) return py::none();
       values.append(to_python(element));
@@ -265,7 +265,7 @@ bool TreeComparer::compare_sorted_sequence(const Node& g, const Node& c, const s
   const auto gi = gp.cast<std::vector<std::size_t>>(), ci = cp.cast<std::vector<std::size_t>>();
   const std::size_t first = result.failures.size();
   for (std::size_t k = 0; k < std::min(gi.size(), ci.size()); ++k)
-    walk(g.items[gi[k]], c.items[ci[k]], path + "[" + std::to_string(k) + "]");
+    walk(g.items()[gi[k]], c.items()[ci[k]], path + "[" + std::to_string(k) + "]");
   note_sorted(first);
   return true;
 }
@@ -420,14 +420,15 @@ std::vector<std::string> volatile_keys(const std::string& reducer) {
 // `node` without the entries named in `keys`; the removed entries' None-ness goes to `present`.
 Node without_keys(const Node& node, const std::vector<std::string>& keys, std::map<std::string, bool>& present) {
   Node out = node;
-  out.keys.clear(), out.items.clear();
-  for (std::size_t i = 0; i < node.keys.size(); ++i) {
-    if (std::find(keys.begin(), keys.end(), node.keys[i]) == keys.end()) {
-      out.keys.push_back(node.keys[i]), out.items.push_back(node.items[i]);
+  Node::Dict kept;
+  for (std::size_t i = 0; i < node.keys().size(); ++i) {
+    if (std::find(keys.begin(), keys.end(), node.keys()[i]) == keys.end()) {
+      kept.keys.push_back(node.keys()[i]), kept.items.push_back(node.items()[i]);
     } else {
-      present[node.keys[i]] = node.items[i].kind != Node::Kind::None;
+      present[node.keys()[i]] = node.items()[i].kind() != Node::Kind::None;
     }
   }
+  out.value = std::move(kept);
   return out;
 }
 
@@ -436,7 +437,7 @@ Node without_keys(const Node& node, const std::vector<std::string>& keys, std::m
 bool TreeComparer::states_comparable(const Node& g, const Node& c) const {
   if (g.type == c.type) return true;
   const auto mapped = policy_.type_map.find(g.type);
-  return g.kind == Node::Kind::Object && c.kind == Node::Kind::Object && mapped != policy_.type_map.end() &&
+  return g.kind() == Node::Kind::Object && c.kind() == Node::Kind::Object && mapped != policy_.type_map.end() &&
          mapped->second == c.type;
 }
 
@@ -452,7 +453,7 @@ void TreeComparer::compare_state(const Node& g, const Node& c, const std::string
                 "subclass state recorded only for " + (g.state.empty() ? policy_.candidate_name : policy_.gold_name));
   const Node *gs = &g.state.front(), *cs = &c.state.front();
   Node gtrim, ctrim;
-  if (gs->kind == Node::Kind::Dict && cs->kind == Node::Kind::Dict && g.reducer == c.reducer) {
+  if (gs->kind() == Node::Kind::Dict && cs->kind() == Node::Kind::Dict && g.reducer == c.reducer) {
     const auto keys = volatile_keys(g.reducer);
     std::map<std::string, bool> gp, cp;
     gtrim = without_keys(*gs, keys, gp), ctrim = without_keys(*cs, keys, cp);
@@ -468,7 +469,7 @@ void TreeComparer::compare_state(const Node& g, const Node& c, const std::string
   }
   // A reduced object that is no array is its state (a Quantity's magnitude and units, a frame's columns): its parts
   // are compared with the ordinary checks, each at its own path (outputs['q'].magnitude).
-  if (g.kind == Node::Kind::Object) {
+  if (g.kind() == Node::Kind::Object) {
     const bool outer = std::exchange(in_state_, true);
     walk(*gs, *cs, child_path(*gs, path));
     in_state_ = outer;
@@ -489,8 +490,8 @@ void TreeComparer::compare_state(const Node& g, const Node& c, const std::string
 
 // The array a leaf stands for: an array's own node, or a mapped object's array form; nullptr when it has none.
 const Node* array_of(const Node& n) {
-  if (n.kind == Node::Kind::Array) return &n;
-  if (n.kind == Node::Kind::Object && !n.array_form.empty()) return &n.array_form.front();
+  if (n.kind() == Node::Kind::Array) return &n;
+  if (n.kind() == Node::Kind::Object && n.array_form()) return n.array_form();
   return nullptr;
 }
 
@@ -501,10 +502,10 @@ bool holds_objects(py::handle array) {
 // Object arrays of one shape: the elements, pairwise in C order, with the same checks as any output. Returns
 // whether they were walked (the elements are then the leaves, not the array).
 bool TreeComparer::walk_elements(const Node& g, const Node& c, py::handle ga, py::handle ca, const std::string& path) {
-  if (!holds_objects(ga) || !holds_objects(ca) || g.items.size() != c.items.size() ||
+  if (!holds_objects(ga) || !holds_objects(ca) || g.items().size() != c.items().size() ||
       !py::bool_(ga.attr("shape").equal(ca.attr("shape"))))
     return false;
-  for (std::size_t i = 0; i < g.items.size(); ++i) walk(g.items[i], c.items[i], child_path(g.items[i], path));
+  for (std::size_t i = 0; i < g.items().size(); ++i) walk(g.items()[i], c.items()[i], child_path(g.items()[i], path));
   return true;
 }
 
@@ -513,22 +514,22 @@ bool TreeComparer::walk_elements(const Node& g, const Node& c, py::handle ga, py
 // check. A stateless object is its type. Anything else has nothing common to compare: compare_leaf reports it.
 // Returns whether the pair is a leaf (false: its parts were).
 bool TreeComparer::compare_objects(const Node& g, const Node& c, const std::string& path) {
-  const bool same_type = g.kind == c.kind && g.type == c.type;
-  if (g.kind == c.kind && states_comparable(g, c) && !(g.state.empty() && c.state.empty())) {
+  const bool same_type = g.kind() == c.kind() && g.type == c.type;
+  if (g.kind() == c.kind() && states_comparable(g, c) && !(g.state.empty() && c.state.empty())) {
     compare_state(g, c, path);
     return false;
   }
   const Node *ga = array_of(g), *ca = array_of(c);
   if (ga && ca) {
-    compare_arrays({ga->array, *ga}, {ca->array, *ca}, true, path);
+    compare_arrays({ga->array(), *ga}, {ca->array(), *ca}, true, path);
     return true;
   }
   // A NumPy scalar against a mapped wrapper (a reduction of a proxy may give a 0-d proxy): dtype and values, as for
   // a scalar against an array; a scalar has no layout to check.
-  const Node* gs = ga ? ga : g.kind == Node::Kind::Scalar ? &g : nullptr;
-  const Node* cs = ca ? ca : c.kind == Node::Kind::Scalar ? &c : nullptr;
+  const Node* gs = ga ? ga : g.kind() == Node::Kind::Scalar ? &g : nullptr;
+  const Node* cs = ca ? ca : c.kind() == Node::Kind::Scalar ? &c : nullptr;
   if (gs && cs) {
-    compare_arrays({gs->array, *gs}, {cs->array, *cs}, false, path);
+    compare_arrays({gs->array(), *gs}, {cs->array(), *cs}, false, path);
     return true;
   }
   if (same_type) pass("values");  // no state: the type is the whole value, and it is the same
@@ -538,30 +539,31 @@ bool TreeComparer::compare_objects(const Node& g, const Node& c, const std::stri
 // The checks of one leaf pair; returns false when its parts were compared as leaves of their own instead.
 bool TreeComparer::compare_leaf_checks(const Node& g, const Node& c, const std::string& path) {
   compare_type(g, c, path);
-  if (g.kind == Node::Kind::Object || c.kind == Node::Kind::Object) return compare_objects(g, c, path);
+  if (g.kind() == Node::Kind::Object || c.kind() == Node::Kind::Object) return compare_objects(g, c, path);
   py::object ga = as_array(g), ca = as_array(c);
   if (ga && ca) {
-    const bool arrays = g.kind == Node::Kind::Array && c.kind == Node::Kind::Array;
+    const bool arrays = g.kind() == Node::Kind::Array && c.kind() == Node::Kind::Array;
     compare_arrays({ga, g}, {ca, c}, arrays, path);
     const bool elements = arrays && walk_elements(g, c, ga, ca, path);
     compare_state(g, c, path);
     return !elements;
   }
-  if (g.kind != c.kind) return true;  // no common value: the type check says why, or `uncompared` does
-  const bool equal = g.kind == Node::Kind::None || g.text == c.text;
+  if (g.kind() != c.kind()) return true;  // no common value: the type check says why, or `uncompared` does
+  const bool equal = g.kind() == Node::Kind::None || g.text() == c.text();
   expect(equal, "values", path,
          [&] {
            // Python's repr of at most 200 characters: valid UTF-8 whatever bytes or surrogates it holds.
            auto show = [](const Node& n) {
              try {
                py::object value = to_python(n);
-               if (n.kind != Node::Kind::Int) value = value[py::slice(0, 200, 1)];
+               if (n.kind() != Node::Kind::Int) value = value[py::slice(0, 200, 1)];
                return py::repr(value).cast<std::string>();
              } catch (py::error_already_set&) {  // an int past Python's 4300-digit repr limit
-               return n.text.substr(0, 200);
+               return n.text().substr(0, 200);
              }
            };
-           return std::string("Not equal (exact comparison of ") + kind_name(g.kind) + "): " + sides(show(g), show(c));
+           return std::string("Not equal (exact comparison of ") + kind_name(g.kind()) +
+                  "): " + sides(show(g), show(c));
          },
          {{"criterion", "exact"}});
   return true;
@@ -570,15 +572,15 @@ bool TreeComparer::compare_leaf_checks(const Node& g, const Node& c, const std::
 std::string TreeComparer::uncompared_reason(const Node& g, const Node& c) const {
   for (const auto& [n, other, name] :
        {std::tuple{&c, &g, policy_.candidate_name}, std::tuple{&g, &c, policy_.gold_name}}) {
-    if (n->kind == Node::Kind::Object && n->array_form.empty() && (array_of(*other) || other->kind != n->kind))
+    if (n->kind() == Node::Kind::Object && !n->array_form() && (array_of(*other) || other->kind() != n->kind()))
       return "the " + name + "'s " + n->type +
              " has no array form: give the backend a to_numpy(obj) hook or the type an __array__ (the backend's "
              "TYPE_MAP must name the type)";
   }
-  if (g.kind == Node::Kind::Object && c.kind == Node::Kind::Object)
+  if (g.kind() == Node::Kind::Object && c.kind() == Node::Kind::Object)
     return "objects of different types, neither part by part nor through array forms comparable";
-  if (g.kind != c.kind)
-    return std::string("a ") + kind_name(g.kind) + " against a " + kind_name(c.kind) +
+  if (g.kind() != c.kind())
+    return std::string("a ") + kind_name(g.kind()) + " against a " + kind_name(c.kind()) +
            " has no common value, and no failed check says so (type policy " + policy_.choice.type + ")";
   return "their shapes differ (" + shape_text(as_array(g)) + " and " + shape_text(as_array(c)) +
          ") and no shape check applies between these kinds";
@@ -607,8 +609,8 @@ void TreeComparer::compare_leaf(const Node& g, const Node& c, const std::string&
                              "not compared: " + sides(g.type, c.type) + ": " + reason,
                              {{"gold", g.type},
                               {"candidate", c.type},
-                              {"gold_kind", kind_name(g.kind)},
-                              {"candidate_kind", kind_name(c.kind)},
+                              {"gold_kind", kind_name(g.kind())},
+                              {"candidate_kind", kind_name(c.kind())},
                               {"reason", reason}}});
 }
 
@@ -617,10 +619,10 @@ void TreeComparer::count_one_sided(const Node& node, const NodeIndex& index, int
   if (++state_.visits > kMaxVisits || depth > kMaxOneSidedDepth)
     throw FormatError(node.path + ": too many or too deeply nested nodes to count (references expanding?)");
   const Node& n = index.resolve(node);
-  const std::vector<Node>* parts = is_container(n)                                    ? &n.items
-                                   : n.kind == Node::Kind::Object && !n.state.empty() ? &n.state
-                                   : n.kind == Node::Kind::Array && !n.items.empty()  ? &n.items
-                                                                                      : nullptr;
+  const std::vector<Node>* parts = is_container(n)                                       ? &n.items()
+                                   : n.kind() == Node::Kind::Object && !n.state.empty()  ? &n.state
+                                   : n.kind() == Node::Kind::Array && !n.items().empty() ? &n.items()
+                                                                                         : nullptr;
   if (!parts) return void(++result.coverage.leaves);
   for (const Node& part : *parts) count_one_sided(part, index, depth + 1);
 }
@@ -630,16 +632,16 @@ void TreeComparer::walk(const Node& gold_node, const Node& candidate_node, const
   if (++state_.visits > kMaxVisits)
     throw FormatError(path + ": more than " + std::to_string(kMaxVisits) + " nodes to compare (references expanding?)");
   // The same earlier object on both sides has been compared where it first appeared.
-  if (!gold_node.ref.empty() && gold_node.ref == candidate_node.ref) return;
+  if (gold_node.is_ref() && gold_node.ref() == candidate_node.ref()) return;
   const Node& g = gold_index_.resolve(gold_node);
   const Node& c = candidate_index_.resolve(candidate_node);
   if (is_container(g) || is_container(c)) {
-    if (g.kind != c.kind) {
+    if (g.kind() != c.kind()) {
       count_one_sided(g, gold_index_);
       count_one_sided(c, candidate_index_);
       return fail("structure", path,
-                  std::string("container kind differs: ") + sides(kind_name(g.kind), kind_name(c.kind)),
-                  {{"gold", kind_name(g.kind)}, {"candidate", kind_name(c.kind)}});
+                  std::string("container kind differs: ") + sides(kind_name(g.kind()), kind_name(c.kind())),
+                  {{"gold", kind_name(g.kind())}, {"candidate", kind_name(c.kind())}});
     }
     pass("structure");
     compare_type(g, c, path);
