@@ -8,7 +8,8 @@ from collections import Counter
 
 import jinja2
 
-# Display order: what needs a person first. `FAILING` are the statuses that make a run red.
+# Display order: what needs a person first. `FAILING` are the statuses that make a run red. Both are copies of
+# src/parity/base/outcome.h's kStatuses and kFailingStatuses, which tests/vocabulary holds them to.
 STATUS_ORDER = ("fail", "error", "timeout", "xpass", "xfail", "skip", "pass")
 FAILING = ("fail", "error", "timeout", "xpass")
 # Checks whose details carry a side-by-side `table` of both arrays' facts (src/parity/compare/tree_walk.cc, expect_array).
@@ -206,7 +207,7 @@ def view_model(report: dict) -> dict:
         # timeout (compare --timeout) only when some scenario had it: the others are always shown.
         "statuses": [(status, summary.get(status, 0)) for status in STATUS_ORDER
                      if status != "timeout" or summary.get(status)],
-        "failing_total": sum(summary.get(status, 0) for status in FAILING),
+        "failing_total": sum(summary.get(status, 0) for status in FAILING), "failing_statuses": list(FAILING),
         "by_check": _bars(by_check), "by_tag": _bars(by_tag),
         "all_checks": sorted({c for v in scenarios for c in v["failed_checks"]}),
         "all_tags": sorted({t for v in scenarios for t in v["tags"]}),

@@ -254,16 +254,4 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   return out;
 }
 
-std::map<std::string, int> count_statuses(const std::vector<std::string>& statuses) {
-  std::map<std::string, int> n{{"pass", 0}, {"fail", 0}, {"error", 0}, {"xfail", 0}, {"xpass", 0}, {"skip", 0}};
-  for (const std::string& status : statuses) ++n[status];
-  return n;
-}
-
-bool failing_counts(const std::map<std::string, int>& counts) {
-  for (const char* status : {"fail", "error", "xpass", "timeout"})
-    if (const auto n = counts.find(status); n != counts.end() && n->second > 0) return true;
-  return false;
-}
-
 }  // namespace parity

@@ -12,6 +12,7 @@
 #include <limits>
 #include <utility>
 
+#include "outcome.h"
 #include "text.h"
 
 namespace parity {
@@ -24,9 +25,8 @@ constexpr const char* kEraseLine = "\r\x1b[K";
 const std::vector<std::string> kStatusOrder = {"pass",    "ok",    "fail",  "error", "crash",
                                                "timeout", "xfail", "xpass", "skip"};
 
-bool is_failure(const std::string& status) {
-  return status == "fail" || status == "error" || status == "xpass" || status == "crash" || status == "timeout";
-}
+// A run's or a compare's failing status (outcome.h).
+bool is_failure(const std::string& status) { return is_failing_status(status) || is_failing_run_status(status); }
 
 // A run's scenario that ended without a result of its own making: its worker died or was stopped (runner.cc).
 bool is_lost(const std::string& status) { return status == "crash" || status == "timeout"; }
