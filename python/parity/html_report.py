@@ -22,14 +22,6 @@ TREND_MARKS = (("new", "new", "new failures"), ("still-failing", "still_failing"
 MAP_LEVELS = ("#eeeeee", "#fc9272", "#fb6a4a", "#ef3b2c", "#cb181d", "#67000d")
 
 
-def _without_repro(message: str, repro: str) -> str:
-    """A check's message without the repro line compare appends: the page shows the repro once, with a button."""
-    for tail in ("\n\nRepro: " + repro, "\nRepro: " + repro):
-        if repro and message.endswith(tail):
-            return message[: -len(tail)]
-    return message
-
-
 def _fact_rows(table: dict) -> list:
     """[(fact, gold, candidate, differs)] for a layout-class check's side-by-side table."""
     gold, cand = table.get("gold", {}), table.get("candidate", {})
@@ -84,9 +76,9 @@ def _level(count: int, size: int) -> int:
     return min(len(MAP_LEVELS) - 1, -(-count * (len(MAP_LEVELS) - 1) // size))
 
 
-def _check_view(check: dict, repro: str) -> dict:
+def _check_view(check: dict) -> dict:
     details = check.get("details") or {}
-    message = _without_repro(check.get("message", ""), repro)
+    message = check.get("message", "")
     view = {"check": check["check"], "path": check["path"], "message": message, "details": details,
             "headline": message.split("\n", 1)[0], "facts": None, "map": None}
     if isinstance(details.get("table"), dict):
@@ -150,7 +142,7 @@ def _scenario_view(s: dict, dates: list) -> dict:
         "tags": s.get("tags", []), "source": s.get("source", ""), "repro": s.get("repro", ""),
         "policy": s.get("policy"), "params": s.get("params") or {}, "coverage": coverage_note(s.get("coverage")),
         "failed_checks": list(dict.fromkeys(c["check"] for c in failed)),
-        "checks": [_check_view(c, s.get("repro", "")) for c in failed],
+        "checks": [_check_view(c) for c in failed],
         "seconds": sum(v for v in seconds.values() if isinstance(v, (int, float))), "seconds_by_pass": seconds,
         "rank": STATUS_ORDER.index(s["status"]) if s["status"] in STATUS_ORDER else len(STATUS_ORDER),
         "trend": _trend_view(s.get("trend"), dates),

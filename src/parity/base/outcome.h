@@ -128,14 +128,15 @@ struct Coverage {
 /// One scenario's verdict: one of kStatuses (timeout when comparing it took longer than CompareOptions::timeout).
 struct ScenarioOutcome {
   std::string id, status;
-  std::string message;                ///< one line on the verdict for people
+  std::string message;                ///< one line on the verdict for people; never the repro, which is `repro`
   std::vector<Check> checks;          ///< failures first, then one summary per check that passed
   std::vector<SkippedCheck> skipped;  ///< checks not run because they would trust the results directory
   nlohmann::json meta;                ///< module, function, params, tags, rtol, atol, tolerances, policy, xfail, source
   nlohmann::json policy;  ///< the policies the outputs were compared under (null when they were not compared)
   std::optional<Coverage> coverage;  ///< what each check covered, when the outputs were compared
   double gold_seconds = 0, candidate_seconds = 0, compare_seconds = 0;
-  /// A shell command that re-runs the scenario on both backends and compares it.
+  /// A shell command that re-runs the scenario on both backends and compares it; the terminal, JUnit and HTML show
+  /// it beside a failure (no check's message carries it).
   std::string repro;
 };
 

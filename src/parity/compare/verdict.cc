@@ -248,8 +248,6 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   apply_compare_xfail(out);
   if (!malformed) apply_differences(differences, out);  // the manifest that declares them is the one in doubt
   if (out.message.empty()) out.message = summary_message(out);
-  for (Check& check : out.checks)
-    if (!check.ok) check.message += "\nRepro: " + out.repro;
   out.compare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

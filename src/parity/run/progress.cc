@@ -179,6 +179,8 @@ ShownScenario to_shown(const ScenarioOutcome& outcome) {
     if (std::find(names.begin(), names.end(), check.check) == names.end()) names.push_back(check.check);
     shown.details.push_back("[" + check.check + "] " + check.path + ": " + check.message);
   }
+  // The command that reproduces the failures, once under them (it is a field: no message carries it).
+  if (!shown.failed_checks.empty() && !outcome.repro.empty()) shown.details.push_back("Repro: " + outcome.repro);
   // Leaves that no values comparison reached: a count beside the failures that say where.
   if (const std::string gap = outcome.coverage ? coverage_note(outcome.coverage->to_json()) : ""; !gap.empty())
     shown.details.insert(shown.details.begin(), gap);
