@@ -125,11 +125,13 @@ TEST(MergeReports, AShardNotGivenMakesItsScenariosMissingFailures) {
     EXPECT_EQ(s.at("/checks/0/check"_json_pointer), "missing");
     EXPECT_NE(message.find("(shard 2/3 should have it): no report of shard 2/3 was given"), std::string::npos)
         << message;
-    // The rerun: both sharded runs of shard 2, then its compare.
-    EXPECT_NE(message.find("parity run --backend gold --scenarios scen --shard 2/3 --out gold-shard-2"),
+    // The rerun, the scenario's repro (no message carries it): both sharded runs of shard 2, then its compare.
+    const std::string repro = s.at("repro");
+    EXPECT_EQ(message.find("Repro"), std::string::npos) << message;
+    EXPECT_NE(repro.find("parity run --backend gold --scenarios scen --shard 2/3 --out gold-shard-2"),
               std::string::npos)
-        << message;
-    EXPECT_NE(message.find("parity compare gold-shard-2 candidate-shard-2 --shard 2/3"), std::string::npos) << message;
+        << repro;
+    EXPECT_NE(repro.find("parity compare gold-shard-2 candidate-shard-2 --shard 2/3"), std::string::npos) << repro;
   }
   EXPECT_TRUE(merged_report_failed(merged));
 }

@@ -96,14 +96,13 @@ TEST_F(ProgressTest, CounterIsPaddedToTheWidthOfTheTotal) {
 
 TEST_F(ProgressTest, FailuresShowTheirCheckMessagesIndentedUnderTheirLine) {
   Progress progress(out_, options(Display::kLines, Verbosity::kNormal, 2));
-  progress.end(shown("m.a", "fail", {"values"}, {"[values] outputs['a']: differs\nat [0]\n\nRepro: x"}));
+  progress.end(shown("m.a", "fail", {"values"}, {"[values] outputs['a']: differs\nat [0]\n", "Repro: x"}));
   progress.end(shown("m.b", "xfail", {"values"}, {"[values] outputs['b']: expected"}));
   EXPECT_EQ(text(),
             "[1/2] fail   m.a (250 ms) values\n"
             "  [values] outputs['a']: differs\n"
             "        at [0]\n"
-            "\n"
-            "        Repro: x\n"
+            "  Repro: x\n"
             "[2/2] xfail  m.b (250 ms) values\n");
 }
 
@@ -273,22 +272,23 @@ TEST(ClockText, MinutesAndSecondsThenHours) {
   EXPECT_EQ(clock_text(-1), "0:00");
 }
 
-TEST(ToShown, CompareOutcomeNamesEachFailedCheckOnceAndKeepsTheirMessages) {
+TEST(ToShown, CompareOutcomeNamesEachFailedCheckOnceAndKeepsTheirMessagesThenTheRepro) {
   ScenarioOutcome outcome;
   outcome.id = "m.f";
   outcome.status = "fail";
   outcome.message = "failed checks: dtype, values";
   outcome.compare_seconds = 0.5;
-  outcome.checks = {{"values", false, "outputs['a']", "a differs\nRepro: r", {}},
+  outcome.repro = "r";
+  outcome.checks = {{"values", false, "outputs['a']", "a differs", {}},
                     {"dtype", false, "outputs['b']", "b differs", {}},
                     {"values", false, "outputs['c']", "c differs", {}},
                     {"shape", true, "outputs", "", {{"leaves", 3}}},
                     {"dtype", true, "outputs", "", {{"leaves", 1}}}};
   const ShownScenario s = to_shown(outcome);
   EXPECT_EQ(s.failed_checks, (std::vector<std::string>{"values", "dtype"}));
-  EXPECT_EQ(s.details,
-            (std::vector<std::string>{"[values] outputs['a']: a differs\nRepro: r", "[dtype] outputs['b']: b differs",
-                                      "[values] outputs['c']: c differs"}));
+  EXPECT_EQ(s.details, (std::vector<std::string>{"[values] outputs['a']: a differs", "[dtype] outputs['b']: b differs",
+                                                 "[values] outputs['c']: c differs", "Repro: r"}))
+      << "the repro, a field of the outcome, once under the failures";
   EXPECT_EQ(s.note, "") << "a fail's line names its checks";
   EXPECT_EQ(s.verbose_details, (std::vector<std::string>{"passed: shape (3 leaves), dtype (1 leaf)"}));
   EXPECT_DOUBLE_EQ(s.seconds, 0.5);

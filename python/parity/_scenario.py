@@ -33,6 +33,7 @@ CHECKS = ("structure", "shape", "dtype", "layout", "strides", "writeable", "type
 
 # Comparison policies and their values; the first is the default. `parity compare --<name>-policy` sets one for
 # the whole run, a scenario's `policy=` overrides it for that scenario (src/parity/compare/policies.cc reads both).
+# CHECKS and POLICIES copy src/parity/base/outcome.h (kChecks, kPolicies); tests/vocabulary holds them to it.
 POLICIES = {
     "dtype": ("exact", "native-order-ok", "kind"),
     "layout": ("contiguity", "strides", "ignore"),

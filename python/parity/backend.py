@@ -18,7 +18,7 @@ class BackendError(Exception):
 
 
 # The checks a backend may declare in DIFFERENCES: all but `missing` and `fidelity`, parity's own failures
-# (src/parity/compare/differences.cc, declarable_check, reads the same list out of the manifest).
+# (a copy of src/parity/base/outcome.h's kDeclarableChecks, which tests/vocabulary holds it to).
 DECLARABLE_CHECKS = ("structure", "type", "shape", "dtype", "layout", "strides", "writeable", "values", "uncompared",
                      "attrs", "pickle", "assert_eq", "serialize", "error")
 _DIFFERENCE_FIELDS = ("id", "check", "reason", "match", "scenarios")

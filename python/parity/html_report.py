@@ -8,7 +8,8 @@ from collections import Counter
 
 import jinja2
 
-# Display order: what needs a person first. `FAILING` are the statuses that make a run red.
+# Display order: what needs a person first. `FAILING` are the statuses that make a run red. Both are copies of
+# src/parity/base/outcome.h's kStatuses and kFailingStatuses, which tests/vocabulary holds them to.
 STATUS_ORDER = ("fail", "error", "timeout", "xpass", "xfail", "skip", "pass")
 FAILING = ("fail", "error", "timeout", "xpass")
 # Checks whose details carry a side-by-side `table` of both arrays' facts (src/parity/compare/tree_walk.cc, expect_array).
@@ -19,14 +20,6 @@ TREND_MARKS = (("new", "new", "new failures"), ("still-failing", "still_failing"
                ("fixed", "fixed", "fixed"))
 # Mismatch-map colours, lightest to darkest; a cell's level is its fraction of mismatched elements, rounded up.
 MAP_LEVELS = ("#eeeeee", "#fc9272", "#fb6a4a", "#ef3b2c", "#cb181d", "#67000d")
-
-
-def _without_repro(message: str, repro: str) -> str:
-    """A check's message without the repro line compare appends: the page shows the repro once, with a button."""
-    for tail in ("\n\nRepro: " + repro, "\nRepro: " + repro):
-        if repro and message.endswith(tail):
-            return message[: -len(tail)]
-    return message
 
 
 def _fact_rows(table: dict) -> list:
@@ -83,9 +76,9 @@ def _level(count: int, size: int) -> int:
     return min(len(MAP_LEVELS) - 1, -(-count * (len(MAP_LEVELS) - 1) // size))
 
 
-def _check_view(check: dict, repro: str) -> dict:
+def _check_view(check: dict) -> dict:
     details = check.get("details") or {}
-    message = _without_repro(check.get("message", ""), repro)
+    message = check.get("message", "")
     view = {"check": check["check"], "path": check["path"], "message": message, "details": details,
             "headline": message.split("\n", 1)[0], "facts": None, "map": None}
     if isinstance(details.get("table"), dict):
@@ -149,7 +142,7 @@ def _scenario_view(s: dict, dates: list) -> dict:
         "tags": s.get("tags", []), "source": s.get("source", ""), "repro": s.get("repro", ""),
         "policy": s.get("policy"), "params": s.get("params") or {}, "coverage": coverage_note(s.get("coverage")),
         "failed_checks": list(dict.fromkeys(c["check"] for c in failed)),
-        "checks": [_check_view(c, s.get("repro", "")) for c in failed],
+        "checks": [_check_view(c) for c in failed],
         "seconds": sum(v for v in seconds.values() if isinstance(v, (int, float))), "seconds_by_pass": seconds,
         "rank": STATUS_ORDER.index(s["status"]) if s["status"] in STATUS_ORDER else len(STATUS_ORDER),
         "trend": _trend_view(s.get("trend"), dates),
@@ -206,7 +199,7 @@ def view_model(report: dict) -> dict:
         # timeout (compare --timeout) only when some scenario had it: the others are always shown.
         "statuses": [(status, summary.get(status, 0)) for status in STATUS_ORDER
                      if status != "timeout" or summary.get(status)],
-        "failing_total": sum(summary.get(status, 0) for status in FAILING),
+        "failing_total": sum(summary.get(status, 0) for status in FAILING), "failing_statuses": list(FAILING),
         "by_check": _bars(by_check), "by_tag": _bars(by_tag),
         "all_checks": sorted({c for v in scenarios for c in v["failed_checks"]}),
         "all_tags": sorted({t for v in scenarios for t in v["tags"]}),

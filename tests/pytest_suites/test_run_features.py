@@ -232,8 +232,7 @@ def drifted(tmp_path):
 def test_a_failing_pytest_scenarios_repro_names_its_node_id_and_reruns_exactly_it(drifted):
     plain, tmp, report = drifted
     nested = next(s for s in report["scenarios"] if s["id"] == "sub/test_nested.py::test_nested_sum")
-    message = next(c["message"] for c in nested["checks"] if not c["ok"])
-    repro = message.split("Repro: ", 1)[1].strip()
+    repro = nested["repro"]
     assert "--only sub/test_nested.py::test_nested_sum" in repro and f"--scenarios {plain} " in repro, repro
     proc = subprocess.run(repro.replace("/tmp/parity-repro", str(tmp / "repro")), shell=True, capture_output=True,
                           text=True, timeout=600)

@@ -10,6 +10,7 @@
 
 #include "atomic_file.h"
 #include "json_input.h"
+#include "outcome.h"
 #include "safe_file.h"
 
 using json = nlohmann::json;
@@ -162,7 +163,7 @@ json to_json(const Manifest& m) {
 
 bool run_failed(const std::vector<ScenarioRecord>& records) {
   for (const ScenarioRecord& r : records)
-    if (r.status == "error" || r.status == "xpass" || r.status == "crash" || r.status == "timeout") return true;
+    if (is_failing_run_status(r.status)) return true;
   return false;
 }
 

@@ -23,7 +23,7 @@ struct ManifestError : std::runtime_error {
 /// One scenario (or one scenario module that failed to import) as a run recorded it.
 struct ScenarioRecord {
   std::string id;
-  std::string status;  ///< ok, error, xfail, xpass, skip; crash and timeout (the worker died or was stopped)
+  std::string status;  ///< one of kRunStatuses (outcome.h)
   std::string file;    ///< result file relative to the results directory; empty when none was written
   double seconds = 0;
   nlohmann::json error;     ///< {type, message, traceback} for error, xfail and skip; null otherwise
@@ -62,7 +62,7 @@ bool is_result_file_of(const std::string& id, const std::string& file);
 /// Whether `file` (relative to the results directory, as a manifest records it) names a file directly in its
 /// results/ subdirectory: a run of another parity version may name it otherwise, but never outside.
 bool is_safe_result_path(const std::string& file);
-/// Whether a run with these records failed (`parity run` exits 1): a scenario ended error, xpass, crash or timeout.
+/// Whether a run with these records failed (`parity run` exits 1): a scenario ended in a failing run status.
 bool run_failed(const std::vector<ScenarioRecord>& records);
 /// The current time as manifests and reports record it: ISO 8601 UTC, e.g. 2026-11-22T05:39:14Z.
 std::string utc_timestamp();

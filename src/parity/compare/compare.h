@@ -13,44 +13,13 @@
 #include "codec.h"
 #include "differences.h"
 #include "manifest.h"
+#include "outcome.h"
 #include "policies.h"
 #include "repro.h"
 #include "shard.h"
 #include "values.h"
 
 namespace parity {
-
-/// One check at one place. Check names are a public contract (README, docs/report-json.md):
-/// structure, shape, dtype, layout, strides, writeable, type, attrs, values, uncompared, fidelity, pickle,
-/// assert_eq, serialize, missing, error.
-struct Check {
-  std::string check;
-  bool ok = false;
-  std::string path;                                   ///< e.g. "outputs['ab'][2]"; "outputs" for passed-check summaries
-  std::string message;                                ///< what differs, for people; empty for passes
-  nlohmann::json details = nlohmann::json::object();  ///< the same facts, for programs
-};
-
-/// A check compare did not run for one side of a scenario because running it would mean trusting the results
-/// directory: its backend is not one the user trusts, its scenario module (whose reducers its outputs need) is not in
-/// a scenario directory the user trusts, or its pickle does not carry the user's MAC (README, "Safety: what parity
-/// trusts"). Reported, never counted as a pass or a failure.
-struct SkippedCheck {
-  std::string check;   ///< fidelity, attrs or pickle
-  std::string side;    ///< gold or candidate
-  std::string kind;    ///< untrusted-backend, untrusted-scenarios or unverified-pickle: what notices group by
-  std::string reason;  ///< why, and what would make compare run it
-};
-
-/// How much of a scenario's outputs each check reached. A leaf is a position of the compared pair that is no
-/// container: an array, a number, a str, an object without parts; the parts of a reduced object compared part by
-/// part (outputs['q'].magnitude) and the elements of an object array are leaves of their own, their owner is not.
-/// A leaf on one side only (a dict key, a sequence's tail) counts too: no check covers it but `structure`.
-struct Coverage {
-  std::int64_t leaves = 0;
-  std::map<std::string, std::int64_t> checks;  ///< check -> leaves it passed or failed at
-  nlohmann::json to_json() const { return {{"leaves", leaves}, {"checks", checks}}; }
-};
 
 /// "values covered 2 of 5 leaves" when `values` covered fewer leaves than the report's `coverage` JSON counts
 /// ({"leaves", "checks"}, as Coverage::to_json writes it), else "" (also for null or malformed coverage).
@@ -68,31 +37,6 @@ struct CheckList {
 /// Compares two decoded output trees leaf by leaf. A per-path tolerance that applied to no values compared is an
 /// `error` check at that path (a misspelt path would otherwise loosen nothing, silently).
 CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy& policy);
-
-/// One scenario's verdict: pass, fail, error, xfail, xpass or skip; timeout when comparing it took longer than
-/// CompareOptions::timeout.
-struct ScenarioOutcome {
-  std::string id, status, message;
-  std::vector<Check> checks;  ///< failures first, then one summary per check that passed
-  std::vector<SkippedCheck> skipped;  ///< checks not run because they would trust the results directory
-  nlohmann::json meta;        ///< module, function, params, tags, rtol, atol, tolerances, policy, xfail, source
-  nlohmann::json policy;      ///< the policies the outputs were compared under (null when they were not compared)
-  std::optional<Coverage> coverage;  ///< what each check covered, when the outputs were compared
-  double gold_seconds = 0, candidate_seconds = 0, compare_seconds = 0;
-  std::string repro;
-};
-
-/// How many scenarios have each status: pass, fail, error, xfail, xpass and skip always present (0 when none),
-/// timeout when some scenario timed out.
-std::map<std::string, int> count_statuses(const std::vector<std::string>& statuses);
-/// Whether counts like count_statuses' fail a compare: any fail, error, xpass or timeout.
-bool failing_counts(const std::map<std::string, int>& counts);
-
-/// Something about the whole compare that a reader must not miss (stderr, the JSON's `notices`, JUnit, HTML).
-struct Notice {
-  std::string kind;     ///< changed-differences or recorded-differences (docs/report-json.md)
-  std::string message;  ///< for people
-};
 
 struct CompareReport {
   const Manifest* gold = nullptr;

@@ -12,10 +12,6 @@ using json = nlohmann::json;
 namespace parity {
 namespace {
 
-const std::set<std::string> kDeclarable = {"structure", "type",      "shape",     "dtype",      "layout",
-                                           "strides",   "writeable", "values",    "uncompared", "attrs",
-                                           "pickle",    "assert_eq", "serialize", "error"};
-
 // `path` patterns read '[' as itself (glob.h), so that outputs['x'][0] names that path without escaping.
 bool value_matches(const json& pattern, const json& value, bool is_path) {
   if (pattern.is_array()) {
@@ -108,7 +104,7 @@ bool any_scenario_glob(const Difference& d, const std::string& id) {
 
 }  // namespace
 
-bool declarable_check(const std::string& check) { return kDeclarable.count(check) > 0; }
+bool declarable_check(const std::string& check) { return listed(kDeclarableChecks, check); }
 
 std::vector<Difference> parse_differences(const json& backend, const std::string& source) {
   std::vector<Difference> out;

@@ -7,11 +7,9 @@
 #include <vector>
 
 #include "manifest.h"
+#include "outcome.h"
 
 namespace parity {
-
-struct Check;            // compare.h, which holds a run's differences in its CompareReport
-struct ScenarioOutcome;  // compare.h
 
 /// A malformed `differences` entry in a manifest's backend record; the message names the entry and the field.
 struct DifferenceError : ManifestError {

@@ -2,7 +2,9 @@
 #include "policies.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
+#include <string_view>
 
 #include "compare_internal.h"
 
@@ -12,28 +14,21 @@ using json = nlohmann::json;
 namespace parity {
 
 const std::vector<PolicySpec>& policy_specs() {
-  static const std::vector<PolicySpec> kPolicies = {
-      {"dtype", &PolicyChoice::dtype, {"exact", "native-order-ok", "kind"}, "dtype check"},
-      {"layout",
-       &PolicyChoice::layout,
-       {"contiguity", "strides", "ignore"},
-       "layout checks (strides: also exact strides)"},
-      {"type", &PolicyChoice::type, {"exact-or-mapped", "subclass-ok", "ignore"}, "type check"},
-      {"writeable", &PolicyChoice::writeable, {"exact", "ignore"}, "writeable flag check"},
-      {"scalar",
-       &PolicyChoice::scalar,
-       {"exact", "0d-ok"},
-       "whether a 0-d array may stand for a NumPy scalar and back"},
-      {"order",
-       &PolicyChoice::order,
-       {"exact", "sorted"},
-       "set-like results (unique values, groupby(sort=False)): sorted compares them after sorting"},
-      {"index",
-       &PolicyChoice::index,
-       {"exact", "equivalent"},
-       "pandas index and column types: equivalent lets RangeIndex stand for an integer Index"},
-      {"names", &PolicyChoice::names, {"exact", "ignore"}, "pandas index, column and Series names"}};
-  return kPolicies;
+  static const std::vector<PolicySpec> kSpecs = [] {
+    // The field of each policy; kPolicies (outcome.h) holds the names, values and help.
+    const std::map<std::string_view, std::string PolicyChoice::*> fields = {
+        {"dtype", &PolicyChoice::dtype},         {"layout", &PolicyChoice::layout}, {"type", &PolicyChoice::type},
+        {"writeable", &PolicyChoice::writeable}, {"scalar", &PolicyChoice::scalar}, {"order", &PolicyChoice::order},
+        {"index", &PolicyChoice::index},         {"names", &PolicyChoice::names}};
+    std::vector<PolicySpec> specs;
+    for (const PolicyVocabulary& policy : kPolicies)
+      specs.push_back({policy.name.data(),
+                       fields.at(policy.name),
+                       {policy.values.begin(), policy.values.end()},
+                       policy.help.data()});
+    return specs;
+  }();
+  return kSpecs;
 }
 
 namespace {

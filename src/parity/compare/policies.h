@@ -9,21 +9,22 @@
 #include <string>
 #include <vector>
 
+#include "outcome.h"
 #include "values.h"
 
 namespace parity {
 
-/// The comparison policies (README "Policies"); each names its default first. The Python decorator's
-/// `POLICIES` (python/parity/_scenario.py) lists the same values; kPolicies below is the one C++ list.
+/// The policies a compare runs under, one field per policy of kPolicies (outcome.h: the names, the values each
+/// takes, its default first); each field starts at its default.
 struct PolicyChoice {
-  std::string dtype = "exact";           ///< exact | native-order-ok | kind
-  std::string layout = "contiguity";     ///< contiguity | strides | ignore
-  std::string type = "exact-or-mapped";  ///< exact-or-mapped | subclass-ok | ignore
-  std::string writeable = "exact";       ///< exact | ignore: the writeable flag
-  std::string scalar = "exact";          ///< exact | 0d-ok: a 0-d array may stand for a NumPy scalar and back
-  std::string order = "exact";           ///< exact | sorted: set-like results are compared after sorting
-  std::string index = "exact";           ///< exact | equivalent: pandas index/column types (RangeIndex ~ Index)
-  std::string names = "exact";           ///< exact | ignore: pandas index, column and Series names
+  std::string dtype{policy_default("dtype")};          ///< the dtype check
+  std::string layout{policy_default("layout")};        ///< the layout checks
+  std::string type{policy_default("type")};            ///< the type check
+  std::string writeable{policy_default("writeable")};  ///< the writeable flag check
+  std::string scalar{policy_default("scalar")};        ///< whether a 0-d array may stand for a NumPy scalar
+  std::string order{policy_default("order")};          ///< whether set-like results are compared after sorting
+  std::string index{policy_default("index")};          ///< pandas index/column types
+  std::string names{policy_default("names")};          ///< pandas index, column and Series names
   /// Sets `name` (one of kPolicies' names) to `value`; throws std::invalid_argument naming both when either is
   /// unknown.
   void set(const std::string& name, const std::string& value);
@@ -35,15 +36,14 @@ struct PolicyChoice {
   nlohmann::json to_json() const;
 };
 
-/// One policy of PolicyChoice: its name (`--NAME-policy`, a scenario's `policy={NAME: ...}`), where it is
-/// stored, the values it takes (default first) and what it governs, for --help.
+/// One policy of kPolicies with the PolicyChoice field that stores it.
 struct PolicySpec {
   const char* name;
   std::string PolicyChoice::*member;
   std::vector<std::string> values;
   const char* help;
 };
-/// Every policy, in the order reports and --help list them.
+/// Every policy, in kPolicies' order (the order reports and --help list them).
 const std::vector<PolicySpec>& policy_specs();
 
 /// Tolerances a scenario sets; an absent value falls back to the per-dtype default (values.h).

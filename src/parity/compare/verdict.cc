@@ -248,22 +248,8 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
   apply_compare_xfail(out);
   if (!malformed) apply_differences(differences, out);  // the manifest that declares them is the one in doubt
   if (out.message.empty()) out.message = summary_message(out);
-  for (Check& check : out.checks)
-    if (!check.ok) check.message += "\nRepro: " + out.repro;
   out.compare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
-}
-
-std::map<std::string, int> count_statuses(const std::vector<std::string>& statuses) {
-  std::map<std::string, int> n{{"pass", 0}, {"fail", 0}, {"error", 0}, {"xfail", 0}, {"xpass", 0}, {"skip", 0}};
-  for (const std::string& status : statuses) ++n[status];
-  return n;
-}
-
-bool failing_counts(const std::map<std::string, int>& counts) {
-  for (const char* status : {"fail", "error", "xpass", "timeout"})
-    if (const auto n = counts.find(status); n != counts.end() && n->second > 0) return true;
-  return false;
 }
 
 }  // namespace parity

@@ -91,15 +91,10 @@ std::string testcase_name(const json& s) {
   return id.rfind(prefix, 0) == 0 && id.size() > prefix.size() ? id.substr(prefix.size()) : id;
 }
 
-// compare ends every failed check's message with the repro; the body says it once, at the end.
-std::string without_repro(const std::string& message, const std::string& repro) {
-  const std::string tail = "\nRepro: " + repro;
-  return message.ends_with(tail) ? message.substr(0, message.size() - tail.size()) : message;
-}
-
-std::string failed_check_text(const json& check, const std::string& repro) {
-  std::string text = "[" + text_at(check, "/check") + "] " + text_at(check, "/path") + ": " +
-                     without_repro(text_at(check, "/message"), repro);
+// One failed check as the failure text lists it; body() adds the scenario's repro once, at the end.
+std::string failed_check_text(const json& check) {
+  std::string text =
+      "[" + text_at(check, "/check") + "] " + text_at(check, "/path") + ": " + text_at(check, "/message");
   // parity's error messages carry the traceback already; a report from elsewhere may keep it in details only.
   const std::string traceback = text_at(check, "/details/traceback");
   if (!traceback.empty() && text.find(traceback) == std::string::npos) text += "\n" + traceback;
@@ -111,7 +106,7 @@ std::string body(const json& s) {
   const std::string repro = text_at(s, "/repro");
   std::string text;
   for (const json& check : s.value("checks", json::array()))
-    if (!check.value("ok", true)) text += failed_check_text(check, repro) + "\n\n";
+    if (!check.value("ok", true)) text += failed_check_text(check) + "\n\n";
   if (text.empty()) text = text_at(s, "/message") + "\n\n";  // an xpass or a pass-level xfail fails no check
   if (!repro.empty()) text += "Repro: " + repro + "\n";
   return text;

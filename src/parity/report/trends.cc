@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "outcome.h"
 #include "text.h"
 
 using json = nlohmann::json;
@@ -77,15 +78,15 @@ json trend_of(const std::vector<std::string>& history, const std::vector<std::st
   const std::string& now = history.back();
   std::size_t first = history.size() - 2;  // the latest baseline, then back to where its run of failures began
   json mark = nullptr, since = nullptr;
-  if (is_failing_status(history[first])) {
-    while (first > 0 && is_failing_status(history[first - 1])) --first;
-    if (is_failing_status(now) || now == kAbsent) {
+  if (is_failing_trend_status(history[first])) {
+    while (first > 0 && is_failing_trend_status(history[first - 1])) --first;
+    if (is_failing_trend_status(now) || now == kAbsent) {
       mark = now == kAbsent ? "gone" : "still-failing";
       since = dates[first];
     } else if (now != "skip") {
       mark = "fixed";
     }
-  } else if (is_failing_status(now)) {
+  } else if (is_failing_trend_status(now)) {
     mark = "new";
   }
   return {{"mark", mark}, {"since", since}, {"history", history}};
@@ -181,10 +182,7 @@ std::string marked_lines(const json& report) {
 
 }  // namespace
 
-bool is_failing_status(const std::string& status) {
-  static const std::set<std::string> kFailing = {"fail", "error", "timeout", "xpass", "missing"};
-  return kFailing.count(status) > 0;
-}
+bool is_failing_trend_status(const std::string& status) { return is_failing_status(status) || status == "missing"; }
 
 std::vector<Baseline> read_baselines(const std::vector<std::string>& files, const std::string& candidate,
                                      const std::string& started) {

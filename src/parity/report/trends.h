@@ -16,8 +16,9 @@ struct Baseline {
   nlohmann::json report;
 };
 
-/// Whether a scenario status fails a run: fail, error, xpass (and missing, should a report carry it as a status).
-bool is_failing_status(const std::string& status);
+/// Whether a baseline's scenario status counts as failing for trends: a failing status (outcome.h), or missing
+/// should a report carry that as a status.
+bool is_failing_trend_status(const std::string& status);
 
 /// Reads each file as a compare JSON that can be a baseline of a compare of candidate backend `candidate` that
 /// started at `started` (UTC, as `utc_timestamp()` writes it; "" skips that check): a readable compare report with a

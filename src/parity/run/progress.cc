@@ -12,6 +12,7 @@
 #include <limits>
 #include <utility>
 
+#include "outcome.h"
 #include "text.h"
 
 namespace parity {
@@ -24,9 +25,8 @@ constexpr const char* kEraseLine = "\r\x1b[K";
 const std::vector<std::string> kStatusOrder = {"pass",    "ok",    "fail",  "error", "crash",
                                                "timeout", "xfail", "xpass", "skip"};
 
-bool is_failure(const std::string& status) {
-  return status == "fail" || status == "error" || status == "xpass" || status == "crash" || status == "timeout";
-}
+// A run's or a compare's failing status (outcome.h).
+bool is_failure(const std::string& status) { return is_failing_status(status) || is_failing_run_status(status); }
 
 // A run's scenario that ended without a result of its own making: its worker died or was stopped (runner.cc).
 bool is_lost(const std::string& status) { return status == "crash" || status == "timeout"; }
@@ -179,6 +179,8 @@ ShownScenario to_shown(const ScenarioOutcome& outcome) {
     if (std::find(names.begin(), names.end(), check.check) == names.end()) names.push_back(check.check);
     shown.details.push_back("[" + check.check + "] " + check.path + ": " + check.message);
   }
+  // The command that reproduces the failures, once under them (it is a field: no message carries it).
+  if (!shown.failed_checks.empty() && !outcome.repro.empty()) shown.details.push_back("Repro: " + outcome.repro);
   // Leaves that no values comparison reached: a count beside the failures that say where.
   if (const std::string gap = outcome.coverage ? coverage_note(outcome.coverage->to_json()) : ""; !gap.empty())
     shown.details.insert(shown.details.begin(), gap);

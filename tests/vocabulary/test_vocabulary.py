@@ -1,0 +1,65 @@
+"""The vocabulary (check names, statuses and which fail, policies) is defined once, in src/parity/base/outcome.h;
+the Python package and the HTML template hold copies. These tests fail as soon as one copy drifts."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(os.environ["PARITY_REPO"])
+sys.path.insert(0, str(REPO / "python"))
+
+from parity import _scenario, backend, html_report  # noqa: E402 - needs the sys.path entry above
+
+
+@pytest.fixture(scope="module")
+def cpp():
+    """The C++ tables, as tests/vocabulary/vocabulary_dump.cc prints them."""
+    out = subprocess.run([os.environ["PARITY_VOCABULARY_DUMP"]], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def test_check_names_agree(cpp):
+    assert list(_scenario.CHECKS) == cpp["checks"]
+
+
+def test_declarable_checks_agree(cpp):
+    assert list(backend.DECLARABLE_CHECKS) == cpp["declarable_checks"]
+    assert set(cpp["declarable_checks"]) <= set(cpp["checks"])
+
+
+def test_policies_agree(cpp):
+    assert {name: list(values) for name, values in _scenario.POLICIES.items()} == \
+        {p["name"]: p["values"] for p in cpp["policies"]}
+    assert list(_scenario.POLICIES) == [p["name"] for p in cpp["policies"]], "the order reports list them in"
+
+
+def test_html_report_statuses_agree(cpp):
+    assert sorted(html_report.STATUS_ORDER) == sorted(cpp["statuses"])
+    assert len(html_report.STATUS_ORDER) == len(set(html_report.STATUS_ORDER))
+    assert sorted(html_report.FAILING) == sorted(cpp["failing_statuses"]), "the order is the page's own"
+    assert set(cpp["failing_statuses"]) <= set(cpp["statuses"])
+    assert set(cpp["failing_run_statuses"]) <= set(cpp["run_statuses"])
+
+
+def test_html_template_takes_the_failing_statuses_from_the_report_code():
+    """The template holds no list of statuses of its own: it renders html_report's FAILING."""
+    template = (REPO / "reports" / "templates" / "report.html.j2").read_text()
+    statuses = "|".join(html_report.STATUS_ORDER)
+    quoted_lists = re.findall(rf'\[\s*"(?:{statuses})"(?:\s*,\s*"(?:{statuses})")*\s*\]', template)
+    assert not quoted_lists, f"the template lists statuses itself: {quoted_lists}"
+    assert "failing_statuses" in template
+
+
+def test_rendered_page_filters_by_exactly_the_failing_statuses(cpp):
+    side = {"dir": "d", "backend": {"name": "numpy", "spec": "numpy", "version": "2"}, "environment": {}, "run": {}}
+    report = {"format": "parity-compare", "version": 1, "parity": "0", "started": "2026-01-01T00:00:00Z",
+              "seconds": 0, "policy": {}, "summary": {"total": 0}, "scenarios": [], "gold": side, "candidate": side}
+    page = html_report.render(json.dumps(report), str(REPO / "reports" / "templates"))
+    found = re.search(r"const failing = new Set\((\[.*?\])\)", page)
+    assert found, "the page's failing filter"
+    assert sorted(json.loads(found.group(1))) == sorted(cpp["failing_statuses"])
+    assert f'failing ({", ".join(html_report.FAILING)})' in page
