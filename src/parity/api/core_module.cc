@@ -15,8 +15,8 @@
 #include "interpreter.h"
 #include "json_report.h"
 #include "manifest.h"
-#include "outputs_verdict.h"
 #include "shard.h"
+#include "verdict.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -117,6 +117,7 @@ py::object compare_trees(py::handle gold, py::handle candidate, const std::strin
     out.policy = policy.choice.to_json();
     out.policy["signed_zeros"] = policy.signed_zeros;
     record_checks(compare_outputs(*g, *c, policy), out);
+    out.message = summary_message(out);
   } else {
     out.message = out.checks.front().message;
   }

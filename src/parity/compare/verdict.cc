@@ -68,11 +68,7 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
     out.checks.push_back({"error", false, "outputs", std::string("internal error while comparing: ") + e.what()});
     return;
   }
-  out.status = list.failures.empty() ? "pass" : "fail";
-  out.coverage = list.coverage;
-  out.checks = std::move(list.failures);
-  out.skipped = std::move(list.skipped);
-  for (const auto& [check, n] : list.passed) out.checks.push_back({check, true, "outputs", "", {{"leaves", n}}});
+  record_checks(std::move(list), out);
 }
 
 // compare_files, with what a hostile pair can exhaust (time, memory) ending this scenario only: past
@@ -216,12 +212,20 @@ bool add_malformed_checks(const Manifest& gold, const Manifest& candidate, const
   return !out.checks.empty();
 }
 
+}  // namespace
+
+void record_checks(CheckList list, ScenarioOutcome& out) {
+  out.status = list.failures.empty() ? "pass" : "fail";
+  out.coverage = list.coverage;
+  out.checks = std::move(list.failures);
+  out.skipped = std::move(list.skipped);
+  for (const auto& [check, n] : list.passed) out.checks.push_back({check, true, "outputs", "", {{"leaves", n}}});
+}
+
 std::string summary_message(const ScenarioOutcome& out) {
   const std::string names = joined(failed_checks(out));
   return names.empty() ? names : "failed checks: " + names;
 }
-
-}  // namespace
 
 ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate, const ScenarioRecord* g,
                                  const ScenarioRecord* c, const std::string& id, const CompareOptions& options,

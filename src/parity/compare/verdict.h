@@ -35,4 +35,13 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
                                  const ScenarioRecord* c, const std::string& id, const CompareOptions& options,
                                  const std::vector<Difference>& differences);
 
+/// Records the checks of compared outputs into `out`, as compare does for a scenario whose outputs it compared:
+/// status pass when no check failed, else fail; the failures first, then one entry per check that passed with the
+/// leaves it covered (details {"leaves": n}); the checks skipped for trust; the coverage. parity._core's
+/// compare_outputs records its verdict the same way.
+void record_checks(CheckList list, ScenarioOutcome& out);
+
+/// "failed checks: dtype, values" for the checks that failed in `out`; "" when none did.
+std::string summary_message(const ScenarioOutcome& out);
+
 }  // namespace parity
