@@ -1,5 +1,6 @@
 // parity._core: the C++ engine as a Python extension module (read and write result files, compare outputs and runs).
 // python/parity/api.py wraps it with the documented functions (README, "Python API").
+#include <dlfcn.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -15,6 +16,7 @@
 #include "interpreter.h"
 #include "json_report.h"
 #include "manifest.h"
+#include "resources.h"
 #include "shard.h"
 #include "verdict.h"
 
@@ -137,6 +139,12 @@ void register_builtin_backends() {
   py::module_::import("parity.backend").attr("register_fixtures")(configured_paths().fixtures);
 }
 
+// The shared object this code was loaded from (<build>/python/_core*.so, or the installed package's).
+std::string this_module_file() {
+  Dl_info info{};
+  return dladdr(reinterpret_cast<void*>(&register_builtin_backends), &info) && info.dli_fname ? info.dli_fname : "";
+}
+
 struct RunsOptions {
   std::vector<std::string> only;
   py::dict policies;
@@ -180,6 +188,9 @@ py::object compare_dirs(const std::filesystem::path& gold_dir, const std::filesy
 PYBIND11_MODULE(_core, m) {
   using namespace parity;
   import_numpy_api(py::module_::import("sys").attr("executable").cast<std::string>());
+  // This process's executable is some python: parity's resources are found from this module's file or the
+  // environment's prefix instead (resources.h). __file__ is set only after this function returns.
+  anchor_resources({this_module_file(), py::module_::import("sys").attr("prefix").cast<std::string>() + "/bin/python"});
   m.doc() = "parity's C++ engine; use the functions parity re-exports (parity.api), not these";
   py::register_exception<FormatError>(m, "FormatError", PyExc_ValueError);
   py::register_exception<UnsupportedOutput>(m, "UnsupportedOutput", PyExc_TypeError);

@@ -76,12 +76,31 @@ Resources find_resources(const std::string& executable, const char* (*getenv)(co
   return r;
 }
 
+namespace {
+std::vector<std::string>& anchors() {
+  static std::vector<std::string> files;  // empty: the running executable (anchor_resources says when it is not)
+  return files;
+}
+}  // namespace
+
+void anchor_resources(std::vector<std::string> files) { anchors() = std::move(files); }
+
 const Resources& resources() {
   static const Resources found = [] {
+    const auto getenv = [](const char* name) -> const char* { return std::getenv(name); };
+    std::string tried;
+    for (const std::string& file : anchors()) {
+      try {
+        return find_resources(file, getenv);
+      } catch (const std::runtime_error& e) {
+        tried += std::string(tried.empty() ? "" : "; ") + e.what();
+      }
+    }
+    if (!tried.empty()) throw std::runtime_error(tried);
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (ec) throw std::runtime_error("cannot read /proc/self/exe to find parity's resources: " + ec.message());
-    return find_resources(exe.string(), [](const char* name) -> const char* { return std::getenv(name); });
+    return find_resources(exe.string(), getenv);
   }();
   return found;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace parity {
 
@@ -23,6 +24,12 @@ struct Resources {
 /// The resources of this process, looked up once. Throws std::runtime_error naming the folders it searched when
 /// no `share/parity` is found and the environment does not name every folder.
 const Resources& resources();
+
+/// Makes resources() look up from these files, the first that finds a `share/parity` winning, instead of from the
+/// running executable: for parity._core, loaded into whatever Python imports it, whose own file (a build tree's
+/// <build>/python/_core*.so) or whose environment (pip's <venv>/bin/python beside <venv>/share/parity) is what sits
+/// in parity's tree. Call before the first resources() (the module's initialisation does).
+void anchor_resources(std::vector<std::string> files);
 
 /// The lookup itself, from an executable's path and the environment (`getenv`-like); resources() calls it with
 /// /proc/self/exe and std::getenv. Exposed for the tests.
