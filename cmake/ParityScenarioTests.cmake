@@ -3,10 +3,11 @@
 #   parity_add_scenario_tests(DIRECTORY dir CANDIDATE backend [GOLD backend] [NAME name] [RESULTS dir]
 #                             [COMPARE_ARGS arg...])
 #
-# For every scenario id (for a pytest-style test, its node id: `test_x.py::test_y[1]`) it adds gold.<id> and
-# candidate.<id> (each `parity run --only <id>` into its own results directory, labels `gold` / `candidate`)
-# and compare.<id> (label `compare`), whose FIXTURES_REQUIRED
-# make `ctest -L compare` run the two runs it needs first. Ids are listed at configure time with the
+# It adds three fixture setup tests, parity-run.<name>.gold and parity-run.<name>.candidate (one `parity run` each
+# over the whole directory, labels `gold` / `candidate`) and parity-compare.<name> (one `parity compare` of the two,
+# label `compare`), and for every scenario id (for a pytest-style test, its node id: `test_x.py::test_y[1]`)
+# gold.<id> and candidate.<id> (its run status in that run) and compare.<id> (its compare status), whose
+# FIXTURES_REQUIRED make `ctest -L compare` or `ctest -R <one id>` run the setups they need first. Ids are listed at configure time with the
 # configured interpreter; editing a scenario file re-runs the configure step. COMPARE_ARGS go to every
 # `parity compare`, e.g. `COMPARE_ARGS --layout-policy strides` (README, "Policies").
 function(parity_add_scenario_tests)
@@ -44,23 +45,38 @@ function(parity_add_scenario_tests)
   string(STRIP "${listing}" listing)
   string(REPLACE "\n" ";" ids "${listing}")
 
+  # One gold run, one candidate run and one compare over the whole directory, as fixture setup tests; each
+  # scenario's tests judge it from their results (parity_scenario_check.py), about 0.05 s a test instead of a
+  # `parity run` or `parity compare` of its own (an interpreter and NumPy each, about 0.4-1 s).
+  set(check "${Python_EXECUTABLE}" -S -I "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/parity_scenario_check.py")
+  set(gold_dir "${arg_RESULTS}/gold")
+  set(candidate_dir "${arg_RESULTS}/candidate")
+  set(report "${arg_RESULTS}/compare.json")
+  set(fixture "parity.${arg_NAME}")
+  add_test(NAME "parity-run.${arg_NAME}.gold"
+           COMMAND ${check} shared "${gold_dir}" -- $<TARGET_FILE:parity> run -q --backend "${arg_GOLD}" --role gold
+                   --scenarios "${arg_DIRECTORY}" --out "${gold_dir}")
+  add_test(NAME "parity-run.${arg_NAME}.candidate"
+           COMMAND ${check} shared "${candidate_dir}" -- $<TARGET_FILE:parity> run -q --backend "${arg_CANDIDATE}"
+                   --role candidate --scenarios "${arg_DIRECTORY}" --out "${candidate_dir}")
+  # The backends and the scenario directory named here are the project's own: compare may import them, for
+  # their reducers and a pytest test's assert_eq asserter (untrusted, every assert_eq would fail as such).
+  add_test(NAME "parity-compare.${arg_NAME}"
+           COMMAND ${check} shared "${report}" -- $<TARGET_FILE:parity> compare -q "${gold_dir}" "${candidate_dir}"
+                   --json "${report}" --trust-backend "${arg_GOLD}" --trust-backend "${arg_CANDIDATE}"
+                   --scenarios "${arg_DIRECTORY}" ${arg_COMPARE_ARGS})
+  set_tests_properties("parity-run.${arg_NAME}.gold" PROPERTIES LABELS gold FIXTURES_SETUP "${fixture}.gold")
+  set_tests_properties("parity-run.${arg_NAME}.candidate" PROPERTIES LABELS candidate
+                       FIXTURES_SETUP "${fixture}.candidate")
+  set_tests_properties("parity-compare.${arg_NAME}" PROPERTIES LABELS compare FIXTURES_SETUP "${fixture}.compare"
+                       FIXTURES_REQUIRED "${fixture}.gold;${fixture}.candidate")
+
   foreach(id IN LISTS ids)
-    string(SHA1 key "${id}")
-    string(SUBSTRING "${key}" 0 12 key)
-    set(gold_dir "${arg_RESULTS}/gold/${key}")
-    set(candidate_dir "${arg_RESULTS}/candidate/${key}")
-    add_test(NAME "gold.${id}" COMMAND parity run -q --backend "${arg_GOLD}" --role gold
-             --scenarios "${arg_DIRECTORY}" --only "${id}" --out "${gold_dir}")
-    add_test(NAME "candidate.${id}" COMMAND parity run -q --backend "${arg_CANDIDATE}" --role candidate
-             --scenarios "${arg_DIRECTORY}" --only "${id}" --out "${candidate_dir}")
-    # The backends and the scenario directory named here are the project's own: compare may import them, for
-    # their reducers and a pytest test's assert_eq asserter (untrusted, every assert_eq would fail as such).
-    add_test(NAME "compare.${id}" COMMAND parity compare "${gold_dir}" "${candidate_dir}" --only "${id}"
-                                          --trust-backend "${arg_GOLD}" --trust-backend "${arg_CANDIDATE}"
-                                          --scenarios "${arg_DIRECTORY}" ${arg_COMPARE_ARGS})
-    set_tests_properties("gold.${id}" PROPERTIES LABELS gold FIXTURES_SETUP "parity.gold.${key}")
-    set_tests_properties("candidate.${id}" PROPERTIES LABELS candidate FIXTURES_SETUP "parity.candidate.${key}")
-    set_tests_properties("compare.${id}" PROPERTIES LABELS compare
-                         FIXTURES_REQUIRED "parity.gold.${key};parity.candidate.${key}")
+    add_test(NAME "gold.${id}" COMMAND ${check} run "${gold_dir}" "${id}")
+    add_test(NAME "candidate.${id}" COMMAND ${check} run "${candidate_dir}" "${id}")
+    add_test(NAME "compare.${id}" COMMAND ${check} compare "${report}" "${id}")
+    set_tests_properties("gold.${id}" PROPERTIES LABELS gold FIXTURES_REQUIRED "${fixture}.gold")
+    set_tests_properties("candidate.${id}" PROPERTIES LABELS candidate FIXTURES_REQUIRED "${fixture}.candidate")
+    set_tests_properties("compare.${id}" PROPERTIES LABELS compare FIXTURES_REQUIRED "${fixture}.compare")
   endforeach()
 endfunction()

@@ -308,6 +308,65 @@ parity_add_scenario_tests(NAME mine DIRECTORY "{mine}" CANDIDATE fsproxy)
     assert re.search(rf"compare\.{re.escape(asserted)} \.+ +Passed", proc.stdout), proc.stdout
 
 
+# A scenario that raises under every backend: its own gold.<id> and candidate.<id> fail, naming it.
+RAISES = ("import numpy as np\n"
+          "def test_raises():\n"
+          "    raise RuntimeError('raised on purpose')\n"
+          "def test_fine():\n"
+          "    return np.arange(3)\n")
+
+
+def test_ctest_scenario_tests_share_one_run_per_side_and_one_compare_and_name_their_scenario(tmp_path):
+    """One `parity run` per side and one `parity compare` are fixture setups; each scenario's three tests judge it from
+    those results, and running one scenario's test by name pulls in exactly the setups it needs."""
+    plain = suite(tmp_path, "plain")
+    (plain / "test_raises.py").write_text(RAISES)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text(f"""
+cmake_minimum_required(VERSION 3.25)
+project(uses_parity NONE)
+enable_testing()
+add_executable(parity IMPORTED)
+set_target_properties(parity PROPERTIES IMPORTED_LOCATION "{BIN}")
+set(Python_EXECUTABLE "{PYTHON}")
+include("{REPO}/cmake/ParityScenarioTests.cmake")
+parity_add_scenario_tests(NAME plain DIRECTORY "{plain}" CANDIDATE broken.perturb)
+""")
+    build = tmp_path / "build"
+    configure = subprocess.run(["cmake", "-S", project, "-B", build], capture_output=True, text=True, timeout=300)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    # One scenario's compare test by name: the two runs and the compare run first, nothing else.
+    dot = "test_values.py::test_dot"
+    proc = subprocess.run(["ctest", "--test-dir", build, "-R", f"^compare\\.{re.escape(dot)}$", "--output-on-failure"],
+                          capture_output=True, text=True, timeout=600)
+    ran = re.findall(r"Test +#\d+: (\S+) \.", proc.stdout)
+    assert sorted(ran) == sorted(["parity-run.plain.gold", "parity-run.plain.candidate", "parity-compare.plain",
+                                  f"compare.{dot}"]), proc.stdout
+    assert proc.returncode != 0 and re.search(rf"compare {re.escape(dot)}: fail failed checks: values", proc.stdout), \
+        proc.stdout
+    results = build / "parity-results" / "plain"
+    ids = {e["id"] for e in json.loads((results / "gold" / "manifest.json").read_text())["scenarios"]}
+    assert ids >= {*PLAIN_IDS, "test_raises.py::test_raises"}, "one gold run over the whole directory"
+    # Every scenario's tests: the raising one fails its gold and candidate tests, naming it and its error.
+    proc = subprocess.run(["ctest", "--test-dir", build, "-j2", "--output-on-failure"], capture_output=True,
+                          text=True, timeout=600)
+    failed = set(re.findall(r"\d+ - (\S+) \(Failed\)", proc.stdout))
+    raises = "test_raises.py::test_raises"
+    assert failed == {f"gold.{raises}", f"candidate.{raises}", f"compare.{raises}",
+                      *(f"compare.{i}" for i in PLAIN_FLOATS)}, proc.stdout
+    assert f"gold {raises}: error" in proc.stdout and "raised on purpose" in proc.stdout, proc.stdout
+    # A run that cannot start (an unknown backend) fails its setup, and no scenario is judged on stale results.
+    (project / "CMakeLists.txt").write_text((project / "CMakeLists.txt").read_text().replace(
+        "CANDIDATE broken.perturb", "CANDIDATE no_such_backend_for_parity"))
+    configure = subprocess.run(["cmake", "-S", project, "-B", build], capture_output=True, text=True, timeout=300)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    proc = subprocess.run(["ctest", "--test-dir", build, "-R", f"^candidate\\.{re.escape(dot)}$"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0 and re.search(r"parity-run\.plain\.candidate \(Failed\)", proc.stdout), proc.stdout
+    assert not (results / "candidate" / "manifest.json").exists(), "the stale candidate run is removed first"
+
+
 # --- robustness ------------------------------------------------------------------------------------------------------
 
 ROBUST = {

@@ -14,6 +14,9 @@ sys.path.insert(0, str(REPO / "python"))
 
 from parity import _scenario, backend, html_report  # noqa: E402 - needs the sys.path entry above
 
+sys.path.insert(0, str(REPO / "cmake"))
+import parity_scenario_check  # noqa: E402 - the per-scenario CTest tests' checker, beside ParityScenarioTests.cmake
+
 
 @pytest.fixture(scope="module")
 def cpp():
@@ -63,3 +66,11 @@ def test_rendered_page_filters_by_exactly_the_failing_statuses(cpp):
     assert found, "the page's failing filter"
     assert sorted(json.loads(found.group(1))) == sorted(cpp["failing_statuses"])
     assert f'failing ({", ".join(html_report.FAILING)})' in page
+
+
+def test_scenario_test_checker_agrees(cpp):
+    """The per-scenario CTest tests (cmake/parity_scenario_check.py) fail exactly where run and compare exit 1."""
+    assert sorted(parity_scenario_check.FAILING_RUN_STATUSES) == sorted(cpp["failing_run_statuses"])
+    assert sorted(parity_scenario_check.FAILING_STATUSES) == sorted(cpp["failing_statuses"])
+    assert (parity_scenario_check.EXIT_OK, parity_scenario_check.EXIT_FAILED) == \
+        (cpp["exit_codes"]["ok"], cpp["exit_codes"]["failed"])

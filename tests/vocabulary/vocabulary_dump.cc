@@ -27,7 +27,8 @@ int main() {
                                      {"failing_statuses", words(parity::kFailingStatuses)},
                                      {"run_statuses", words(parity::kRunStatuses)},
                                      {"failing_run_statuses", words(parity::kFailingRunStatuses)},
-                                     {"policies", policies}};
+                                     {"policies", policies},
+                                     {"exit_codes", {{"ok", parity::kExitOk}, {"failed", parity::kExitFailed}}}};
   std::cout << vocabulary.dump(2) << "\n";
   return 0;
 }
