@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command 2: set up, build, then the whole test suite (unit, end-to-end, and the scenario
-# gold/candidate/compare tests) through CTest; then the unit tests and the fault-injection suite again, built
+# gold/candidate/compare tests, which share one run per side and one compare) through CTest; then the unit tests and the fault-injection suite again, built
 # under ASan and UBSan by the CMake preset `sanitize` (build-sanitize/; about 5 minutes to build and 3 to test
 # on 2 cores); then a 60-second fuzz of the result decoder under ASan and UBSan (scripts/fuzz.sh; about
 # 2 more minutes with its build). PARITY_SKIP_SANITIZE=1 skips the sanitized tests, PARITY_SKIP_FUZZ=1 the fuzzing.
