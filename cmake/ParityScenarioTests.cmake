@@ -53,16 +53,18 @@ function(parity_add_scenario_tests)
   set(candidate_dir "${arg_RESULTS}/candidate")
   set(report "${arg_RESULTS}/compare.json")
   set(fixture "parity.${arg_NAME}")
+  # The `parity` target where the project has one (parity itself, or parity as a subdirectory), else `parity` on PATH.
+  set(parity "$<$<TARGET_EXISTS:parity>:$<TARGET_FILE:parity>>$<$<NOT:$<TARGET_EXISTS:parity>>:parity>")
   add_test(NAME "parity-run.${arg_NAME}.gold"
-           COMMAND ${check} shared "${gold_dir}" -- $<TARGET_FILE:parity> run -q --backend "${arg_GOLD}" --role gold
+           COMMAND ${check} shared "${gold_dir}" -- ${parity} run -q --backend "${arg_GOLD}" --role gold
                    --scenarios "${arg_DIRECTORY}" --out "${gold_dir}")
   add_test(NAME "parity-run.${arg_NAME}.candidate"
-           COMMAND ${check} shared "${candidate_dir}" -- $<TARGET_FILE:parity> run -q --backend "${arg_CANDIDATE}"
+           COMMAND ${check} shared "${candidate_dir}" -- ${parity} run -q --backend "${arg_CANDIDATE}"
                    --role candidate --scenarios "${arg_DIRECTORY}" --out "${candidate_dir}")
   # The backends and the scenario directory named here are the project's own: compare may import them, for
   # their reducers and a pytest test's assert_eq asserter (untrusted, every assert_eq would fail as such).
   add_test(NAME "parity-compare.${arg_NAME}"
-           COMMAND ${check} shared "${report}" -- $<TARGET_FILE:parity> compare -q "${gold_dir}" "${candidate_dir}"
+           COMMAND ${check} shared "${report}" -- ${parity} compare -q "${gold_dir}" "${candidate_dir}"
                    --json "${report}" --trust-backend "${arg_GOLD}" --trust-backend "${arg_CANDIDATE}"
                    --scenarios "${arg_DIRECTORY}" ${arg_COMPARE_ARGS})
   set_tests_properties("parity-run.${arg_NAME}.gold" PROPERTIES LABELS gold FIXTURES_SETUP "${fixture}.gold")
