@@ -7,7 +7,9 @@
 # into a private prefix, which wins over the python's own pybind11; NumPy, CuPy, jinja2 and the corpus's libraries are
 # the machine's own python3's. Python's headers and libpython, when that python3 lacks them, come likewise from
 # PARITY_PYDEBS (its distribution's python3.X-dev, libpython3.X-dev and libpython3.X .debs). Tests, bench and the
-# CTest scenarios are off.
+# CTest scenarios are off. The lent machines run Ubuntu 24.04: with a sources list naming `noble main universe` (any
+# folder, `apt-get -oDir::Etc::SourceList=... -oDir::State::Lists=... update`), `apt-get download pybind11-dev
+# python3.12-dev libpython3.12-dev libpython3.12t64` fetches the rest; the Debian 12 libraries above run there.
 #   OUT              where the reports and the log go (default: <repo>/gpu-out)
 #   PARITY_DEBS      folder of the C++ libraries' .debs (default: <repo>/.gpu_carry/debs)
 #   PARITY_PYDEBS    folder of Python's development .debs, used only when needed (default: <repo>/.gpu_carry/pydebs)
