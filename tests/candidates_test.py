@@ -136,3 +136,56 @@ def test_cudf_without_a_gpu_skips_everything_with_the_reason(runs):
     for i, s in scenarios.items():
         assert s["status"] == "skip", i
         assert "cudf backend unavailable: cudf is not importable" in s["error"]["message"], i
+
+
+def _cupy_usable():
+    """Whether CuPy imports and sees a GPU: then the cupy backend runs, which a CPU machine cannot check."""
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - not installed, no driver, no device
+        return False
+
+
+def test_cupy_without_a_gpu_skips_everything_with_the_reason(runs, tmp_path):
+    """Without CuPy or a GPU (this machine, CI) every scenario is reported skipped saying why, and compare counts
+    them as skips: a backend that ran NumPy in CuPy's place, or dropped scenarios, would pass or lose them."""
+    if _cupy_usable():
+        pytest.skip("cupy sees a GPU here: scripts/gpu_check.sh runs it against gold")
+    scenarios = manifest(runs("cupy"))
+    assert scenarios.keys() == manifest(runs("gold")).keys()
+    for i, s in scenarios.items():
+        assert s["status"] == "skip", i
+        assert s["error"]["message"].startswith("cupy backend unavailable: cupy "), (i, s["error"]["message"])
+    code, report = compare(runs, "cupy", tmp_path)
+    summary = report["summary"]
+    assert code == 0 and summary["skip"] == summary["total"] == len(scenarios) >= 100, summary
+
+
+def test_cupy_host_copy_keeps_strides_of_every_layout():
+    """materialize copies CuPy arrays to the host with their own strides: cupy.asnumpy's C-ordered copy would make
+    an F-ordered, transposed, reversed or broadcast result look C-contiguous, a difference of the backend's copy.
+    Checked with NumPy arrays standing in for device memory (the copy reads raw bytes around element 0)."""
+    import ctypes
+
+    import numpy
+
+    import parity.backend
+
+    parity.backend.register_fixtures(str(REPO / "fixtures"))
+    from parity_fixtures import cupy as cupy_backend
+
+    def read_span(array):
+        return lambda low, nbytes: bytearray(ctypes.string_at(array.ctypes.data + low, nbytes))
+
+    cube = numpy.arange(60.0).reshape(3, 4, 5)
+    layouts = [cube, numpy.asfortranarray(cube), cube.transpose(2, 0, 1), cube[::-1, ::2, 1:], cube[:, 1],
+               numpy.broadcast_to(numpy.arange(3, dtype=numpy.int16), (4, 3)), numpy.array(2.5, numpy.float32),
+               numpy.arange(10, dtype=">i4")[::-3], numpy.empty((0, 3), order="F")]
+    for array in layouts:
+        host = cupy_backend.host_copy(array.shape, array.dtype, array.strides, read_span(array))
+        assert (host.shape, host.dtype, host.strides) == (array.shape, array.dtype, array.strides), array.strides
+        assert numpy.array_equal(host, array)
+        # CuPy arrays have no read-only flag: every one is writeable, and so is its copy.
+        assert host.flags.writeable
