@@ -187,6 +187,39 @@ def test_compare_results_refuses_a_directory_that_is_no_run(tmp_path, runs):
         parity.compare_results(runs["fsproxy"][0], tmp_path)
 
 
+def test_paths_outside_the_program_are_the_extension_modules_grammar():
+    """parity.paths has no grammar of its own: outside the parity program it is parity._core's, paths.cc's code."""
+    from parity import paths
+    for name in ("key_path", "item_path", "state_path", "index_path"):
+        assert getattr(paths, name) is getattr(parity._core, name)
+    assert paths.key_path("outputs", "it's a \\ [0]") == "outputs['it\\'s a \\\\ [0]']"
+    assert paths.key_path("outputs['a']", "caf\u00e9 \U0001F600") == "outputs['a']['caf\u00e9 \U0001F600']"
+    assert paths.item_path("outputs['a']", 12) == "outputs['a'][12]"
+    assert paths.state_path("outputs['df']", "['a']") == "outputs['df']['a']"
+    assert paths.state_path("outputs['s']", ".iloc[3]") == "outputs['s'].iloc[3]"
+    assert paths.state_path("outputs['m']", "mask") == "outputs['m'].mask"
+    assert paths.index_path(()) == "[()]" and paths.index_path((2, 0)) == "[2, 0]"
+
+
+def test_fidelity_digests_outside_the_program_are_keyed_by_the_codecs_paths():
+    from parity import probe
+    tricky = {"it's": [1], "a.b": np.array([[None, 1]], dtype=object), "z": np.array("s", dtype=object)}
+    assert set(probe.digests(tricky)) == {"outputs", "outputs['it\\'s']", "outputs['it\\'s'][0]", "outputs['a.b']",
+                                          "outputs['a.b'][0, 0]", "outputs['a.b'][0, 1]", "outputs['z']",
+                                          "outputs['z'][()]"}
+
+
+def test_paths_without_a_compiled_module_says_what_to_build():
+    proc = python("""\
+        try:
+            import parity.paths
+        except ImportError as e:
+            print(e)
+        """)
+    assert proc.returncode == 0, proc.stderr
+    assert "parity.paths" in proc.stdout and "cmake --build build --target parity_python" in proc.stdout, proc.stdout
+
+
 def python(code, env=None, cwd=None):
     """Runs `code` in a fresh interpreter that imports this checkout's parity; returns the CompletedProcess."""
     base = {k: v for k, v in os.environ.items() if k != "PARITY_CORE_DIR"}

@@ -7,13 +7,13 @@ import os
 CORE_DIR_ENV = "PARITY_CORE_DIR"  # a source checkout's build directory holding _core (CMake: <build>/python)
 
 
-def _core():
-    """The extension module, or an ImportError saying how to build it."""
+def _core(needed_by="parity's Python API"):
+    """The extension module, or an ImportError saying that `needed_by` needs it and how to build it."""
     try:
         from parity import _core as core
     except ImportError as error:
         raise ImportError(
-            f"parity's Python API needs its C++ extension module parity._core, which this parity does not have "
+            f"{needed_by} needs parity's C++ extension module parity._core, which this parity does not have "
             f"({error}). `pip install .` builds and installs it; in a source checkout build it with `cmake --build "
             f"build --target parity_python` and set {CORE_DIR_ENV}=build/python (where it is built)") from error
     return core
