@@ -1,13 +1,16 @@
 // Writes JUnit XML with pugixml from the compare JSON: pugixml escapes markup, xml_safe removes what XML cannot hold.
 #include "junit.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <pugixml.hpp>
 #include <sstream>
 #include <stdexcept>
 
 #include "json_report.h"
+#include "outcome.h"
 #include "text.h"
 #include "trends.h"
 
@@ -112,13 +115,26 @@ std::string body(const json& s) {
   return text;
 }
 
-// The element a status becomes; pass becomes none. A status this writer does not know is an error, never a pass.
+// The element each compare status becomes; pass becomes none.
+struct StatusElement {
+  std::string_view status;
+  const char* element;
+};
+constexpr StatusElement kElements[] = {{"pass", nullptr},   {"fail", "failure"},  {"xpass", "failure"},
+                                       {"error", "error"},  {"timeout", "error"}, {"skip", "skipped"},
+                                       {"xfail", "skipped"}};
+constexpr bool every_status_has_an_element() {
+  return std::all_of(std::begin(kStatuses), std::end(kStatuses), [](std::string_view status) {
+    return std::any_of(std::begin(kElements), std::end(kElements), [status](auto e) { return e.status == status; });
+  });
+}
+static_assert(every_status_has_an_element(), "every status of outcome.h becomes a JUnit element (or none)");
+
+// The element a status becomes. A status this writer does not know is an error, never a pass.
 const char* outcome_element(const std::string& status) {
-  static const std::map<std::string, const char*> kElements = {
-      {"pass", nullptr},    {"fail", "failure"}, {"xpass", "failure"}, {"error", "error"},
-      {"timeout", "error"}, {"skip", "skipped"}, {"xfail", "skipped"}};
-  const auto it = kElements.find(status);
-  return it == kElements.end() ? "error" : it->second;
+  for (const StatusElement& e : kElements)
+    if (e.status == status) return e.element;
+  return "error";
 }
 
 // Where CI annotators (GitHub check runs, GitLab) point a testcase: its scenario's source file and definition line.
