@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iterator>
 #include <map>
 #include <pugixml.hpp>
@@ -137,9 +138,20 @@ const char* outcome_element(const std::string& status) {
   return "error";
 }
 
+// A scenario's file as CI annotators find it in a checkout: relative to the working directory (a CI job's is the
+// repository's root) when it is under it, else as the run recorded it.
+std::string annotated_file(const std::string& source) {
+  std::error_code failed;
+  const std::filesystem::path cwd = std::filesystem::current_path(failed);
+  const std::filesystem::path file = std::filesystem::weakly_canonical(source, failed);
+  if (failed || !file.is_absolute()) return source;
+  const std::filesystem::path relative = file.lexically_relative(cwd);
+  return relative.empty() || relative == "." || *relative.begin() == ".." ? source : relative.string();
+}
+
 // Where CI annotators (GitHub check runs, GitLab) point a testcase: its scenario's source file and definition line.
 void add_location(pugi::xml_node tc, const json& s) {
-  if (const std::string file = text_at(s, "/source"); !file.empty()) set(tc, "file", file);
+  if (const std::string file = text_at(s, "/source"); !file.empty()) set(tc, "file", annotated_file(file));
   const json::json_pointer line("/line");
   if (s.contains(line) && s.at(line).is_number_integer() && s.at(line).get<long long>() > 0)
     set(tc, "line", std::to_string(s.at(line).get<long long>()));
