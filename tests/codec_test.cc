@@ -163,9 +163,10 @@ TEST(Codec, StateKeysThatArePathSuffixesNameTheirParts) {
             "outputs['m'].mask");
 }
 
-// The output-path grammar is written twice: in C++ (paths.cc: the paths the codec reads back) and in parity.paths
-// (the paths parity.probe keys the fidelity digests by). Where the two differ, a digest is looked up at a path the
-// other side never wrote, and the fidelity check silently stops comparing it. Returns each case they spell apart.
+// The output-path grammar is written once (paths.cc); Python's parity.paths calls it through a compiled module. Where
+// a route spelled a path apart (an argument converted wrongly on the way in or out), a digest would be looked up at
+// a path the codec never wrote, and the fidelity check would silently stop comparing it. Returns each case that
+// `python` spells apart from the C++ functions.
 std::vector<std::string> path_grammar_differences(py::handle python) {
   std::vector<std::string> found;
   const auto same = [&](const std::string& what, const std::string& cpp, py::handle spelled) {
@@ -182,13 +183,28 @@ std::vector<std::string> path_grammar_differences(py::handle python) {
   }
   const std::vector<std::vector<std::int64_t>> indexes = {{}, {0}, {2, 0}, {1, 2, 3}, {12345678901, 0}};
   for (const auto& index : indexes)
-    same("index_path", "outputs" + index_path(index), python.attr("index_path")("outputs", py::tuple(py::cast(index))));
+    same("index_path", index_path(index), python.attr("index_path")(py::tuple(py::cast(index))));
   for (const std::size_t i : {std::size_t{0}, std::size_t{7}, std::size_t{123456}})
     same("item_path", item_path("outputs", i), python.attr("item_path")("outputs", i));
   return found;
 }
 
+// Inside a program that embeds parity (as the workers and compare do), parity.paths is the builtin module's, and the
+// extension module parity._core is never loaded for it.
 TEST(PathGrammar, PythonSpellsEveryPathAsTheCodecDoes) {
+  py::dict g;
+  py::exec(R"(
+import sys
+from parity import paths
+import _parity_paths
+routes = {name: getattr(paths, name) is getattr(_parity_paths, name)
+          for name in ("key_path", "item_path", "state_path", "index_path")}
+same = all(routes.values())
+core_loaded = "parity._core" in sys.modules
+)",
+           g);
+  EXPECT_TRUE(g["same"].cast<bool>()) << py::str(g["routes"]).cast<std::string>();
+  EXPECT_FALSE(g["core_loaded"].cast<bool>());
   const std::vector<std::string> differences = path_grammar_differences(py::module_::import("parity.paths"));
   EXPECT_TRUE(differences.empty()) << ::testing::PrintToString(differences);
 }

@@ -6,6 +6,7 @@
 #include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
 
+#include <filesystem>
 #include <pugixml.hpp>
 #include <random>
 #include <string>
@@ -322,6 +323,21 @@ TEST_F(JunitReport, TestcaseCarriesTheScenariosFileAndLineForCiAnnotators) {
   const pugi::xml_node broken = suite.find_child_by_attribute("testcase", "classname", "broken_module");
   EXPECT_STREQ(broken.attribute("file").value(), "scenarios/broken_module.py");
   EXPECT_FALSE(broken.attribute("line")) << xml_;
+}
+
+// Annotators resolve `file` against the checkout (the job's working directory): a scenario file under the working
+// directory is written relative to it, one elsewhere keeps its absolute path.
+TEST_F(JunitReport, TestcaseFileIsRelativeToTheWorkingDirectoryWhenUnderIt) {
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  add("pkg.inside", "f", "fail", "failed checks: values")["source"] = (cwd / "scenarios" / "inside.py").string();
+  const std::string outside = (cwd.parent_path() / (cwd.filename().string() + "-sibling") / "outside.py").string();
+  add("pkg.outside", "f", "fail", "failed checks: values")["source"] = outside;
+  const pugi::xml_node suite = parse();
+  EXPECT_STREQ(suite.find_child_by_attribute("testcase", "classname", "pkg.inside").attribute("file").value(),
+               "scenarios/inside.py")
+      << xml_;
+  EXPECT_EQ(suite.find_child_by_attribute("testcase", "classname", "pkg.outside").attribute("file").value(), outside)
+      << xml_;
 }
 
 // Both sides run the same code, so what each printed is labelled with its side; stderr goes to system-err.

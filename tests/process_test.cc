@@ -7,13 +7,14 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <chrono>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "outcome.h"
 using parity::ChildProcess;
 using parity::OutputTail;
 
@@ -220,6 +221,20 @@ TEST(Protocol, AcceptsTheEventsAWorkerSends) {
       R"({"event": "ready", "backend": {}, "environment": {}, "errors": [], "scenarios": [{"id": "m.f", "meta": {}}]})";
   EXPECT_EQ(parse_reply(ready)["scenarios"].size(), 1u);
   EXPECT_TRUE(parse_reply(R"({"event": "fatal", "message": "m", "no_tests": true})")["no_tests"]);
+}
+
+// A worker records every run status of outcome.h itself but timeout, the supervisor's alone (it stopped the worker).
+TEST(Protocol, ADoneRecordCarriesTheRunStatusesOfTheVocabulary) {
+  const auto done = [](std::string_view status) {
+    return R"({"event": "done", "retiring": false, "record": {"id": "m.f", "status": ")" + std::string(status) +
+           R"(", "file": "results/x", "seconds": 1}})";
+  };
+  for (const std::string_view status : parity::kRunStatuses) {
+    if (status == "timeout")
+      EXPECT_THROW(parse_reply(done(status)), ProtocolError);
+    else
+      EXPECT_EQ(parse_reply(done(status))["record"]["status"], status);
+  }
 }
 
 TEST(Protocol, RefusesWhatAWorkerNeverSends) {

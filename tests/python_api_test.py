@@ -3,6 +3,7 @@ read back with their layout, compare_outputs' outcome as the JSON report holds i
 binary's own compare, the trust rules, and `import parity` without the module."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -185,6 +186,79 @@ def test_compare_outputs_holds_what_a_report_scenario_holds(runs):
 def test_compare_results_refuses_a_directory_that_is_no_run(tmp_path, runs):
     with pytest.raises(ValueError, match="manifest.json"):
         parity.compare_results(runs["fsproxy"][0], tmp_path)
+
+
+def test_compare_results_refuses_runs_given_the_wrong_way_round(runs):
+    """As `parity compare` does: a candidate run given as gold and the gold run as candidate are swapped."""
+    results = runs["fsproxy"][0]
+    with pytest.raises(ValueError, match="they are swapped; give the gold run first"):
+        parity.compare_results(results, results.parent / "gold")
+
+
+def test_compare_results_refuses_to_compare_nothing(runs):
+    """A compare of 0 scenarios is a mistake to report, never an empty green report."""
+    results = runs["fsproxy"][0]
+    with pytest.raises(ValueError, match="the compare covered 0 scenarios"):
+        parity.compare_results(results.parent / "gold", results, only=["no.such.scenario"])
+    with pytest.raises(ValueError, match="has the id 'no.such.scenario' given with --only"):
+        parity.compare_results(results.parent / "gold", results, only=["basic.matrix", "no.such.scenario"])
+
+
+def test_compare_results_takes_its_time_limit_from_the_runs(tmp_path, runs):
+    """Without `timeout`, each scenario has the time limit its runs recorded (here one too short for any), as
+    `parity compare` gives it; timeout=0 is none."""
+    for name in ("gold", "fsproxy"):
+        shutil.copytree(runs["fsproxy"][0].parent / name, tmp_path / name)
+        manifest = json.loads((tmp_path / name / "manifest.json").read_text())
+        manifest["run"]["timeout"] = 1e-9
+        (tmp_path / name / "manifest.json").write_text(json.dumps(manifest))
+    limited = parity.compare_results(tmp_path / "gold", tmp_path / "fsproxy", only=["basic.matrix"])
+    assert [s["status"] for s in limited["scenarios"]] == ["timeout"], limited["scenarios"]
+    assert "took longer than --timeout 1e-09 s" in limited["scenarios"][0]["checks"][0]["message"]
+    unlimited = parity.compare_results(tmp_path / "gold", tmp_path / "fsproxy", only=["basic.matrix"], timeout=0)
+    assert [s["status"] for s in unlimited["scenarios"]] == ["pass"], unlimited["scenarios"]
+
+
+def test_compare_results_prints_nothing_unless_asked(runs, capfd):
+    results = runs["fsproxy"][0]
+    parity.compare_results(results.parent / "gold", results, only=["basic.matrix"])
+    assert capfd.readouterr().err == ""
+    parity.compare_results(results.parent / "gold", results, only=["basic.matrix"], progress=True)
+    err = capfd.readouterr().err
+    assert "| compare " in err and "parity compare: 1 scenarios in" in err, err
+
+
+def test_paths_outside_the_program_are_the_extension_modules_grammar():
+    """parity.paths has no grammar of its own: outside the parity program it is parity._core's, paths.cc's code."""
+    from parity import paths
+    for name in ("key_path", "item_path", "state_path", "index_path"):
+        assert getattr(paths, name) is getattr(parity._core, name)
+    assert paths.key_path("outputs", "it's a \\ [0]") == "outputs['it\\'s a \\\\ [0]']"
+    assert paths.key_path("outputs['a']", "caf\u00e9 \U0001F600") == "outputs['a']['caf\u00e9 \U0001F600']"
+    assert paths.item_path("outputs['a']", 12) == "outputs['a'][12]"
+    assert paths.state_path("outputs['df']", "['a']") == "outputs['df']['a']"
+    assert paths.state_path("outputs['s']", ".iloc[3]") == "outputs['s'].iloc[3]"
+    assert paths.state_path("outputs['m']", "mask") == "outputs['m'].mask"
+    assert paths.index_path(()) == "[()]" and paths.index_path((2, 0)) == "[2, 0]"
+
+
+def test_fidelity_digests_outside_the_program_are_keyed_by_the_codecs_paths():
+    from parity import probe
+    tricky = {"it's": [1], "a.b": np.array([[None, 1]], dtype=object), "z": np.array("s", dtype=object)}
+    assert set(probe.digests(tricky)) == {"outputs", "outputs['it\\'s']", "outputs['it\\'s'][0]", "outputs['a.b']",
+                                          "outputs['a.b'][0, 0]", "outputs['a.b'][0, 1]", "outputs['z']",
+                                          "outputs['z'][()]"}
+
+
+def test_paths_without_a_compiled_module_says_what_to_build():
+    proc = python("""\
+        try:
+            import parity.paths
+        except ImportError as e:
+            print(e)
+        """)
+    assert proc.returncode == 0, proc.stderr
+    assert "parity.paths" in proc.stdout and "cmake --build build --target parity_python" in proc.stdout, proc.stdout
 
 
 def python(code, env=None, cwd=None):

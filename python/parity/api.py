@@ -7,13 +7,13 @@ import os
 CORE_DIR_ENV = "PARITY_CORE_DIR"  # a source checkout's build directory holding _core (CMake: <build>/python)
 
 
-def _core():
-    """The extension module, or an ImportError saying how to build it."""
+def _core(needed_by="parity's Python API"):
+    """The extension module, or an ImportError saying that `needed_by` needs it and how to build it."""
     try:
         from parity import _core as core
     except ImportError as error:
         raise ImportError(
-            f"parity's Python API needs its C++ extension module parity._core, which this parity does not have "
+            f"{needed_by} needs parity's C++ extension module parity._core, which this parity does not have "
             f"({error}). `pip install .` builds and installs it; in a source checkout build it with `cmake --build "
             f"build --target parity_python` and set {CORE_DIR_ENV}=build/python (where it is built)") from error
     return core
@@ -68,17 +68,22 @@ def compare_outputs(gold, candidate, *, policy=None, rtol=None, atol=None, toler
 
 
 def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(), trust_scenarios=(),
-                    pickle_probe=True, strict_differences=False, timeout=0, max_result_memory=None):
-    """Compares two results directories as `parity compare GOLD CANDIDATE --json` does and returns that JSON
-    report as a dict (docs/report-json.md): `summary` holds the counts, `scenarios` each scenario's outcome.
+                    pickle_probe=True, strict_differences=False, timeout=None, max_result_memory=None,
+                    progress=False):
+    """Compares two results directories as `parity compare GOLD CANDIDATE --json` does (the same code) and returns
+    that JSON report as a dict (docs/report-json.md): `summary` holds the counts, `scenarios` each scenario's outcome.
 
     The same trust rules apply (README, "Safety: what parity trusts"): only built-in backends and those named in
     `trust_backends` (or PARITY_TRUST_BACKENDS) are imported for their reducers, scenario modules only from the
     bundled corpus and `trust_scenarios` (or PARITY_TRUST_SCENARIOS), pickles only when they carry your key's MAC
     (`pickle_probe=False`: never). `only`, `policy` ({name: value}), `strict_differences`, `timeout` (seconds per
-    scenario, 0: none) and `max_result_memory` (bytes) are compare's --only, --NAME-policy, --strict-differences,
-    --timeout and --max-result-memory. Raises ValueError naming the file for a missing or malformed manifest, runs
-    whose shards do not line up, or malformed declared differences."""
+    scenario; 0: none; None: the runs' own, as their manifests record it) and `max_result_memory` (bytes) are
+    compare's --only, --NAME-policy, --strict-differences, --timeout and --max-result-memory. Nothing is printed
+    unless `progress`: then stderr shows what `parity compare` shows. Raises ValueError
+    (parity._core.CompareRefused) with parity's message for a pair `parity compare` refuses: a missing or malformed
+    manifest, runs given the wrong way round or with no scenario in common, a compare of 0 scenarios (an `only`
+    naming none of them), runs whose shards do not line up, or malformed declared differences."""
     return _core().compare_results(os.fspath(gold), os.fspath(candidate), list(only), dict(policy or {}),
                                    list(trust_backends), [os.fspath(d) for d in trust_scenarios], bool(pickle_probe),
-                                   bool(strict_differences), float(timeout), max_result_memory)
+                                   bool(strict_differences), None if timeout is None else float(timeout),
+                                   max_result_memory, bool(progress))

@@ -9,7 +9,7 @@ from collections import Counter
 import jinja2
 
 # Display order: what needs a person first. `FAILING` are the statuses that make a run red. Both are copies of
-# src/parity/base/outcome.h's kStatuses and kFailingStatuses, which tests/vocabulary holds them to.
+# src/parity/base/outcome.h's kStatusesWorstFirst (in order) and kFailingStatuses, which tests/vocabulary holds them to.
 STATUS_ORDER = ("fail", "error", "timeout", "xpass", "xfail", "skip", "pass")
 FAILING = ("fail", "error", "timeout", "xpass")
 # Checks whose details carry a side-by-side `table` of both arrays' facts (src/parity/compare/tree_walk.cc, expect_array).

@@ -1,29 +1,23 @@
-"""The output-path grammar in Python: how a value's place inside the outputs is written (outputs['a'][2].mask).
+"""The output-path grammar: how a value's place inside the outputs is written (outputs['a'][2].mask).
 
-src/parity/codec/paths.cc is the same grammar in C++ (the codec writes result files with it; the fidelity digests
-of parity.probe are keyed by it). The two must agree character for character, or the digests stop matching:
-tests/codec_test.cc (PathGrammar) feeds both the same tricky keys and fails on any difference.
+It is written once, in C++ (src/parity/codec/paths.cc): the codec writes result files with it and parity.probe keys
+the fidelity digests by it, so the two cannot spell a path apart. This module re-exports those functions from the
+compiled module this process has: the builtin module _parity_paths inside the parity program (its workers and
+embedding tests), or the extension module parity._core in any other python.
+
+key_path(path, key: str), item_path(path, i: int), state_path(path, key: str): the path of a dict entry, a sequence's
+element, a reducer's state entry; index_path(index: tuple of int): an object array element's index as a path suffix,
+[2, 0] or [()] for a 0-d array.
 """
-from __future__ import annotations
+import sys
 
+if "_parity_paths" in sys.builtin_module_names:  # inside the parity program: never load the extension module there
+    from _parity_paths import index_path, item_path, key_path, state_path
+else:
+    from parity.api import _core
 
-def key_path(path: str, key) -> str:
-    """The path of a dict entry, as Python would index it: outputs['a']['it\\'s'] (quotes and backslashes escaped)."""
-    escaped = str(key).replace("\\", "\\\\").replace("'", "\\'")
-    return f"{path}['{escaped}']"
+    _module = _core("parity.paths (the output paths of the fidelity digests, outside the parity program)")
+    index_path, item_path, key_path, state_path = (_module.index_path, _module.item_path, _module.key_path,
+                                                   _module.state_path)
 
-
-def item_path(path: str, i: int) -> str:
-    """The path of element `i` of a list or tuple: outputs['a'][2]."""
-    return f"{path}[{i}]"
-
-
-def index_path(path: str, index: tuple) -> str:
-    """The path of an element of an object array: outputs['a'][2, 0], or outputs['a'][()] for a 0-d array."""
-    return f"{path}[{', '.join(map(str, index)) if index else '()'}]"
-
-
-def state_path(path: str, key: str) -> str:
-    """The path of entry `key` of a reducer's dict state: `path.key`, or `path + key` when the key starts with '['
-    or '.' (a DataFrame column reads outputs['df']['a'])."""
-    return path + key if key[:1] in ("[", ".") else f"{path}.{key}"
+__all__ = ["index_path", "item_path", "key_path", "state_path"]

@@ -44,13 +44,13 @@ def _children(obj, path):
     """The (path, child) pairs of a container, with the same paths the codec uses."""
     if isinstance(obj, dict):
         for key, value in obj.items():
-            yield paths.key_path(path, key), value
+            yield paths.key_path(path, str(key)), value
     elif isinstance(obj, (list, tuple)):
         for i, value in enumerate(obj):
             yield paths.item_path(path, i), value
     elif _is_object_array(obj):
         for index in np.ndindex(obj.shape):
-            yield paths.index_path(path, index), obj[index]
+            yield path + paths.index_path(index), obj[index]
 
 
 def _is_object_array(obj):

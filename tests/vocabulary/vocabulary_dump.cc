@@ -24,6 +24,7 @@ int main() {
   const nlohmann::json vocabulary = {{"checks", words(parity::kChecks)},
                                      {"declarable_checks", words(parity::kDeclarableChecks)},
                                      {"statuses", words(parity::kStatuses)},
+                                     {"statuses_worst_first", words(parity::kStatusesWorstFirst)},
                                      {"failing_statuses", words(parity::kFailingStatuses)},
                                      {"run_statuses", words(parity::kRunStatuses)},
                                      {"failing_run_statuses", words(parity::kFailingRunStatuses)},

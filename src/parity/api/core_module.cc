@@ -8,11 +8,14 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <system_error>
 
 #include "compare.h"
+#include "compare_results.h"
 #include "interpreter.h"
 #include "json_report.h"
 #include "manifest.h"
@@ -150,8 +153,9 @@ struct RunsOptions {
   py::dict policies;
   std::vector<std::string> trust_backends, trust_scenarios;
   bool pickle_probe = true, strict_differences = false;
-  double timeout = 0;
+  std::optional<double> timeout;
   std::optional<std::uint64_t> max_memory;
+  bool progress = false;
 };
 
 CompareOptions compare_options(const RunsOptions& given) {
@@ -163,23 +167,50 @@ CompareOptions compare_options(const RunsOptions& given) {
   options.trusted_scenarios = given.trust_scenarios;
   options.pickle_probe = given.pickle_probe;
   options.strict_differences = given.strict_differences;
-  options.timeout = given.timeout;
   options.limits = limits_of(given.max_memory);
   return options;
 }
 
-// `parity compare GOLD CANDIDATE --json`'s document, as a dict. A manifest that cannot be read, runs whose shards do
-// not line up, or malformed declared differences raise ValueError naming the file.
+/// A compare that `parity compare` would refuse (runs swapped or disjoint, nothing to compare, shards that do not
+/// line up, no manifest, bad declared differences): parity's message. A ValueError in Python.
+struct CompareRefused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The Python API's reports: none written, nothing told; the JSON report kept for the caller and a refusal kept to
+// raise.
+class KeptReport : public CompareReporter {
+ public:
+  std::string prepare(const Manifest&) override { return ""; }
+  void write(const CompareReport& report, std::vector<WrittenReport>&) override { document_ = report_to_json(report); }
+  void tell(const CompareReport&, Verbosity) override {}
+  void refuse(const std::string& message) override { refusal_ = message; }
+  const json& document() const { return document_; }
+  const std::string& refusal() const { return refusal_; }
+
+ private:
+  json document_;
+  std::string refusal_;
+};
+
+// `parity compare GOLD CANDIDATE --json`'s document, as a dict, from the same compare_results: a pair it refuses
+// raises CompareRefused with its message. Shows nothing on the terminal unless `progress`.
 py::object compare_dirs(const std::filesystem::path& gold_dir, const std::filesystem::path& candidate_dir,
                         const RunsOptions& given) {
   register_builtin_backends();
-  CompareOptions options = compare_options(given);
-  const Manifest gold = read_manifest(gold_dir), candidate = read_manifest(candidate_dir);
-  options.shard = compare_shard_plan(gold, candidate, std::nullopt, compared_ids(gold, candidate, options.only));
-  const std::string started = utc_timestamp();
-  CompareReport report = compare_runs(gold, candidate, options);
-  report.started = started;
-  return to_python_json(report_to_json(report));
+  CompareCommand command;
+  command.gold = gold_dir.string();
+  command.candidate = candidate_dir.string();
+  command.timeout = given.timeout;
+  command.options = compare_options(given);
+  command.sharding.from_environment = false;
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> nowhere(std::fopen("/dev/null", "w"), &std::fclose);
+  if (!nowhere) throw std::system_error(errno, std::generic_category(), "fopen /dev/null");
+  command.terminal = given.progress ? stderr : nowhere.get();
+  KeptReport kept;
+  if (compare_results(command, kept) == kExitUsage)
+    throw CompareRefused(kept.refusal().empty() ? "the compare was refused" : kept.refusal());
+  return to_python_json(kept.document());
 }
 
 }  // namespace
@@ -197,7 +228,9 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<ManifestError>(m, "ManifestError", PyExc_ValueError);
   py::register_exception<ShardError>(m, "ShardError", PyExc_ValueError);
   py::register_exception<DifferenceError>(m, "DifferenceError", PyExc_ValueError);
+  py::register_exception<CompareRefused>(m, "CompareRefused", PyExc_ValueError);
   m.attr("FORMAT_VERSION") = py::make_tuple(kFormatMajor, kFormatMinor);
+  define_path_functions(m);  // parity.paths' grammar, outside the parity program
   m.def("read_result", &read_file, py::arg("file"), py::arg("max_memory") = py::none());
   m.def("write_result", &write_result, py::arg("file"), py::arg("outputs"));
   m.def("compare_outputs", &compare_memory, py::arg("gold"), py::arg("candidate"), py::arg("policy"), py::arg("rtol"),
@@ -206,12 +239,13 @@ PYBIND11_MODULE(_core, m) {
       "compare_results",
       [](const std::filesystem::path& gold, const std::filesystem::path& candidate, std::vector<std::string> only,
          py::dict policy, std::vector<std::string> trust_backends, std::vector<std::string> trust_scenarios,
-         bool pickle_probe, bool strict_differences, double timeout, std::optional<std::uint64_t> max_memory) {
+         bool pickle_probe, bool strict_differences, std::optional<double> timeout,
+         std::optional<std::uint64_t> max_memory, bool progress) {
         return compare_dirs(gold, candidate,
                             {std::move(only), std::move(policy), std::move(trust_backends), std::move(trust_scenarios),
-                             pickle_probe, strict_differences, timeout, max_memory});
+                             pickle_probe, strict_differences, timeout, max_memory, progress});
       },
       py::arg("gold"), py::arg("candidate"), py::arg("only"), py::arg("policy"), py::arg("trust_backends"),
       py::arg("trust_scenarios"), py::arg("pickle_probe"), py::arg("strict_differences"), py::arg("timeout"),
-      py::arg("max_memory"));
+      py::arg("max_memory"), py::arg("progress"));
 }

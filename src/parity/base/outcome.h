@@ -46,6 +46,16 @@ inline constexpr std::string_view kFailingRunStatuses[] = {"error", "xpass", "cr
 constexpr bool listed(std::span<const std::string_view> list, std::string_view word) {
   return std::find(list.begin(), list.end(), word) != list.end();
 }
+/// Whether each of `words` is one of `list`: tables keyed by status (the terminal's rows, JUnit's elements) hold
+/// this in a static_assert, so that a status added to the lists above cannot be missing there.
+constexpr bool lists_all(std::span<const std::string_view> list, std::span<const std::string_view> words) {
+  return std::all_of(words.begin(), words.end(), [list](std::string_view word) { return listed(list, word); });
+}
+/// The compare statuses worst first, the order a report ranks its scenarios by (the HTML report's STATUS_ORDER).
+inline constexpr std::string_view kStatusesWorstFirst[] = {"fail",  "error", "timeout", "xpass",
+                                                           "xfail", "skip",  "pass"};
+static_assert(std::size(kStatusesWorstFirst) == std::size(kStatuses) && lists_all(kStatusesWorstFirst, kStatuses),
+              "kStatusesWorstFirst ranks every compare status once");
 /// Whether a compare status fails a compare.
 constexpr bool is_failing_status(std::string_view status) { return listed(kFailingStatuses, status); }
 /// Whether a run status fails a run.

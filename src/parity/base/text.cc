@@ -87,8 +87,10 @@ std::string printable(std::string_view text, Newlines newlines) {
   return out;
 }
 
-void print_line(const char* command, std::string_view message) {
-  std::fprintf(stderr, "parity %s: %s\n", command, printable(message, Newlines::kKeep).c_str());
+void print_line(const char* command, std::string_view message) { print_line(stderr, command, message); }
+
+void print_line(std::FILE* out, const char* command, std::string_view message) {
+  std::fprintf(out, "parity %s: %s\n", command, printable(message, Newlines::kKeep).c_str());
 }
 
 std::string shell_quote(std::string_view s) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,8 @@ std::string printable(std::string_view text, Newlines newlines = Newlines::kEsca
 /// Prints "parity COMMAND: MESSAGE" on stderr, the message printable() with its line breaks kept: for every error
 /// or notice that may quote a file, a manifest or a scenario.
 void print_line(const char* command, std::string_view message);
+/// The same on `out`.
+void print_line(std::FILE* out, const char* command, std::string_view message);
 
 /// `s` quoted for a POSIX shell: as it is when it needs no quotes, else in single quotes. Every piece of a command
 /// parity prints for people to paste goes through it, so that no value from a file can add a command.

@@ -176,9 +176,13 @@ std::string item_path(const std::string& path, std::size_t i);
 
 /// The path of entry `key` of a reducer's dict state: `path.key` (outputs['m'].mask), or `path` followed by the key
 /// itself when it starts with '[' or '.', so that a reducer can name its parts as Python indexes the object
-/// (outputs['df']['a'] for a DataFrame column, outputs['s'].iloc[3]). parity.paths is the same grammar in Python
-/// (tests/codec_test.cc, PathGrammar, checks that they agree).
+/// (outputs['df']['a'] for a DataFrame column, outputs['s'].iloc[3]).
 std::string state_path(const std::string& path, const std::string& key);
+
+/// Defines the four path functions above on `module`, under their names (index_path takes a tuple of ints), so that
+/// Python (parity.paths, for the fidelity digests) spells paths with this code: parity._core and the parity
+/// program's builtin module _parity_paths (src/parity/api/builtin_modules.cc) are both made with it.
+void define_path_functions(pybind11::module_& module);
 
 /// Rebuilds Python objects from a decoded tree: containers as plain dict/list/tuple (their recorded type
 /// stays in Node::type), arrays and NumPy scalars as read, reduced objects through their reducer (the

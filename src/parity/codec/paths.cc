@@ -1,5 +1,7 @@
-// The output-path grammar: how a value's place inside the outputs is written (outputs['a'][2].mask). parity.paths
-// (python/parity/paths.py) is the same grammar in Python, for the fidelity digests: PathGrammar tests that they agree.
+// The output-path grammar: how a value's place inside the outputs is written (outputs['a'][2].mask). Written only
+// here: Python's parity.paths (the fidelity digests' paths) calls these functions through define_path_functions.
+#include <pybind11/stl.h>
+
 #include "codec.h"
 
 namespace parity {
@@ -21,6 +23,19 @@ std::string index_path(const std::vector<std::int64_t>& index) {
   std::string s = "[";
   for (std::size_t d = 0; d < index.size(); ++d) s += (d ? ", " : "") + std::to_string(index[d]);
   return s + "]";
+}
+
+void define_path_functions(pybind11::module_& module) {
+  namespace py = pybind11;
+  module.def("key_path", &key_path, py::arg("path"), py::arg("key"),
+             "The path of a dict entry: outputs['a']['it\\'s'] (quotes and backslashes escaped).");
+  module.def("item_path", &item_path, py::arg("path"), py::arg("i"),
+             "The path of element `i` of a list or tuple: outputs['a'][2].");
+  module.def("state_path", &state_path, py::arg("path"), py::arg("key"),
+             "The path of entry `key` of a reducer's dict state: path.key, or path + key for a key starting with "
+             "'[' or '.'.");
+  module.def("index_path", &index_path, py::arg("index"),
+             "An object array element's index as a path suffix: [2, 0], or [()] for a 0-d array.");
 }
 
 }  // namespace parity

@@ -172,9 +172,10 @@ ShardTimes load_shard_times(const std::filesystem::path& path) {
 
 std::optional<ShardRequest> resolve_shard_request(const ShardArgs& args) {
   const bool from_environment = args.shard.empty();
-  const std::optional<Shard> shard = from_environment
+  const std::optional<Shard> shard = !from_environment ? std::optional(parse_shard_flag(args.shard))
+                                     : args.from_environment
                                          ? shard_from_environment([](const char* name) { return std::getenv(name); })
-                                         : std::optional(parse_shard_flag(args.shard));
+                                         : std::nullopt;
   if (!shard) {
     if (!args.times.empty())
       throw ShardError(

@@ -36,6 +36,9 @@ struct Shard {
 struct ShardArgs {
   std::string shard;  ///< "I/N", 1-based
   std::string times;  ///< a results directory, its manifest.json, or a compare JSON
+  /// Without `shard`: whether GoogleTest's GTEST_TOTAL_SHARDS and GTEST_SHARD_INDEX pick one (the command line), or
+  /// nothing does (the Python API, which compares what it is given whatever runs it).
+  bool from_environment = true;
 };
 
 /// Seconds per scenario id, the weights a partition balances.

@@ -1,13 +1,17 @@
 // Writes JUnit XML with pugixml from the compare JSON: pugixml escapes markup, xml_safe removes what XML cannot hold.
 #include "junit.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <iterator>
 #include <map>
 #include <pugixml.hpp>
 #include <sstream>
 #include <stdexcept>
 
 #include "json_report.h"
+#include "outcome.h"
 #include "text.h"
 #include "trends.h"
 
@@ -112,18 +116,42 @@ std::string body(const json& s) {
   return text;
 }
 
-// The element a status becomes; pass becomes none. A status this writer does not know is an error, never a pass.
+// The element each compare status becomes; pass becomes none.
+struct StatusElement {
+  std::string_view status;
+  const char* element;
+};
+constexpr StatusElement kElements[] = {{"pass", nullptr},   {"fail", "failure"},  {"xpass", "failure"},
+                                       {"error", "error"},  {"timeout", "error"}, {"skip", "skipped"},
+                                       {"xfail", "skipped"}};
+constexpr bool every_status_has_an_element() {
+  return std::all_of(std::begin(kStatuses), std::end(kStatuses), [](std::string_view status) {
+    return std::any_of(std::begin(kElements), std::end(kElements), [status](auto e) { return e.status == status; });
+  });
+}
+static_assert(every_status_has_an_element(), "every status of outcome.h becomes a JUnit element (or none)");
+
+// The element a status becomes. A status this writer does not know is an error, never a pass.
 const char* outcome_element(const std::string& status) {
-  static const std::map<std::string, const char*> kElements = {
-      {"pass", nullptr},    {"fail", "failure"}, {"xpass", "failure"}, {"error", "error"},
-      {"timeout", "error"}, {"skip", "skipped"}, {"xfail", "skipped"}};
-  const auto it = kElements.find(status);
-  return it == kElements.end() ? "error" : it->second;
+  for (const StatusElement& e : kElements)
+    if (e.status == status) return e.element;
+  return "error";
+}
+
+// A scenario's file as CI annotators find it in a checkout: relative to the working directory (a CI job's is the
+// repository's root) when it is under it, else as the run recorded it.
+std::string annotated_file(const std::string& source) {
+  std::error_code failed;
+  const std::filesystem::path cwd = std::filesystem::current_path(failed);
+  const std::filesystem::path file = std::filesystem::weakly_canonical(source, failed);
+  if (failed || !file.is_absolute()) return source;
+  const std::filesystem::path relative = file.lexically_relative(cwd);
+  return relative.empty() || relative == "." || *relative.begin() == ".." ? source : relative.string();
 }
 
 // Where CI annotators (GitHub check runs, GitLab) point a testcase: its scenario's source file and definition line.
 void add_location(pugi::xml_node tc, const json& s) {
-  if (const std::string file = text_at(s, "/source"); !file.empty()) set(tc, "file", file);
+  if (const std::string file = text_at(s, "/source"); !file.empty()) set(tc, "file", annotated_file(file));
   const json::json_pointer line("/line");
   if (s.contains(line) && s.at(line).is_number_integer() && s.at(line).get<long long>() > 0)
     set(tc, "line", std::to_string(s.at(line).get<long long>()));

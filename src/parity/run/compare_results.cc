@@ -28,10 +28,16 @@ std::string libraries_text(const Manifest& m) {
 }
 
 // Under the banner: the library versions both runs used, so that an install that changed one is seen at once.
-void print_libraries(const Manifest& gold, const Manifest& candidate) {
+void print_libraries(std::FILE* out, const Manifest& gold, const Manifest& candidate) {
   const std::string g = libraries_text(gold), c = libraries_text(candidate);
   if (g == c && g == "none recorded") return;
-  print_line("compare", "libraries: gold " + g + (g == c ? " (the same for the candidate)" : "; candidate " + c));
+  print_line(out, "compare", "libraries: gold " + g + (g == c ? " (the same for the candidate)" : "; candidate " + c));
+}
+
+// The compare stops short with a usage error, `message` saying why.
+int refused(CompareReporter& reporter, const std::string& message) {
+  reporter.refuse(message);
+  return kExitUsage;
 }
 
 // Two results directories that cannot be meant as this pair: given the wrong way round, or runs of different
@@ -84,6 +90,8 @@ double recorded_timeout(const Manifest& gold, const Manifest& candidate) {
 
 }  // namespace
 
+void CompareReporter::refuse(const std::string& message) { print_line("compare", message); }
+
 int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   CompareCommand args = command;  // its options get the shard, the timeout and the progress hooks
   Manifest gold, candidate;
@@ -91,39 +99,30 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
     gold = read_manifest(args.gold);
     candidate = read_manifest(args.candidate);
   } catch (const ManifestError& e) {
-    print_line("compare", e.what());
-    return kExitUsage;
+    return refused(reporter, e.what());
   }
-  if (const std::string nothing = nothing_compared(gold, candidate, args.options.only); !nothing.empty()) {
-    print_line("compare", nothing);
-    return kExitUsage;
-  }
+  if (const std::string nothing = nothing_compared(gold, candidate, args.options.only); !nothing.empty())
+    return refused(reporter, nothing);
   try {  // the shard's ids: those of an unsharded compare's partition, or the partition the runs recorded
     args.options.shard = compare_shard_plan(gold, candidate, resolve_shard_request(args.sharding),
                                             compared_ids(gold, candidate, args.options.only));
   } catch (const ShardError& e) {
-    print_line("compare", e.what());
-    return kExitUsage;
+    return refused(reporter, e.what());
   }
-  if (const std::string mistake = pairing_mistake(gold, candidate, args.options.only); !mistake.empty()) {
-    print_line("compare", mistake);
-    return kExitUsage;
-  }
+  if (const std::string mistake = pairing_mistake(gold, candidate, args.options.only); !mistake.empty())
+    return refused(reporter, mistake);
   // Before comparing anything: reports that cannot serve are a usage error, found in a moment.
-  if (const std::string unusable = reporter.prepare(candidate); !unusable.empty()) {
-    print_line("compare", unusable);
-    return kExitUsage;
-  }
+  if (const std::string unusable = reporter.prepare(candidate); !unusable.empty()) return refused(reporter, unusable);
   start_interpreter();
   const auto side = [](const Manifest& m, const std::string& dir) {
     return printable(m.backend.value("name", "?") + " " + m.backend.value("version", "?") + " (" + dir + ")");
   };
-  std::fprintf(stderr, "parity %s | compare %s vs %s\n", PARITY_VERSION, side(gold, args.gold).c_str(),
+  std::fprintf(args.terminal, "parity %s | compare %s vs %s\n", PARITY_VERSION, side(gold, args.gold).c_str(),
                side(candidate, args.candidate).c_str());
-  print_libraries(gold, candidate);
+  print_libraries(args.terminal, gold, candidate);
   args.options.timeout = args.timeout ? *args.timeout : recorded_timeout(gold, candidate);
   const std::size_t total = ids_to_compare(gold, candidate, args.options).size();
-  Progress progress(stderr, progress_options(stderr, "compare", total, args.verbosity));
+  Progress progress(args.terminal, progress_options(args.terminal, "compare", total, args.verbosity));
   args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
   args.options.on_outcome = [&progress](const ScenarioOutcome& s) { progress.end(to_shown(s)); };
   const std::string started = utc_timestamp();
@@ -131,8 +130,7 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   try {
     report = compare_runs(gold, candidate, args.options);
   } catch (const DifferenceError& e) {
-    print_line("compare", e.what());
-    return kExitUsage;
+    return refused(reporter, e.what());
   }
   report.started = started;
   std::vector<WrittenReport> written;
@@ -140,8 +138,7 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
     reporter.write(report, written);
   } catch (const std::runtime_error& e) {
     progress.summary(written);
-    print_line("compare", std::string("cannot write the report: ") + e.what());
-    return kExitUsage;
+    return refused(reporter, std::string("cannot write the report: ") + e.what());
   }
   progress.summary(written);
   reporter.tell(report, args.verbosity);

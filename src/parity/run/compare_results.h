@@ -1,6 +1,7 @@
 // `parity compare`: reads two results directories, checks them as a pair and compares them with progress shown.
 #pragma once
 
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct CompareCommand {
   CompareOptions options;         ///< `program` set by the caller: how repro commands invoke parity
   Verbosity verbosity = Verbosity::kNormal;
   ShardArgs sharding;
+  std::FILE* terminal = stderr;  ///< where the banner, the scenarios and the summary go (the Python API: nowhere)
 };
 
 /// The reports of a compare. This layer cannot see them (src/parity/report writes them), so the caller of
@@ -34,12 +36,15 @@ class CompareReporter {
   virtual void write(const CompareReport& report, std::vector<WrittenReport>& written) = 0;
   /// After the summary table: what else the terminal is told about the outcome (trends, stale declarations, notices).
   virtual void tell(const CompareReport& report, Verbosity verbosity) = 0;
+  /// Why the compare stopped short (a usage error: a refused pair, bad declared differences, a report not written),
+  /// in parity's words; compare_results then returns kExitUsage. Printed on stderr unless overridden.
+  virtual void refuse(const std::string& message);
 };
 
 /// `parity compare`: reads both runs' manifests, refuses a pair that cannot be meant (swapped, disjoint, nothing to
-/// compare, a bad shard) and compares them, the banner and each scenario shown on stderr; then `reporter` writes and
-/// tells. Returns kExitOk, kExitFailed when a scenario failed, kExitUsage for a refused pair, an unusable reporter,
-/// bad declared differences or a report it cannot write (the message printed).
+/// compare, a bad shard) and compares them, the banner and each scenario shown on the command's terminal; then
+/// `reporter` writes and tells. Returns kExitOk, kExitFailed when a scenario failed, kExitUsage for a refused pair, an
+/// unusable reporter, bad declared differences or a report it cannot write (the message given to reporter.refuse).
 int compare_results(const CompareCommand& command, CompareReporter& reporter);
 
 }  // namespace parity

@@ -22,8 +22,10 @@ constexpr double kRedrawInterval = 0.1;  // ten redraws a second keep the line c
 constexpr const char* kEraseLine = "\r\x1b[K";
 
 // The summary's row order; run says ok where compare says pass.
-const std::vector<std::string> kStatusOrder = {"pass",    "ok",    "fail",  "error", "crash",
-                                               "timeout", "xfail", "xpass", "skip"};
+constexpr std::string_view kStatusOrder[] = {"pass",    "ok",    "fail",  "error", "crash",
+                                             "timeout", "xfail", "xpass", "skip"};
+static_assert(lists_all(kStatusOrder, kStatuses) && lists_all(kStatusOrder, kRunStatuses),
+              "every status of outcome.h has its place in the summary");
 
 // A run's or a compare's failing status (outcome.h).
 bool is_failure(const std::string& status) { return is_failing_status(status) || is_failing_run_status(status); }
@@ -85,11 +87,10 @@ std::string fitted(const std::string& id, std::size_t room) {
 // The table's rows: statuses in kStatusOrder first, then any other, each only when non-zero.
 std::vector<std::pair<std::string, int>> status_rows(const std::map<std::string, int>& counts) {
   std::vector<std::pair<std::string, int>> rows;
-  for (const std::string& status : kStatusOrder)
-    if (counts.count(status) && counts.at(status)) rows.emplace_back(status, counts.at(status));
+  for (const std::string_view ordered : kStatusOrder)
+    if (const auto it = counts.find(std::string(ordered)); it != counts.end() && it->second) rows.push_back(*it);
   for (const auto& [status, n] : counts)
-    if (n && std::find(kStatusOrder.begin(), kStatusOrder.end(), status) == kStatusOrder.end())
-      rows.emplace_back(status, n);
+    if (n && !listed(kStatusOrder, status)) rows.emplace_back(status, n);
   return rows;
 }
 
