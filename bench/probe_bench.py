@@ -220,10 +220,10 @@ def main():
                 measured_builds[(build, candidate)] = f
                 rows += report(f"{build} build, gold vs {candidate}", f, output_mb, allclose_s)
         if args.old_bin:
+            ratio = lambda c, what: (measured_builds[("new", c)]["large"][what]  # noqa: E731
+                                     / measured_builds[("old", c)]["large"][what])
             print("\n   new / old build (probe on): " + ", ".join(
-                f"{c}: compare {measured_builds[('new', c)]['large']['on_s'] / measured_builds[('old', c)]['large']['on_s']:.2f}x"
-                f", run {measured_builds[('new', c)]['large']['run_s'] / measured_builds[('old', c)]['large']['run_s']:.2f}x"
-                for c in args.candidates))
+                f"{c}: compare {ratio(c, 'on_s'):.2f}x, run {ratio(c, 'run_s'):.2f}x" for c in args.candidates))
     print("\nTARGETS (issue #20, 1 and 5)")
     for what, figure, ok in rows:
         print(f"   {verdict(ok)}  {what}: {figure}")

@@ -304,7 +304,8 @@ def test_a_pickle_of_format_1_still_unpickles(key):
 
 def test_a_damaged_buffer_table_is_refused_not_unpickled(key, tmp_path):
     from parity import trust
-    payload = probe.MAGIC + pickle.dumps(1, protocol=5) + b"{}" + probe._FOOTER.pack(len(pickle.dumps(1, protocol=5)), 2)
+    stream = pickle.dumps(1, protocol=5)
+    payload = probe.MAGIC + stream + b"{}" + probe._FOOTER.pack(len(stream), 2)  # a table that is no list
     digest = trust.mac(trust.key())
     digest.update(payload)
     obj, error, why = probe.unpickle(payload + trust.trailer(digest), {})
