@@ -46,6 +46,7 @@ bench() {
 bench compare "$build/bench/parity_compare_bench" "${quick[@]}" ${quick[0]:+--variants}
 bench codec "$build/bench/parity_codec_bench" "${quick[@]}" --dir "$log"
 bench pipeline "$python" "$repo/bench/pipeline_bench.py" "${quick[@]}"
+bench probe "$python" "$repo/bench/probe_bench.py" "${quick[@]}"
 if [[ ${#quick[@]} -gt 0 ]]; then
   bench html_report "$python" "$repo/bench/html_report_bench.py" --scenarios 200 --repeat 1
 else
@@ -53,7 +54,7 @@ else
 fi
 
 echo "=== ALL TARGETS (informational; PASS/MISS lines of every benchmark above)"
-for name in compare codec pipeline html_report; do
+for name in compare codec pipeline probe html_report; do
   [[ -f "$log/$name.out" ]] && grep -E '^ *(PASS|MISS) ' "$log/$name.out" | sed "s/^ */   [$name] /"
 done
 if [[ ${#failed[@]} -gt 0 ]]; then

@@ -195,3 +195,118 @@ def test_fidelity_descriptions_never_repr_a_long_value():
     assert shown["outputs['s']"] == "builtins.str of length 1000000"
     assert shown["outputs['n']"] == "builtins.int of 20001 bits"
     assert shown["outputs['a']"] == "numpy.ndarray <i8 shape (100,)"
+
+
+# The pickle file (format 2): array data the result file holds is referenced by path and digest, never copied.
+
+class Proxy(numpy.ndarray):
+    """cudf.pandas' proxy ndarray: a subclass, so NumPy pickles its data as bytes in its state, in band."""
+
+    def __array_finalize__(self, obj):
+        if obj is not None:
+            self._fsproxy_wrapped = obj.view(numpy.ndarray) if isinstance(obj, numpy.ndarray) else None
+
+
+class Negating(numpy.ndarray):
+    """A lossy reducer: its pickle carries the values negated, so no stored array matches its bytes."""
+
+    def __reduce__(self):
+        return as_type, (-self.view(numpy.ndarray), Negating)
+
+
+class Halving(numpy.ndarray):
+    """A lossy reconstructor: given its own buffer out of band, it reads it as float32."""
+
+    def __reduce_ex__(self, protocol):
+        return as_type, (pickle.PickleBuffer(self.view(numpy.ndarray)), Halving, "f4")
+
+
+def as_type(data, kind, dtype=None):
+    return (numpy.frombuffer(data, dtype) if dtype else data).view(kind)
+
+
+LARGE = {
+    "plain": lambda: numpy.arange(200_000, dtype="f8"),
+    "big-endian": lambda: numpy.arange(200_000, dtype=">f8"),
+    "fortran": lambda: numpy.asfortranarray(numpy.arange(200_000, dtype="f4").reshape(400, 500)),
+    "subclass": lambda: numpy.arange(200_000, dtype="f8").view(Proxy),
+    "masked": lambda: numpy.ma.array(numpy.arange(200_000.0), mask=numpy.arange(200_000) % 3 == 0),
+}
+
+
+@pytest.fixture
+def key(monkeypatch):
+    monkeypatch.setenv("PARITY_PROBE_KEY", "k" * 40)
+
+
+def written_and_rebuilt(outputs, tmp_path):
+    """(the pickle file's bytes, outputs as the result file rebuilds them: copies in the same layout)."""
+    arrays = {}
+    probe.digests(outputs, arrays=arrays)
+    assert probe.pickle_outputs(outputs, str(tmp_path / "p.pickle"), arrays) is None
+    rebuilt = {name: numpy.copy(value, order="K", subok=True) for name, value in outputs.items()}
+    return (tmp_path / "p.pickle").read_bytes(), rebuilt
+
+
+@pytest.mark.parametrize("kind", sorted(LARGE))
+def test_a_large_array_is_referenced_not_copied_and_loses_nothing(kind, key, tmp_path):
+    outputs = {"x": LARGE[kind]()}
+    blob, rebuilt = written_and_rebuilt(outputs, tmp_path)
+    assert len(blob) <= 0.1 * outputs["x"].nbytes, (kind, len(blob))
+    obj, error, why = probe.unpickle(blob, rebuilt)
+    assert error is None and why is None
+    found = probe.losses(rebuilt, obj)
+    assert found == ([{"path": "outputs['x']._fsproxy_wrapped", "aspect": "attribute", "faithful": "present",
+                       "unpickled": "missing"}] if kind == "subclass" else []), found
+    numpy.testing.assert_array_equal(numpy.asarray(obj["x"]), numpy.asarray(outputs["x"]))
+    assert obj["x"].dtype == outputs["x"].dtype and obj["x"].strides == outputs["x"].strides
+
+
+def test_an_unpickled_plain_array_maps_the_rebuilt_memory(key, tmp_path):
+    blob, rebuilt = written_and_rebuilt({"x": LARGE["plain"]()}, tmp_path)
+    obj, _, _ = probe.unpickle(blob, rebuilt)
+    assert numpy.shares_memory(obj["x"], rebuilt["x"]) and obj["x"].flags.writeable
+
+
+def test_a_reducer_that_changes_the_values_is_still_caught(key, tmp_path):
+    outputs = {"x": numpy.arange(1.0, 100_001.0).view(Negating)}
+    blob, rebuilt = written_and_rebuilt(outputs, tmp_path)
+    assert len(blob) > outputs["x"].nbytes  # nothing stored matches: its bytes are in the stream
+    obj, error, why = probe.unpickle(blob, rebuilt)
+    assert error is None and why is None
+    assert {(f["path"], f["aspect"]) for f in probe.losses(rebuilt, obj)} == {("outputs['x']", "values")}
+
+
+def test_a_reinterpreting_reconstructor_over_a_referenced_buffer_is_caught(key, tmp_path):
+    outputs = {"x": numpy.arange(100_000.0).view(Halving)}
+    blob, rebuilt = written_and_rebuilt(outputs, tmp_path)
+    assert len(blob) <= 0.1 * outputs["x"].nbytes  # its buffer is the stored array's memory: referenced
+    obj, _, _ = probe.unpickle(blob, rebuilt)
+    assert {f["aspect"] for f in probe.losses(rebuilt, obj)} == {"dtype", "shape", "strides"}
+
+
+def test_an_altered_result_array_is_never_given_to_unpickling(key, tmp_path):
+    blob, rebuilt = written_and_rebuilt({"x": LARGE["plain"]()}, tmp_path)
+    rebuilt["x"][7] = -1.0
+    obj, error, why = probe.unpickle(blob, rebuilt)
+    assert obj is None and error is None and "outputs['x']" in why and "not unpickled" in why
+
+
+def test_a_pickle_of_format_1_still_unpickles(key):
+    from parity import trust
+    outputs = {"x": numpy.arange(10.0)}
+    payload = pickle.dumps(outputs, protocol=5)
+    digest = trust.mac(trust.key())
+    digest.update(payload)
+    obj, error, why = probe.unpickle(payload + trust.trailer(digest), outputs)
+    assert error is None and why is None and probe.losses(outputs, obj) == []
+
+
+def test_a_damaged_buffer_table_is_refused_not_unpickled(key, tmp_path):
+    from parity import trust
+    stream = pickle.dumps(1, protocol=5)
+    payload = probe.MAGIC + stream + b"{}" + probe._FOOTER.pack(len(stream), 2)  # a table that is no list
+    digest = trust.mac(trust.key())
+    digest.update(payload)
+    obj, error, why = probe.unpickle(payload + trust.trailer(digest), {})
+    assert obj is None and "damaged" in why

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import os
 import pickle
 import struct
@@ -28,6 +30,7 @@ def set_deadline(seconds):
     """Starts the current scenario's time limit (None or 0: none)."""
     global _deadline
     _deadline = time.monotonic() + seconds if seconds else None
+    _aliases.clear()
 
 
 def remaining():
@@ -112,6 +115,21 @@ def _value_bytes(a: np.ndarray) -> bytes:
     return b"".join(bytes(part) for part in _value_blocks(a))
 
 
+# {address of bytes unpickle gave in place of an output array's: (those bytes, that array)}, verified equal; both
+# are held so that neither address is reused while the scenario's probe runs (set_deadline starts a new one).
+_aliases = {}
+
+
+def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same elements of the same memory, or of bytes unpickle verified equal to it (an unpickled array over the
+    buffer mapped from the result file): equal values without reading them. Same dtype and shape are the caller's."""
+    if a.size == 0:
+        return True
+    at = _address(b)
+    alias = _aliases.get(at)
+    return a.strides == b.strides and _address(a) == (at if alias is None else _address(alias[1]))
+
+
 def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     """Equal element bytes, compared block by block (same dtype and shape, so the blocks line up)."""
     both = tuple(x and y for x, y in zip(_repeated_axes(a), _repeated_axes(b)))  # so that the blocks line up
@@ -119,6 +137,7 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _leaf_digest(obj, state=None) -> str:
+    """The whole SHA-256 (hex) of a leaf: fidelity records its first 16 digits, the pickle's buffer table all 64."""
     digest = hashlib.sha256()
     if isinstance(obj, np.ndarray):
         kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
@@ -129,7 +148,7 @@ def _leaf_digest(obj, state=None) -> str:
             digest.update(part)
     else:
         digest.update(_leaf_description(obj, state))
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()
 
 
 def _dtype_description(dtype):
@@ -185,16 +204,29 @@ def _description(obj, state=None) -> str:
     return f"{kind} with state {sorted(state)}" if isinstance(state, dict) else kind
 
 
-def digests(obj, path="outputs", shown=None) -> dict:
+def digests(obj, path="outputs", shown=None, arrays=None) -> dict:
     """{path: digest} for every leaf: type, dtype (byte order too), shape, strides, flags, values, state. An object
     with a reducer is digested as its type and its state's keys, and its state part by part at the state's paths.
-    When `shown` is a dict, it receives {path: short description} (_description) for the failures' messages."""
+    When `shown` is a dict, it receives {path: short description} (_description) for the failures' messages.
+    When `arrays` is a dict, it receives {path: (array, whole digest)} for every array whose memory a pickle's
+    out-of-band buffer may reference (_referable): one hash serves fidelity and the pickle probe."""
     out = {}
-    _digest_into(obj, path, out, 0, {}, shown)
+    _digest_into(obj, path, out, 0, {}, shown, arrays)
     return out
 
 
-def _digest_into(obj, path, out, depth, seen, shown=None):
+def _referable(obj) -> bool:
+    """An array whose memory is one contiguous run of exactly the bytes its digest covers (so equal digests mean
+    equal memory): C or F order, not empty, no object elements, no x87 long double (its padding is not digested)."""
+    if not isinstance(obj, np.ndarray) or obj.dtype.hasobject or obj.size == 0:
+        return False
+    if not (obj.flags.c_contiguous or obj.flags.f_contiguous):
+        return False
+    kind, size = obj.dtype.kind, obj.dtype.itemsize
+    return kind not in "fc" or size // (2 if kind == "c" else 1) not in (12, 16)
+
+
+def _digest_into(obj, path, out, depth, seen, shown=None, arrays=None):
     # An object met again (the codec writes it once and reads it back as one object) is not walked again:
     # its digest is the first one's, and a hostile file cannot make the walk exponential.
     if depth > 500:
@@ -215,14 +247,17 @@ def _digest_into(obj, path, out, depth, seen, shown=None):
         head = repr(_array_aspects(obj)) if _is_object_array(obj) else f"{type(obj).__module__}.{type(obj).__qualname__}"
         out[path] = hashlib.sha256(f"{head}:{len(children)}".encode()).hexdigest()[:16]
         for child_path, child in children:
-            _digest_into(child, child_path, out, depth + 1, seen, shown)
+            _digest_into(child, child_path, out, depth + 1, seen, shown, arrays)
         return
-    out[path] = _leaf_digest(obj, state)
+    whole = _leaf_digest(obj, state)
+    out[path] = whole[:16]
+    if arrays is not None and _referable(obj):
+        arrays[path] = (obj, whole)
     if isinstance(state, dict):
         for name, value in state.items():
-            _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown)
+            _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown, arrays)
     elif state is not None:
-        _digest_into(state, paths.state_path(path, "state"), out, depth + 1, seen, shown)
+        _digest_into(state, paths.state_path(path, "state"), out, depth + 1, seen, shown, arrays)
 
 
 def _unpicklable_path(obj, path, depth=0):
@@ -235,20 +270,120 @@ def _unpicklable_path(obj, path, depth=0):
     return path
 
 
-def pickle_outputs(obj, file: str):
-    """Pickles the outputs into `file` the way the ecosystem would (streamed: large arrays go from their
-    buffers to the file); returns None, or the error with the path of the output that refused. The file
-    appears whole or not at all, and ends with the MAC compare verifies before unpickling it (parity.trust)."""
+# A pickle file of format 2 (docs/format.md, "Pickles"): MAGIC, the protocol 5 stream, the buffer table (JSON), then
+# FOOTER (the stream's and the table's lengths), all under the MAC trailer. Format 1 is the bare stream.
+MAGIC = b"parity-pickle 2\n"
+_FOOTER = struct.Struct("<QQ")
+
+
+_REFERENCED = 1 << 16  # bytes from which a buffer is worth a reference rather than a copy in the stream
+
+
+class _Buffers:
+    """What a pickle of the outputs references rather than copies: a buffer that is exactly the memory of an output
+    array the result file holds (protocol 5's out-of-band buffers: plain arrays), or a bytes object equal to one
+    (what ndarray subclasses pickle their data as), goes into the table as that array's path and whole digest;
+    anything else stays in the stream, as plain pickle writes it."""
+
+    def __init__(self, arrays):
+        self.table = []
+        self._by_memory, self._by_size = {}, {}
+        for path, (array, whole) in (arrays or {}).items():
+            if array.nbytes < _REFERENCED:
+                continue
+            self._by_memory.setdefault((_address(array), array.nbytes), (path, whole))
+            self._by_size.setdefault(array.nbytes, []).append((path, whole, array))
+
+    def __bool__(self):
+        return bool(self._by_size)
+
+    def _entry(self, kind, path, whole, nbytes, readonly=True) -> int:
+        self.table.append({"kind": kind, "leaf": path, "digest": whole, "nbytes": nbytes, "readonly": readonly})
+        return len(self.table) - 1
+
+    def __call__(self, buffer: pickle.PickleBuffer):
+        """pickle's buffer_callback: False sends the buffer out of band (the table's next entry)."""
+        try:
+            raw = buffer.raw()
+        except BufferError:  # not contiguous: in the stream
+            return True
+        found = self._by_memory.get((_address(np.frombuffer(raw, np.uint8)), raw.nbytes))
+        if found is None:
+            return True
+        self._entry("buffer", found[0], found[1], raw.nbytes, raw.readonly)
+        return False
+
+    def persistent_id(self, obj):
+        """A bytes object holding exactly an output array's element bytes: ("parity-leaf", its table index)."""
+        if type(obj) is not bytes or len(obj) not in self._by_size:
+            return None
+        for path, whole, array in self._by_size[len(obj)]:
+            if _equal_bytes(obj, pickle.PickleBuffer(array).raw()):
+                return ("parity-leaf", self._entry("bytes", path, whole, len(obj)))
+        return None
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def _equal_bytes(a, b, block=_BLOCK) -> bool:
+    """Two equal-length byte buffers compared in blocks (no whole copy, no whole temporary)."""
+    x, y = np.frombuffer(a, np.uint8), np.frombuffer(b, np.uint8)
+    return all(np.array_equal(x[i:i + block], y[i:i + block]) for i in range(0, len(x), block))
+
+
+class _Pickler(pickle.Pickler):
+    """pickle.Pickler (the outputs' own reducers) whose large bytes equal to an output array become references."""
+
+    def __init__(self, file, buffers: _Buffers):
+        self._buffers = buffers
+        super().__init__(file, protocol=PROTOCOL, buffer_callback=buffers)
+
+    def persistent_id(self, obj):
+        return self._buffers.persistent_id(obj)
+
+
+class _Unpickler(pickle.Unpickler):
+    """pickle.Unpickler that resolves _Pickler's references to the bytes of the arrays they name."""
+
+    def __init__(self, file, buffers, referenced):
+        super().__init__(file, buffers=buffers)
+        self._referenced = referenced
+
+    def persistent_load(self, pid):
+        if not (isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "parity-leaf" and pid[1] in self._referenced):
+            raise pickle.UnpicklingError(f"the pickle references {pid!r}, which its buffer table does not hold")
+        return self._referenced[pid[1]]
+
+
+def pickle_outputs(obj, file: str, arrays=None):
+    """Pickles the outputs into `file` the way the ecosystem would (protocol 5, the candidate's own reducers; the
+    stream is written as it is made); returns None, or the error with the path of the output that refused.
+    `arrays`: digests()'s {path: (array, whole digest)} of the outputs the result file holds, whose buffers are
+    referenced rather than copied. The file appears whole or not at all, and ends with the MAC compare verifies
+    before unpickling it (parity.trust)."""
     temp = f"{file}.tmp-{os.getpid()}"
     try:
         digest = trust.mac(trust.key(create=True))
     except (trust.NoKey, OSError):  # no usable key: the pickle goes unsigned and compare skips its probe, saying why
         digest = None
     try:
-        with open(temp, "wb") as out:
-            pickle.dump(obj, out if digest is None else trust.MacWriter(out, digest), protocol=PROTOCOL)
+        with open(temp, "wb") as raw:
+            out = raw if digest is None else trust.MacWriter(raw, digest)
+            out.write(MAGIC)
+            start = raw.tell()
+            buffers = _Buffers(arrays)
+            if buffers:  # an array worth referencing: the pickler that looks for it
+                _Pickler(out, buffers).dump(obj)
+            else:
+                pickle.dump(obj, out, protocol=PROTOCOL)
+            stream = raw.tell() - start
+            table = json.dumps(buffers.table).encode()
+            out.write(table)
+            out.write(_FOOTER.pack(stream, len(table)))
             if digest is not None:
-                out.write(trust.trailer(digest))
+                raw.write(trust.trailer(digest))
         os.replace(temp, file)
         return None
     except Exception as exc:  # noqa: BLE001 - a pickling failure is a finding, not a crash
@@ -260,14 +395,72 @@ def pickle_outputs(obj, file: str):
             os.unlink(temp)
 
 
-def unpickle(blob: bytes):
+def _split(payload):
+    """(stream, buffer table) of a verified payload: format 2, or format 1 (a bare stream, no table)."""
+    if not bytes(payload[:len(MAGIC)]) == MAGIC:
+        return payload, []
+    if len(payload) < len(MAGIC) + _FOOTER.size:
+        raise ValueError("the pickle file is shorter than its header and footer")
+    stream, table = _FOOTER.unpack(payload[-_FOOTER.size:])
+    if len(MAGIC) + stream + table + _FOOTER.size != len(payload):
+        raise ValueError("the pickle file's lengths do not add up")
+    entries = json.loads(bytes(payload[len(MAGIC) + stream:len(MAGIC) + stream + table]))
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+        raise ValueError("the pickle file's buffer table is not a list of entries")
+    return payload[len(MAGIC):len(MAGIC) + stream], entries
+
+
+def _mapped_buffers(entries, outputs, arrays):
+    """(out-of-band buffers, {table index: bytes}) for the table's entries, each from the memory of the rebuilt output
+    array it references once that array digests as it did when the pickle was signed (so the bytes are those the
+    candidate's pickling saw); or why not. Buffers are the arrays' own memory; bytes (an ndarray subclass's state
+    needs bytes) are a copy. Also {address of what was given: the array's}, so that values are judged by identity."""
+    if any(entry.get("leaf") not in arrays for entry in entries):
+        digests(outputs, arrays=arrays)
+    buffers, referenced, aliases, copies = [], {}, {}, {}
+    for index, entry in enumerate(entries):
+        leaf = entry.get("leaf")
+        array, whole = arrays.get(leaf, (None, None))
+        if array is None or whole != entry.get("digest") or array.nbytes != entry.get("nbytes"):
+            return None, (f"its buffer for {leaf} is not the array the result file holds there now (the result "
+                          f"file was altered or rebuilds otherwise): not unpickled")
+        raw = pickle.PickleBuffer(array).raw()
+        if entry.get("kind") == "bytes":  # one copy per array, however many references
+            if leaf not in copies:
+                copies[leaf] = bytes(raw)
+            referenced[index] = copies[leaf]
+            aliases[_address(np.frombuffer(referenced[index], np.uint8))] = (referenced[index], array)
+            continue
+        if entry.get("readonly"):
+            raw = raw.toreadonly()
+        elif raw.readonly:  # the pickled buffer was writable, this memory is not: a copy keeps what the run saw
+            raw = memoryview(bytearray(raw))
+        buffers.append(raw)
+    return (buffers, referenced, aliases), None
+
+
+def unpickle(blob: bytes, outputs=None, arrays=None):
     """(obj, None, None); (None, error, None) when unpickling raises (as the cuDF proxy did); or (None, None, why
-    not) when the blob's MAC does not verify with the user's key: it is then never unpickled (it could run code)."""
+    not) when the blob's MAC does not verify with the user's key: it is then never unpickled (it could run code).
+    Format 2 buffers reference arrays of `outputs` (the rebuilt result; `arrays`: its digests()'s, when known):
+    the unpickled arrays share their memory, nothing is copied."""
     payload, untrusted = trust.verified_payload(blob)
     if payload is None:
         return None, None, untrusted
     try:
-        return pickle.loads(payload), None, None
+        stream, entries = _split(payload)
+    except ValueError as exc:  # json's errors, a UnicodeDecodeError included, are ValueErrors
+        return None, None, f"the pickle file is damaged ({exc}): not unpickled"
+    given, why = _mapped_buffers(entries, outputs, {} if arrays is None else arrays)
+    if why is not None:
+        return None, None, why
+    buffers, referenced, aliases = given
+    try:
+        if not entries:  # format 1, or nothing referenced: no copy of the stream
+            return pickle.loads(stream), None, None
+        obj = _Unpickler(io.BytesIO(stream), buffers, referenced).load()
+        _aliases.update(aliases)
+        return obj, None, None
     except Exception as exc:  # noqa: BLE001
         return None, describe_exception(exc), None
 
@@ -286,8 +479,10 @@ def _array_aspects(a):
 def _numpy_losses(a) -> set:
     """The aspects plain NumPy's own pickle loses for an array like `a` (strides of a view, for one): a
     candidate is not blamed for those, wherever in its outputs the array sits."""
-    plain = a.view(np.ndarray)
-    before, after = _array_aspects(plain), _array_aspects(pickle.loads(pickle.dumps(plain, protocol=PROTOCOL)))
+    plain, buffers = a.view(np.ndarray), []
+    # Out of band, as the runs pickle: the same aspects as in band (the buffer keeps its writability), no copy.
+    again = pickle.loads(pickle.dumps(plain, protocol=PROTOCOL, buffer_callback=buffers.append), buffers=buffers)
+    before, after = _array_aspects(plain), _array_aspects(again)
     return {k for k in before if before[k] != after[k]}
 
 
@@ -376,7 +571,7 @@ def _array_losses(faithful, unpickled, path, depth, seen):
             found += losses(f, u, child_path, depth + 1, seen)
     # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included).
     elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
-        if not _same_values(faithful, unpickled):
+        if not _same_memory(faithful, unpickled) and not _same_values(faithful, unpickled):
             found.append(_loss(path, "values", "as written", "different"))
     return found + _dict_losses(_attributes(faithful), _attributes(unpickled), path, depth, seen)
 

@@ -24,6 +24,7 @@ struct Side {
   const Manifest& manifest;
   const ScenarioRecord& record;
   py::object outputs;
+  py::dict arrays;  // the outputs' arrays and whole digests (parity.probe.digests), which the pickle references
 };
 
 // What a fidelity failure says changed at one path: both values when the run recorded the written one's short
@@ -42,7 +43,8 @@ std::string fidelity_change(const json& written_value, const std::string& reload
 void check_fidelity(const Side& side, CheckList& list) {
   if (!side.record.fidelity.is_object()) return;
   py::dict shown;
-  py::dict recomputed = py::module_::import("parity.probe").attr("digests")(side.outputs, "outputs", shown);
+  py::dict recomputed =
+      py::module_::import("parity.probe").attr("digests")(side.outputs, "outputs", shown, side.arrays);
   const json& values = side.record.fidelity_values.is_object() ? side.record.fidelity_values : json::object();
   std::size_t failures = 0;
   for (const auto& [path, digest] : side.record.fidelity.items()) {
@@ -68,7 +70,7 @@ void check_fidelity(const Side& side, CheckList& list) {
 
 py::tuple unpickle(const Side& side) {
   py::object blob = py::bytes(read_regular_file(side.manifest.dir, side.record.pickle_file));
-  return py::module_::import("parity.probe").attr("unpickle")(blob);
+  return py::module_::import("parity.probe").attr("unpickle")(blob, side.outputs, side.arrays);
 }
 
 // Whether both sides' pickles verify with the user's key; a side whose does not gets the probe skipped, saying why.
@@ -202,8 +204,8 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
     return skip_probes(digests, pickles && !refused, !required.empty(), {{"candidate", scenarios_why}},
                        "untrusted-scenarios", list);
   }
-  const Side gs{gold.backend.value("name", "gold"), gold, g, rebuilt.gold()},
-      cs{candidate.backend.value("name", "candidate"), candidate, c, rebuilt.candidate()};
+  const Side gs{gold.backend.value("name", "gold"), gold, g, rebuilt.gold(), py::dict()},
+      cs{candidate.backend.value("name", "candidate"), candidate, c, rebuilt.candidate(), py::dict()};
   check_fidelity(gs, list);
   check_fidelity(cs, list);
   check_required_attrs(cs, required, list);

@@ -76,15 +76,16 @@ void apply_xfail(ScenarioRecord& record, const std::string& role) {
   }
 }
 
-// What compare needs to check parity's codec (leaf digests) and the ecosystem's pickle (a protocol 5 blob).
+// What compare needs to check parity's codec (leaf digests) and the ecosystem's pickle (a protocol 5 stream whose
+// array buffers reference the result file's arrays).
 void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
   py::module_ probe = py::module_::import("parity.probe");
-  py::dict shown;
-  record.fidelity = to_json(probe.attr("digests")(outputs, "outputs", shown));
+  py::dict shown, arrays;  // arrays: the outputs' arrays and whole digests, which the pickle references, not copies
+  record.fidelity = to_json(probe.attr("digests")(outputs, "outputs", shown, arrays));
   record.fidelity_values = to_json(shown);
   if (!pickle_probe) return;
   const std::string file = pickle_file_for(record.id);
-  py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string());
+  py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string(), arrays);
   if (!error.is_none()) {
     record.pickle_error = to_json(error);
     return;

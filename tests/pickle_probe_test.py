@@ -1,0 +1,93 @@
+"""The pickle probe end to end on large outputs (issue #20, target 1): pickles reference the result file's arrays
+rather than copy them, lossy candidates are still caught by the same check, and pickles of format 1 still compare."""
+import pickle
+
+import numpy
+import pytest
+
+from e2e_test import compare, run, scenario_dir
+from parity import trust
+
+N = 100_000  # 800 kB per array: past the size from which a pickle references an array
+LARGE = f'''
+@parity.scenario()
+def large(xp, rng):
+    return {{"c": xp.arange({N}, dtype="f8"), "be": xp.arange({N}, dtype=">f8"), "small": xp.arange(3)}}
+'''
+
+
+def pickle_checks(report):
+    return [c for s in report["scenarios"] for c in s["checks"] if c["check"] == "pickle"]
+
+
+def sizes(results):
+    files = list((results / "results").iterdir())
+    return (sum(f.stat().st_size for f in files if f.name.endswith(".parity")),
+            sum(f.stat().st_size for f in files if f.name.endswith(".pickle")))
+
+
+@pytest.fixture(scope="module")
+def large_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("large")
+    scenarios = scenario_dir(root, "large", LARGE)
+    runs = {}
+    for backend in ("gold", "fsproxy", "broken.lossy_pickle"):
+        runs[backend] = root / backend
+        run(backend, runs[backend], "--scenarios", scenarios, *(["--role", "candidate"] if backend != "gold" else []))
+    return runs
+
+
+@pytest.mark.parametrize("backend", ["gold", "fsproxy"])
+def test_a_pickle_of_large_arrays_takes_under_a_tenth_of_the_result(large_runs, backend):
+    result, pickled = sizes(large_runs[backend])
+    assert result >= 2 * N * 8 and pickled <= 0.1 * result, (result, pickled)
+
+
+def test_large_equal_outputs_pass_the_pickle_check(large_runs, tmp_path):
+    _, report, _ = compare(large_runs["gold"], large_runs["fsproxy"], tmp_path, check=0)
+    assert [c["ok"] for c in pickle_checks(report)] == [True], report["scenarios"]
+
+
+def test_a_lossy_pickle_of_large_arrays_is_still_caught_by_the_pickle_check(large_runs, tmp_path):
+    _, report, _ = compare(large_runs["gold"], large_runs["broken.lossy_pickle"], tmp_path, check=1)
+    failed = {(c["check"], c["path"]) for s in report["scenarios"] for c in s["checks"] if not c["ok"]}
+    assert ("pickle", "outputs['c']._fsproxy_wrapped") in failed and ("pickle", "outputs['be']._fsproxy_wrapped") \
+        in failed, failed
+
+
+def as_format_1(results):
+    """Rewrites every pickle of `results` as the previous version wrote it: the bare stream, data in band, its MAC."""
+    for file in (results / "results").glob("*.pickle"):
+        payload = pickle.dumps({"c": numpy.arange(N, dtype="f8"), "be": numpy.arange(N, dtype=">f8"),
+                                "small": numpy.arange(3)}, protocol=5)
+        digest = trust.mac(trust.key())
+        digest.update(payload)
+        file.write_bytes(payload + trust.trailer(digest))
+
+
+def test_pickles_of_the_previous_format_still_compare(large_runs, tmp_path):
+    import shutil
+    gold, cand = tmp_path / "gold", tmp_path / "cand"
+    shutil.copytree(large_runs["gold"], gold)
+    shutil.copytree(large_runs["gold"], cand)
+    as_format_1(cand)
+    assert sizes(cand)[1] > 2 * N * 8  # the data is in the stream
+    _, report, _ = compare(gold, cand, tmp_path, check=0)
+    assert [c["ok"] for c in pickle_checks(report)] == [True], report["scenarios"]
+
+
+def test_a_signed_pickle_over_an_altered_result_array_is_never_unpickled(large_runs, tmp_path):
+    import shutil
+    cand = tmp_path / "cand"
+    shutil.copytree(large_runs["gold"], cand)
+    result = next((cand / "results").glob("*.parity"))
+    data = bytearray(result.read_bytes())
+    at = data.find(numpy.arange(N, dtype="f8")[5000:5008].tobytes())  # inside outputs['c']'s data
+    assert at > 0
+    data[at:at + 8] = numpy.float64(-1.0).tobytes()
+    result.write_bytes(bytes(data))
+    _, report, _ = compare(large_runs["gold"], cand, tmp_path, check=1)
+    skipped = [k for s in report["scenarios"] for k in s.get("skipped_checks", []) if k["check"] == "pickle"]
+    assert [(k["side"], k["kind"]) for k in skipped] == [("candidate", "unverified-pickle")], skipped
+    assert "outputs['c']" in skipped[0]["reason"] and "not unpickled" in skipped[0]["reason"]
+    assert not pickle_checks(report)
