@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -106,15 +107,24 @@ def timed(cmd, env=None, ok=(0,)) -> tuple:
     return seconds, proc
 
 
+def children_cpu() -> float:
+    """User + system seconds of every process this one has waited for (parity's workers and compare processes, which
+    parity waits for, included): what a pipeline costs in CPU whatever else loads the machine."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def parity_pipeline(scenarios: Path, work: Path, candidate: str, jobs: int, count: int, extra=()) -> dict:
-    """gold run, candidate run, compare (JSON and JUnit reports): wall seconds of each stage."""
+    """gold run, candidate run, compare (JSON and JUnit reports), each with --jobs: wall seconds of each stage, and
+    under "cpu" the CPU seconds of all three (not part of the total)."""
     shutil.rmtree(work, ignore_errors=True)
-    stages = {}
+    stages, cpu = {}, children_cpu()
     for side, backend in (("gold", "gold"), ("candidate", candidate)):
         stages[side], _ = timed([BIN, "run", "-q", "--backend", backend, "--scenarios", scenarios, "--out",
                                  work / side, "--jobs", str(jobs), *extra])
     stages["compare"], _ = timed([BIN, "compare", "-q", work / "gold", work / "candidate", "--json",
-                                  work / "report.json", "--junit", work / "junit.xml", *extra])
+                                  work / "report.json", "--junit", work / "junit.xml", "--jobs", str(jobs), *extra])
+    stages["cpu"] = children_cpu() - cpu
     summary = json.loads((work / "report.json").read_text())["summary"]
     if summary.get("pass") != count:
         raise Wrong(f"parity compared {summary} for {count} equal scenarios")
@@ -129,20 +139,21 @@ def reference_pipeline(tests: Path, work: Path, candidate: str, count: int) -> d
                PARITY_FIXTURES=str(REPO / "fixtures"))
     base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "reference_plugin", "--rootdir",
             tests, "--results", work, "--backend", candidate]
-    stages = {}
+    stages, cpu = {}, children_cpu()
     for which in ("gold", "candidate", "compare"):
         extra = ["--junitxml", work / "junit.xml"] if which == "compare" else []
         stages[which], proc = timed(base + ["--pass", which] + extra + [tests], env=env)
         passed = re.search(r"(\d+) passed", proc.stdout)
         if not passed or int(passed.group(1)) != count:
             raise Wrong(f"reference {which} pass: expected {count} passed, got:\n{proc.stdout[-2000:]}")
+    stages["cpu"] = children_cpu() - cpu
     return stages
 
 
 def medians(runs: list) -> dict:
     """{stage: median seconds} plus total, from a list of {stage: seconds}."""
     out = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    out["total"] = statistics.median(sum(r.values()) for r in runs)
+    out["total"] = statistics.median(sum(v for k, v in r.items() if k != "cpu") for r in runs)
     return out
 
 
@@ -231,17 +242,21 @@ def end_to_end(tmp: Path, count: int, candidate: str, repeat: int, report: Repor
     print(f"   scenarios' own work (called in one process, nothing written): gold {ms(bare[count]['gold'])}, "
           f"{candidate} {ms(bare[count]['candidate'])}")
     print(f"   {'pipeline':<16} {'gold':>8} {'candidate':>10} {'compare':>8} {'total':>8} {'harness/scenario':>17} "
-          f"{'marginal':>9}")
+          f"{'marginal':>9} {'cpu':>8} {'cpu marginal':>12}")
     per = {}
     for name in ("parity", "reference", "parity, no probe"):
         m, one = result[count][name], result[1][name]
         all_in = (m["total"] - work) / count
         marginal = (m["total"] - one["total"]) / (count - 1) - work / count
-        per[name] = {"stages": m, "one_scenario": one, "harness_ms": all_in * 1e3, "marginal_ms": marginal * 1e3}
+        # CPU seconds (user + system of every process): what a loaded machine cannot stretch as it stretches wall time.
+        cpu_marginal = (m["cpu"] - one["cpu"]) / (count - 1) - work / count
+        per[name] = {"stages": m, "one_scenario": one, "harness_ms": all_in * 1e3, "marginal_ms": marginal * 1e3,
+                     "cpu_marginal_ms": cpu_marginal * 1e3}
         print(f"   {name:<16} {ms(m['gold']):>8} {ms(m['candidate']):>10} {ms(m['compare']):>8} {ms(m['total']):>8} "
-              f"{all_in * 1e3:>14.2f} ms {marginal * 1e3:>6.2f} ms")
+              f"{all_in * 1e3:>14.2f} ms {marginal * 1e3:>6.2f} ms {ms(m['cpu']):>8} {cpu_marginal * 1e3:>9.2f} ms")
     speedup = per["reference"]["stages"]["total"] / per["parity"]["stages"]["total"]
-    print(f"   reference / parity: {speedup:.2f}x (total); a pipeline of one scenario: parity "
+    cpu_speedup = per["reference"]["stages"]["cpu"] / per["parity"]["stages"]["cpu"]
+    print(f"   reference / parity: {speedup:.2f}x (total), {cpu_speedup:.2f}x (cpu); a pipeline of one scenario: parity "
           f"{ms(per['parity']['one_scenario']['total'])}, reference {ms(per['reference']['one_scenario']['total'])}")
     print("   harness/scenario: (total - the scenarios' own work) / N; marginal: what one more scenario costs, "
           "(total(N) - total(1)) / (N - 1) - own work")
@@ -257,7 +272,8 @@ def end_to_end(tmp: Path, count: int, candidate: str, repeat: int, report: Repor
 def scaling(tmp: Path, counts: list, candidate: str, repeat: int, report: Report):
     print(f"\nSCALING: parity, gold + {candidate} + compare, --jobs 1 against --jobs 2 (median of {repeat}, ms; "
           f"{os.cpu_count()} CPUs)")
-    print(f"   {'scenarios':>9} {'jobs':>4} {'gold':>8} {'candidate':>10} {'compare':>8} {'total':>8} {'speed-up':>8}")
+    print(f"   {'scenarios':>9} {'jobs':>4} {'gold':>8} {'candidate':>10} {'compare':>8} {'total':>8} {'speed-up':>8} "
+          f"{'cpu':>8} {'cpu/jobs 1':>10}")
     report.figures["scaling"] = {}
     for n in counts:
         scenarios = generate(tmp / f"set{n}", n) / "parity"
@@ -267,7 +283,7 @@ def scaling(tmp: Path, counts: list, candidate: str, repeat: int, report: Report
             s = m[j]
             up = m[1]["total"] / s["total"]
             print(f"   {n:>9} {j:>4} {ms(s['gold']):>8} {ms(s['candidate']):>10} {ms(s['compare']):>8} "
-                  f"{ms(s['total']):>8} {up:>7.2f}x")
+                  f"{ms(s['total']):>8} {up:>7.2f}x {ms(s['cpu']):>8} {s['cpu'] / m[1]['cpu']:>9.2f}x")
         report.figures["scaling"][str(n)] = m
         up = m[1]["total"] / m[2]["total"]
         report.target(up >= 1.8, f"--jobs 2 near 2x faster than --jobs 1 ({n} scenarios, end to end): "

@@ -217,10 +217,11 @@ TEST(Protocol, AcceptsTheEventsAWorkerSends) {
   const std::string with_libraries = R"({"event": "done", "retiring": false, "libraries": {"pandas": "3.1.1"},
       "record": {"id": "m.f", "status": "ok", "file": "results/x", "seconds": 1}})";
   EXPECT_EQ(parse_reply(with_libraries)["libraries"]["pandas"], "3.1.1");
-  const std::string ready =
-      R"({"event": "ready", "backend": {}, "environment": {}, "errors": [], "scenarios": [{"id": "m.f", "meta": {}}]})";
+  const std::string ready = R"({"event": "ready", "backend": {}, "environment": {}, "errors": [],)"
+                            R"( "scenarios": [{"id": "m.f", "meta": {}, "file": "/s/m.py", "part": 0}]})";
   EXPECT_EQ(parse_reply(ready)["scenarios"].size(), 1u);
   EXPECT_TRUE(parse_reply(R"({"event": "fatal", "message": "m", "no_tests": true})")["no_tests"]);
+  EXPECT_TRUE(parse_reply(R"({"event": "found", "part": {"modules": []}})")["part"].is_object());
 }
 
 // A worker records every run status of outcome.h itself but timeout, the supervisor's alone (it stopped the worker).
@@ -250,6 +251,10 @@ TEST(Protocol, RefusesWhatAWorkerNeverSends) {
                "seconds": 0}})",
            R"({"event": "done", "retiring": false, "record": {"id": 7, "status": "ok", "file": "", "seconds": 0}})",
            R"({"event": "ready", "backend": {}, "environment": {}, "errors": [], "scenarios": [{"id": "m.f"}]})",
+           R"({"event": "ready", "backend": {}, "environment": {}, "errors": [], "scenarios": [{"id": "m.f",
+               "meta": {}, "file": "/s/m.py", "part": "0"}]})",
+           R"({"event": "found"})",
+           R"({"event": "found", "part": []})",
            R"({"event": "done", "retiring": false, "libraries": {"pandas": 3},
                "record": {"id": "m.f", "status": "ok", "file": "", "seconds": 0}})",
        })

@@ -50,3 +50,40 @@ def test_discovery_records_the_line_inspect_would(tmp_path):
     assert lines == {"first": 5, "second": 11}
     for s in found.scenarios:
         assert s.line == inspect.getsourcelines(s.fn)[1]
+
+
+
+PART_MODULES = {
+    "a_first.py": "import parity\n@parity.scenario\ndef same(xp):\n    return 1\n@parity.scenario\ndef a(xp):\n    return 1\n",
+    "b_broken.py": "raise RuntimeError('broken on purpose')\n",
+    "c_plain.py": "import parity\n@parity.scenario(tags=['t'])\ndef c(xp):\n    return 1\n",
+    "sub/e_more.py": "import parity\n@parity.scenario(params={'n': [1, 2]})\ndef e(xp, n):\n    return n\n",
+}
+
+
+def test_the_parts_of_a_discovery_merge_into_what_one_process_discovers(tmp_path):
+    """`parity run -j N` has each worker import every N-th module (discover_part) and the first merge what the others
+    found: the same scenarios, errors (ids that two paths both define among them), metadata and order as discover()."""
+    for root in ("one", "two"):
+        for name, text in PART_MODULES.items():
+            (tmp_path / root / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / root / name).write_text(text)
+    (tmp_path / "two" / "a_first.py").write_text(PART_MODULES["a_first.py"].replace("def a(", "def a2("))
+
+    def plan(found):
+        return ([(e["id"], e["meta"]) for e in discovery.plan_entries(found)],
+                [(e.id, e.source, e.error["type"], e.error["message"]) for e in found.errors])
+
+    paths = [str(tmp_path / "one"), str(tmp_path / "two")]
+    whole = discovery.select(discovery.discover(paths), paths=paths)
+    assert any(e[2] == "DuplicateScenario" for e in plan(whole)[1]) and len(plan(whole)[0]) >= 5
+    for parts in (2, 3):
+        found = [discovery.discover_part(paths, k, parts) for k in range(parts)]
+        merged = discovery.merge(found[0], [discovery.part_payload(p) for p in found[1:]])
+        assert plan(discovery.select(merged, paths=paths)) == plan(whole)
+        # Each scenario is routed to the part that imported it, and that part can run it.
+        for entry in discovery.plan_entries(merged):
+            assert (entry["file"], entry["id"]) in discovery.runnable(found[entry["part"]])
+    selected = discovery.select(merged, keyword="t or a2", paths=paths)
+    assert [s.id for s in selected.scenarios] == [s.id for s in discovery.select(whole, keyword="t or a2").scenarios]
+    assert 0 < len(selected.scenarios) < len(whole.scenarios)

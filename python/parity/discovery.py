@@ -40,6 +40,45 @@ class ModuleError:
 class Discovery:
     scenarios: list = field(default_factory=list)
     errors: list = field(default_factory=list)  # ModuleError, one per module that failed
+    # scenario id -> (module file, part): where `parity run` routes it (plan_entries); pytest's: ("", -1)
+    routes: dict = field(default_factory=dict)
+
+
+@dataclass
+class Module:
+    """One native scenario module as a part of the discovery found it: `index` in the order of all modules, and
+    either its import error or its scenarios with where each is defined, not yet admitted (merge does that)."""
+
+    index: int
+    name: str
+    source: str
+    error: dict = None
+    scenarios: list = field(default_factory=list)  # (scenario, "file:line")
+
+
+@dataclass
+class Part:
+    """What one worker of `parity run -j N` imported (discover_part): every N-th native module, and for part 0 the
+    pytest suites. Part 0 of 1 is the whole discovery."""
+
+    part: int
+    parts: int
+    modules: list = field(default_factory=list)
+    tests: list = field(default_factory=list)
+    errors: list = field(default_factory=list)  # pytest's module errors
+
+
+class Found:
+    """A scenario another worker imported: what selection and the plan need of it (merge), without its function."""
+
+    def __init__(self, entry: dict):
+        self.id, self.source, self._meta, self._keywords = entry["id"], entry["source"], entry["meta"], entry["keywords"]
+
+    def metadata(self) -> dict:
+        return self._meta
+
+    def keyword_names(self) -> set:
+        return set(self._keywords)
 
 
 def _module_files(paths, pytest_owned=frozenset()):
@@ -98,15 +137,16 @@ def _import(name: str, file: Path):
     return module
 
 
-def _load_module(name: str, file: Path, found: Discovery, seen: dict):
+def _load_module(index: int, name: str, file: Path) -> Module:
+    module = Module(index, name, str(file))
     del _scenario._collected[:]
     try:
         _import(name, file)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - a broken module must not stop the others
-        found.errors.append(ModuleError(name, str(file), describe_exception(exc)))
-        return
+        module.error = describe_exception(exc)
+        return module
     finally:
         collected = list(_scenario._collected)
         del _scenario._collected[:]
@@ -115,7 +155,8 @@ def _load_module(name: str, file: Path, found: Discovery, seen: dict):
         # once per function: that made discovery quadratic in a module's length (a quarter of a 5,000-scenario run).
         code = getattr(inspect.unwrap(fn), "__code__", None)
         line = code.co_firstlineno if code is not None else 0
-        _admit(Scenario(name, fn.__name__, fn, params, options, str(file), line), name, f"{file}:{line}", found, seen)
+        module.scenarios.append((Scenario(name, fn.__name__, fn, params, options, str(file), line), f"{file}:{line}"))
+    return module
 
 
 def _admit(scenario, module: str, where: str, found: Discovery, seen: dict):
@@ -125,9 +166,10 @@ def _admit(scenario, module: str, where: str, found: Discovery, seen: dict):
         msg = f"duplicate scenario id {scenario.id!r}: also defined in {seen[scenario.id]}"
         found.errors.append(ModuleError(module, scenario.source, {"type": "DuplicateScenario", "message": msg,
                                                                   "traceback": ""}))
-        return
+        return False
     seen[scenario.id] = where
     found.scenarios.append(scenario)
+    return True
 
 
 def discover(paths, on_import=None, crashed=None, backend=None) -> Discovery:
@@ -138,25 +180,105 @@ def discover(paths, on_import=None, crashed=None, backend=None) -> Discovery:
     has said which file did. `crashed` maps such files to how their import ended; they are not imported again
     but reported as module errors, so that the rest still runs.
     """
-    found, seen, crashed = Discovery(), {}, crashed or {}
+    return merge(discover_part(paths, 0, 1, on_import, crashed, backend))
+
+
+def discover_part(paths, part: int, parts: int, on_import=None, crashed=None, backend=None) -> Part:
+    """Part `part` of `parts` of discover(): the native modules whose index in the order of all is `part` modulo
+    `parts` and, for part 0, the pytest suites. `parity run -j N` has each of its N workers import one part at once,
+    so that none imports every module; merge() puts the parts together as discover() would have found them."""
+    crashed = crashed or {}
     for path in paths:
         if not Path(path).exists():
             raise FileNotFoundError(f"scenario path does not exist: {Path(path).resolve()}")
-    owned, tests, errors = pytest_suite.collect(paths, getattr(backend, "role", None), backend, on_import, crashed,
-                                                ModuleError)
-    for root, file in _module_files(paths, owned):
+    found = Part(part, parts)
+    if part == 0:
+        owned, found.tests, found.errors = pytest_suite.collect(paths, getattr(backend, "role", None), backend,
+                                                                on_import, crashed, ModuleError)
+    else:
+        owned = pytest_suite.plan(paths).owned
+    for index, (root, file) in enumerate(_module_files(paths, owned)):
+        if index % parts != part:
+            continue
         name = _module_name(root, file)
         if str(file) in crashed:
             message = f"importing it killed the worker process ({crashed[str(file)]}); it was not imported again"
-            found.errors.append(ModuleError(name, str(file), {"type": "Crash", "message": message, "traceback": ""}))
+            found.modules.append(Module(index, name, str(file), {"type": "Crash", "message": message, "traceback": ""}))
             continue
         if on_import is not None:
             on_import(str(file))
-        _load_module(name, file, found, seen)
-    for test in tests:
-        _admit(test, test.id.partition("::")[0], test.source, found, seen)
-    found.errors += errors
+        found.modules.append(_load_module(index, name, file))
     return found
+
+
+def part_payload(found: Part) -> dict:
+    """What merge() needs of another worker's part, JSON-able: each module's error or its scenarios' ids, metadata,
+    -k names and where each is defined."""
+    def entry(scenario, where):
+        return {"id": scenario.id, "source": scenario.source, "where": where, "meta": scenario.metadata(),
+                "keywords": sorted(scenario.keyword_names())}
+
+    return {"modules": [{"index": m.index, "name": m.name, "source": m.source, "error": m.error,
+                         "scenarios": [entry(s, where) for s, where in m.scenarios]} for m in found.modules]}
+
+
+def _payload_module(entry: dict) -> Module:
+    return Module(entry["index"], entry["name"], entry["source"], entry["error"],
+                  [(Found(s), s["where"]) for s in entry["scenarios"]])
+
+
+def merge(local: Part, others=()) -> Discovery:
+    """The discovery of every module: `local` (this worker's part, with the pytest suites) and the other parts'
+    part_payload()s, in the order of all modules, ids admitted as one process importing them in order would."""
+    modules = {m.index: m for m in local.modules}
+    for payload in others:
+        modules.update((m.index, m) for m in map(_payload_module, payload["modules"]))
+    found, seen = Discovery(), {}
+    for index in sorted(modules):
+        module = modules[index]
+        if module.error is not None:
+            found.errors.append(ModuleError(module.name, module.source, module.error))
+            continue
+        for scenario, where in module.scenarios:
+            if _admit(scenario, module.name, where, found, seen):
+                found.routes[scenario.id] = (module.source, index % local.parts)
+    for test in local.tests:
+        _admit(test, test.id.partition("::")[0], test.source, found, seen)
+    found.errors += local.errors
+    return found
+
+
+def runnable(found: Part) -> dict:
+    """{(module file, id): scenario} of what this worker imported itself; pytest's under the file ""."""
+    table = {}
+    for module in found.modules:
+        for scenario, _ in module.scenarios:
+            table.setdefault((module.source, scenario.id), scenario)
+    for test in found.tests:
+        table.setdefault(("", test.id), test)
+    return table
+
+
+def import_for_run(paths, file: str) -> dict:
+    """{(file, id): scenario} of the native module `file`, imported now: a worker sent a scenario of a module
+    another part imported (its own part is done, or it replaced a worker that died)."""
+    owned = pytest_suite.plan(paths).owned
+    for root, path in _module_files(paths, owned):
+        if str(path) == file:
+            module = _load_module(-1, _module_name(root, path), path)
+            if module.error is not None:
+                raise ImportError(f"importing {file} failed here: {module.error.get('message', '')}")
+            return runnable(Part(0, 1, [module]))
+    raise FileNotFoundError(f"no scenario module {file} under the scenario paths")
+
+
+def plan_entries(found: Discovery) -> list:
+    """[{id, meta, file, part}] of the selected scenarios, in order: what `parity run` dispatches (runner.cc)."""
+    entries = []
+    for scenario in found.scenarios:
+        file, part = found.routes.get(scenario.id, ("", -1))
+        entries.append({"id": scenario.id, "meta": scenario.metadata(), "file": file, "part": part})
+    return entries
 
 
 class SelectionError(ValueError):
@@ -217,7 +339,7 @@ def select(found: Discovery, only=(), keyword: str = "", paths=()) -> Discovery:
         raise SelectionError(f"no scenario has the id '{unknown}' (see 'parity list')")
     wanted = set(only)
     keep = lambda item: (not wanted or item.id in wanted) and matches(item)  # noqa: E731
-    selected = Discovery([s for s in found.scenarios if keep(s)], [e for e in found.errors if keep(e)])
+    selected = Discovery([s for s in found.scenarios if keep(s)], [e for e in found.errors if keep(e)], found.routes)
     if not selected.scenarios and not selected.errors:
         broken = f" and {len(found.errors)} broken modules" if found.errors else ""
         raise SelectionError(f"{_describe(only, keyword)} selects none of the {len(found.scenarios)} scenarios{broken} "

@@ -166,7 +166,8 @@ ALL, RUN, COMPARE = ("list", "run", "compare"), ("run",), ("compare",)
 # with the option's own check.
 @pytest.mark.parametrize("text, commands, where, complaint", [
     ("[tool.parity]\nscenario = 'scen'\n", ALL, "[tool.parity] unknown key 'scenario'", ""),
-    ("[tool.parity.compare]\njobs = 2\n", ALL, "[tool.parity.compare] unknown key 'jobs'", "not an option of compare"),
+    ("[tool.parity.compare]\nmax-memory = 2\n", ALL, "[tool.parity.compare] unknown key 'max-memory'",
+     "not an option of compare"),
     ("[tool.parity.run]\njobs = '2'\n", ALL, "[tool.parity.run] jobs", "expected an integer, got a string"),
     ("[tool.parity.compare]\nstrict-differences = 'yes'\n", ALL, "strict-differences", "expected a boolean"),
     ("[tool.parity]\nscenarios = [1]\n", ALL, "scenarios", "expected a string or an array of strings"),
@@ -174,6 +175,7 @@ ALL, RUN, COMPARE = ("list", "run", "compare"), ("run",), ("compare",)
     ("[tool.parity.run]\nbackend = 2026-11-26\n", ALL, "backend", "a date"),
     ("[tool.parity\n", ALL, "not valid TOML", ""),
     ("[tool.parity.run]\njobs = 0\n", RUN, "[tool.parity.run] jobs", "--jobs"),
+    ("[tool.parity.compare]\njobs = 0\n", COMPARE, "[tool.parity.compare] jobs", "--jobs"),
     ("[tool.parity]\ntimeout = -1\n", RUN + COMPARE, "[tool.parity] timeout", "--timeout"),
     ("[tool.parity.compare]\ndtype-policy = 'loose'\n", COMPARE, "[tool.parity.compare] dtype-policy", "loose"),
 ])

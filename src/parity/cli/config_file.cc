@@ -39,7 +39,7 @@ const std::vector<Key>& keys() {
     std::vector<Key> t = {
         {"scenarios", Kind::kPaths, {"list", "run", "compare"}},
         {"backend", Kind::kSpec, {"run"}},
-        {"jobs", Kind::kInt, {"run"}},
+        {"jobs", Kind::kInt, {"run", "compare"}},
         {"timeout", Kind::kNumber, {"run", "compare"}},
         {"max-memory", Kind::kInt, {"run"}},
         {"shard-times", Kind::kPath, {"run", "compare"}},

@@ -206,6 +206,8 @@ Subcommand define_worker(CLI::App& app) {
   worker->add_option(flag::kOut, worker_options.out)->required();
   worker->add_flag(std::string("!") + flag::kNoPickleProbe, worker_options.pickle_probe);
   worker->add_option(flag::kCrashedModule, worker_options.crashed_modules);
+  worker->add_option(flag::kPart, worker_options.part);
+  worker->add_option(flag::kParts, worker_options.parts);
   worker->add_option(flag::kScenarios, worker_options.selection.paths);
   worker->add_option(flag::kOnly, worker_options.selection.only);
   worker->add_option(flag::kKeyword, worker_options.selection.keyword);
@@ -256,6 +258,10 @@ Subcommand define_compare(CLI::App& app, const std::string& program) {
                    "bytes of memory one result file may expand to when read (copies of its values); a file "
                    "past it is that scenario's error")
       ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  compare
+      ->add_option("-j,--jobs", compare_args.options.jobs,
+                   "processes comparing scenarios at once (default 1); the reports do not depend on it")
       ->check(CLI::PositiveNumber);
   add_sharding(compare, compare_args.sharding);
   return {compare, [args, compare, program] {

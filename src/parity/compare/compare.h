@@ -77,6 +77,8 @@ struct CompareOptions {
   double timeout = 0;              ///< seconds one scenario's compare may take (--timeout); 0: no limit
   /// The candidate's declared differences must each explain something (a whole-corpus run: stale ones fail it).
   bool strict_differences = false;
+  /// Processes comparing at once (--jobs): forked from this one once it is set up (fan_out.h); the report is the same.
+  int jobs = 1;
   /// Compare only this shard's scenarios (compare_shard_plan, shard.h); nullopt: all of them.
   std::optional<ShardPlan> shard;
   /// Called before each scenario is compared: its id, its 0-based position and how many will be compared.

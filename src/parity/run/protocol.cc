@@ -31,6 +31,8 @@ void check_ready(const json& reply) {
     if (!s.is_object()) throw ProtocolError("ready with a scenario that is not an object");
     require(s, "a ready scenario", field::kId, {Type::string});
     require(s, "a ready scenario", field::kMeta, {Type::object});
+    require(s, "a ready scenario", field::kFile, {Type::string});
+    require(s, "a ready scenario", field::kPart, {Type::number_integer, Type::number_unsigned});
   }
 }
 
@@ -72,6 +74,8 @@ json parse_reply(const std::string& line) {
   } else if (event == kFatal) {
     require(reply, event.c_str(), field::kMessage, {Type::string});
     if (reply.contains(field::kNoTests)) require(reply, event.c_str(), field::kNoTests, {Type::boolean});
+  } else if (event == kFound) {
+    require(reply, event.c_str(), field::kPart, {Type::object});
   } else if (event == kReady) {
     check_ready(reply);
   } else if (event == kDone) {

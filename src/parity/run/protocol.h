@@ -30,26 +30,32 @@ inline constexpr const char* kOnly = "--only";            ///< repeated: one per
 inline constexpr const char* kKeyword = "--keyword";
 inline constexpr const char* kNoPickleProbe = "--no-pickle-probe";
 inline constexpr const char* kCrashedModule = "--crashed-module";  ///< repeated: "FILE=how its worker ended"
+inline constexpr const char* kPart = "--part";    ///< which part of the discovery it imports (worker.h), from 0
+inline constexpr const char* kParts = "--parts";  ///< of how many (the run's --jobs)
 }  // namespace flag
 
-/// A command line to a worker is {kRun: ID}: run that scenario.
+/// A command line to a worker is {kRun: ID, field::kFile: its module} (run that scenario) or, once, to part 0 of
+/// several, {kMerge: [the other parts' found payloads]}.
 inline constexpr const char* kRun = "run";
+inline constexpr const char* kMerge = "merge";
 
 /// Every reply is an object whose kEvent field names its event.
 inline constexpr const char* kEvent = "event";
 
 /// Events, in the order a worker sends them: importing (before each scenario module's import), imported (all of
-/// them are; a death from now on is no module's), then ready or fatal; per command, started, then done.
+/// them are; a death from now on is no module's), found (with more than one part), then ready or fatal (part 0); per
+/// command, started, then done.
 inline constexpr const char* kImporting = "importing";
 inline constexpr const char* kImported = "imported";
 inline constexpr const char* kReady = "ready";
 inline constexpr const char* kFatal = "fatal";
+inline constexpr const char* kFound = "found";
 inline constexpr const char* kStarted = "started";
 inline constexpr const char* kDone = "done";
 
 /// The fields of the events (parse_reply checks which event has which, and their JSON types).
 namespace field {
-inline constexpr const char* kFile = "file";                ///< importing: the scenario module
+inline constexpr const char* kFile = "file";  ///< importing, a ready scenario, a run command: the scenario module
 inline constexpr const char* kMessage = "message";          ///< fatal: what is wrong
 inline constexpr const char* kNoTests = "no_tests";         ///< fatal: the selection holds no scenario (exit 5)
 inline constexpr const char* kBackend = "backend";          ///< ready: the backend's info()
@@ -58,6 +64,8 @@ inline constexpr const char* kScenarios = "scenarios";      ///< ready: [{kId, k
 inline constexpr const char* kErrors = "errors";            ///< ready: the records of module errors
 inline constexpr const char* kId = "id";
 inline constexpr const char* kMeta = "meta";
+inline constexpr const char* kPart = "part";  ///< ready: the part that imported it (-1: pytest's, part 0 alone);
+                                              ///< found: what that part found (discovery.part_payload)
 inline constexpr const char* kRecord = "record";        ///< done: the scenario's record (manifest.h)
 inline constexpr const char* kRetiring = "retiring";    ///< done: the worker exits after this reply
 inline constexpr const char* kLibraries = "libraries";  ///< done: {name: version} of what it has imported

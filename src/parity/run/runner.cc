@@ -97,8 +97,11 @@ enum class WorkerState {
 
 // One worker process and what the supervisor knows of it. The transitions between states are its member functions.
 struct Worker {
+  std::size_t slot = 0;  ///< its place among the run's workers: which part of the discovery it imports
   std::unique_ptr<ChildProcess> process;
   WorkerState state = WorkerState::kStarting;
+  bool found = false;       ///< kStarting: it said what its part found (more than one worker)
+  bool merge_sent = false;  ///< slot 0: it was sent the other parts' findings, to make the plan
   std::string importing;  ///< kStarting: the scenario module it said it was importing, until it said all are imported
   /// Indexes into Supervisor::plan_ of the scenarios sent to it: it runs the first, the others wait in its command
   /// pipe, so that it never idles waiting for the supervisor between two scenarios (kQueued). Empty unless kSent or
@@ -113,6 +116,7 @@ struct Worker {
   void restart(const std::vector<std::string>& argv) {
     process = std::make_unique<ChildProcess>(argv);
     state = WorkerState::kStarting;
+    found = merge_sent = false;
     importing.clear();
     tasks.clear();
   }
@@ -160,14 +164,16 @@ struct Worker {
 // per scenario had left the workers idle for a fifth of a batch run of small scenarios (py-spy).
 constexpr std::size_t kQueued = 2;
 
-// One scenario of the plan (what the first ready worker discovered) and its record, once it has one.
+// One scenario of the plan (what the workers discovered, merged by the first) and its record, once it has one.
 struct Planned {
   std::string id;
   json meta;
+  std::string file;  ///< its module, sent with it: a worker of another part imports it then ("" for pytest's)
+  int part = 0;      ///< the part whose worker imported it; -1: a pytest suite's, which only slot 0 collects
   std::optional<ScenarioRecord> result;
 };
 
-// The scenarios the first ready worker discovered, in order, and the run's results so far.
+// The scenarios the workers discovered, in order, and the run's results so far.
 class Supervisor {
  public:
   Supervisor(const RunOptions& options, Manifest& manifest) : options_(options), manifest_(manifest) {}
@@ -188,8 +194,13 @@ class Supervisor {
   std::vector<ScenarioRecord> finished() const;
 
  private:
-  void spawn(Worker& w) { w.restart(argv_); }
+  void spawn(Worker& w);
   void take_plan(const json& ready);
+  void take_part(Worker& w, const json& found);
+  void send_merge();
+  void make_queues();
+  std::deque<std::size_t>& queue_of(std::size_t index);
+  void put_back(std::size_t index) { queue_of(index).push_front(index); }
   void handle_line(Worker& w, const std::string& line, Progress* progress);
   void handle_done(Worker& w, const json& message, Progress* progress);
   /// Records {name: version} of libraries a run imported (environment.libraries), adding to what is there.
@@ -204,7 +215,7 @@ class Supervisor {
   void check_limits(Worker& w, Progress& progress);
   void dispatch(Progress& progress);
   void give_back(Worker& w);
-  std::optional<std::size_t> take();
+  std::optional<std::size_t> take(std::size_t slot);
   void poll_workers(Progress* progress);
   std::set<pid_t> worker_pids() const;
   void save();
@@ -217,9 +228,14 @@ class Supervisor {
   bool have_plan_ = false;
   std::vector<ScenarioRecord> module_errors_;
   std::vector<Planned> plan_;
-  std::size_t next_ = 0, done_ = 0;
-  std::vector<std::size_t> returned_;  ///< sent to a worker that ended before starting them: dispatched again first
-  std::set<std::size_t> bounced_;      ///< given back once because their worker died before starting them
+  std::size_t done_ = 0;
+  std::vector<json> parts_;  ///< what the worker of each part found (slot 0's own is its worker's); null: not yet
+  /// The scenarios not yet sent, by the part that imported them (their workers take them in order; one whose own part
+  /// is done takes from the back of the fullest), and pytest's, which only slot 0 has. A scenario sent to a worker
+  /// that ended before starting it goes back to the front of its queue.
+  std::vector<std::deque<std::size_t>> queues_;
+  std::deque<std::size_t> pinned_;
+  std::set<std::size_t> bounced_;  ///< given back once because their worker died before starting them
   bool unsaved_ = false;
   Clock::time_point last_save_ = Clock::now();
 };
@@ -227,12 +243,51 @@ class Supervisor {
 void Supervisor::start(const std::string& backend) {
   argv_ = worker_argv(options_, backend);
   workers_.resize(std::max(1, options_.jobs));
-  for (Worker& w : workers_) spawn(w);
+  parts_.assign(workers_.size(), json());
+  for (std::size_t slot = 0; slot < workers_.size(); ++slot) {
+    workers_[slot].slot = slot;
+    spawn(workers_[slot]);
+  }
   while (!have_plan_) {
     if (g_stop_signal)
       throw RunAbort{"stopped by signal " + std::to_string(g_stop_signal) + " before any scenario ran"};
     poll_workers(nullptr);
   }
+}
+
+// With more than one worker, each imports its part of the scenario modules (discovery.discover_part), so that none
+// imports them all: importing every module had taken each worker of the bundled corpus 1-2 s before its first
+// scenario, whatever --jobs. A replacement imports the same part again.
+void Supervisor::spawn(Worker& w) {
+  std::vector<std::string> argv = argv_;
+  if (workers_.size() > 1)
+    argv.insert(argv.end(), {protocol::flag::kPart, std::to_string(w.slot), protocol::flag::kParts,
+                             std::to_string(workers_.size())});
+  w.restart(argv);
+}
+
+// A worker said what its part found: slot 0's waits for the others' to make the plan; another's is ready for
+// scenarios (none is sent before the plan).
+void Supervisor::take_part(Worker& w, const json& found) {
+  w.found = true;
+  if (w.slot != 0) {
+    parts_[w.slot] = found;
+    w.become_ready();
+  }
+  send_merge();
+}
+
+// Slot 0's worker gets the other parts' findings once it and they all have reported.
+void Supervisor::send_merge() {
+  Worker& first = workers_.front();
+  if (!first.found || first.merge_sent) return;
+  json others = json::array();
+  for (std::size_t slot = 1; slot < parts_.size(); ++slot) {
+    if (parts_[slot].is_null()) return;
+    others.push_back(parts_[slot]);
+  }
+  first.merge_sent = true;
+  first.process->send_line(json{{protocol::kMerge, others}}.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 void Supervisor::take_plan(const json& ready) {
@@ -246,7 +301,9 @@ void Supervisor::take_plan(const json& ready) {
   } catch (const std::exception& e) {  // json::exception, std::invalid_argument (a result file outside results/)
     throw protocol::ProtocolError(std::string("a ready event with a malformed module error: ") + e.what());
   }
-  for (const json& s : ready.at(kScenarios)) plan_.push_back({s.at(kId).get<std::string>(), s.at(kMeta), {}});
+  for (const json& s : ready.at(kScenarios))
+    plan_.push_back(
+        {s.at(kId).get<std::string>(), s.at(kMeta), s.at(kFile).get<std::string>(), s.at(kPart).get<int>(), {}});
 }
 
 // Events arrive in the order worker.h gives; one out of turn was not sent by the worker's own code (a scenario
@@ -256,7 +313,7 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
   const std::string event = message.at(protocol::kEvent).get<std::string>();
   const bool starting = w.state == WorkerState::kStarting;
   const bool startup_event = event == protocol::kImporting || event == protocol::kImported ||
-                             event == protocol::kReady || event == protocol::kFatal;
+                             event == protocol::kFound || event == protocol::kReady || event == protocol::kFatal;
   if (starting != startup_event)
     throw protocol::ProtocolError("a '" + event + "' event " + (starting ? "before" : "after") + " it was ready");
   if (event == protocol::kFatal)
@@ -266,7 +323,11 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
     w.importing = message.at(protocol::field::kFile).get<std::string>();
   } else if (event == protocol::kImported) {
     w.importing.clear();  // a death from now on is no module's
+  } else if (event == protocol::kFound) {
+    if (workers_.size() < 2 || w.found) throw protocol::ProtocolError("a 'found' event it could not have sent");
+    take_part(w, message.at(protocol::field::kPart));
   } else if (event == protocol::kReady) {
+    if (w.slot != 0) throw protocol::ProtocolError("a 'ready' event from a worker that makes no plan");
     w.become_ready();
     if (!have_plan_) take_plan(message);
   } else if (event == protocol::kStarted) {
@@ -315,7 +376,7 @@ ScenarioRecord Supervisor::checked_record(std::size_t index, const json& entry) 
 
 // The scenarios waiting behind the first in a worker that ends: none of them started, so another worker runs them.
 void Supervisor::give_back(Worker& w) {
-  for (const std::size_t index : w.take_waiting()) returned_.push_back(index);
+  for (const std::size_t index : w.take_waiting()) put_back(index);
 }
 
 // The scenario the worker ran ended without a record of its own: the worker died or was stopped. It is recorded
@@ -327,7 +388,7 @@ void Supervisor::lose(Worker& w, const std::string& status, const std::string& t
   if (w.state == WorkerState::kSent && bounced_.insert(index).second) {
     // It died between two scenarios (a thread the last one left behind, say): this one never began, so another
     // worker runs it, once; a worker that dies before starting it again is its crash.
-    returned_.push_back(index);
+    put_back(index);
     spawn(w);
     return;
   }
@@ -431,30 +492,52 @@ std::size_t Supervisor::adopt(const Manifest& previous) {
   return adopted;
 }
 
-// The next scenario to send: one given back by an ended worker, else the next in order not yet finished.
-std::optional<std::size_t> Supervisor::take() {
-  if (!returned_.empty()) {
-    const std::size_t index = returned_.back();
-    returned_.pop_back();
-    return index;
-  }
-  while (next_ < plan_.size() && plan_[next_].result) ++next_;  // finished by the run this one resumes
-  if (next_ >= plan_.size()) return std::nullopt;
-  return next_++;
+std::deque<std::size_t>& Supervisor::queue_of(std::size_t index) {
+  const int part = plan_[index].part;
+  if (part < 0) return queues_.size() > 1 ? pinned_ : queues_.front();  // alone, it runs them in plan order
+  return queues_[static_cast<std::size_t>(part) % queues_.size()];
+}
+
+// Once the plan is final (a shard's, with what a resumed run finished taken out).
+void Supervisor::make_queues() {
+  queues_.assign(workers_.size(), {});
+  for (std::size_t index = 0; index < plan_.size(); ++index)
+    if (!plan_[index].result) queue_of(index).push_back(index);
+}
+
+// The next scenario for the worker in `slot`: pytest's for slot 0 (no other has them), else the next of its own
+// part, else the last of the part with the most left (its module is imported for it): both ends of that part then
+// meet in the middle.
+std::optional<std::size_t> Supervisor::take(std::size_t slot) {
+  const auto pop = [this](std::deque<std::size_t>& queue, bool back) -> std::optional<std::size_t> {
+    while (!queue.empty()) {
+      const std::size_t index = back ? queue.back() : queue.front();
+      back ? queue.pop_back() : queue.pop_front();
+      if (!plan_[index].result) return index;  // else finished already (the run this one resumes)
+    }
+    return std::nullopt;
+  };
+  if (slot == 0)
+    if (const auto index = pop(pinned_, false)) return index;
+  if (const auto index = pop(queues_[slot], false)) return index;
+  std::deque<std::size_t>* fullest = nullptr;
+  for (auto& queue : queues_)
+    if (!fullest || queue.size() > fullest->size()) fullest = &queue;
+  return pop(*fullest, true);
 }
 
 void Supervisor::dispatch(Progress& progress) {
   for (Worker& w : workers_) {
     while (w.ready() && w.tasks.size() < kQueued) {
-      const std::optional<std::size_t> index = take();
-      if (!index) return;
-      const std::string& id = plan_[*index].id;
-      if (w.queue(*index)) progress.begin(id);
-      if (w.process->send_line(json{{protocol::kRun, id}}.dump(-1, ' ', false, json::error_handler_t::replace)))
-        continue;
+      const std::optional<std::size_t> index = take(w.slot);
+      if (!index) break;
+      const Planned& planned = plan_[*index];
+      if (w.queue(*index)) progress.begin(planned.id);
+      const json command = {{protocol::kRun, planned.id}, {protocol::field::kFile, planned.file}};
+      if (w.process->send_line(command.dump(-1, ' ', false, json::error_handler_t::replace))) continue;
       if (w.tasks.size() > 1) {
         // It died running the one before: poll_workers records that with how it ended; this one runs elsewhere.
-        returned_.push_back(w.unqueue());
+        put_back(w.unqueue());
       } else {
         w.process->wait_end(1.0);  // its command pipe is gone: it ended, or a scenario closed the descriptor
         lose(w, "crash", "Crash", "its worker was gone before it could start", progress);
@@ -521,6 +604,7 @@ void Supervisor::poll_worker(Worker& w, Progress* progress) {
 }
 
 bool Supervisor::run(Progress& progress) {
+  make_queues();
   while (done_ < plan_.size()) {
     if (g_stop_signal) return false;
     dispatch(progress);

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -182,9 +181,9 @@ int fatal(std::FILE* channel, const std::string& message, int code = kExitUsage)
   return code;
 }
 
-// Everything before the first scenario: backend, install(), discovery, the results directory (created only once
-// all of them worked). A fatal problem is replied.
-int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backend, py::object& found) {
+// Everything before the plan: backend, install(), this worker's part of the discovery (discovery.discover_part: every
+// module when it is the only worker). A fatal problem is replied.
+int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backend, py::object& part) {
   try {
     backend = py::module_::import("parity.backend").attr("load")(options.backend, options.role);
   } catch (py::error_already_set& e) {
@@ -205,32 +204,77 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
     reply(channel, protocol::kImporting, {{protocol::field::kFile, file}});
   });
   try {
-    found = discover(options.selection, on_import, crashed, backend);
+    part =
+        py::module_::import("parity.discovery")
+            .attr("discover_part")(options.selection.paths, options.part, options.parts, on_import, crashed, backend);
   } catch (py::error_already_set& e) {
     const int code = refused_selection(e);
     if (code == kExitOk) throw;
     return fatal(channel, py::str(e.value()).cast<std::string>(), code);
   }
   reply(channel, protocol::kImported);  // a death from now on is no scenario module's
+  return kExitOk;
+}
+
+// The other parts of the discovery, from the supervisor's merge command (`parity run -j N`, N > 1); none when alone.
+py::object other_parts(const WorkerOptions& options, std::FILE* commands) {
+  if (options.parts <= 1) return py::list();
+  char* line = nullptr;
+  std::size_t capacity = 0;
+  const bool got = ::getline(&line, &capacity, commands) > 0;
+  const std::string text = got ? line : "";
+  std::free(line);
+  if (!got) throw std::runtime_error("the supervisor sent no merge command");
+  return py::module_::import("json").attr("loads")(text)[protocol::kMerge];
+}
+
+// The plan (part 0 only): the parts merged, the selection made, the results directory created (only once all of
+// that worked); then the ready reply, or a fatal one.
+int plan(const WorkerOptions& options, std::FILE* channel, std::FILE* commands, py::handle backend, py::handle part) {
+  py::module_ discovery = py::module_::import("parity.discovery");
+  py::object found;
+  try {
+    found = discovery.attr("select")(discovery.attr("merge")(part, other_parts(options, commands)),
+                                     options.selection.only, options.selection.keyword, options.selection.paths);
+  } catch (py::error_already_set& e) {
+    const int code = refused_selection(e);
+    if (code == kExitOk) throw;
+    return fatal(channel, py::str(e.value()).cast<std::string>(), code);
+  }
   try {
     std::filesystem::create_directories(options.out / kResultsSubdir);
   } catch (const std::filesystem::filesystem_error& e) {
     return fatal(channel, std::string("cannot create the results directory: ") + e.what());
   }
+  using namespace protocol::field;
+  json errors = json::array();
+  for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
+  reply(channel, protocol::kReady,
+        {{kBackend, to_json(backend.attr("info")())},
+         {kEnvironment, to_json(discovery.attr("environment_info")())},
+         {kScenarios, to_json(discovery.attr("plan_entries")(found))},
+         {kErrors, errors}});
   return kExitOk;
 }
 
-// The fields of the ready reply.
-json ready_fields(py::handle backend, py::handle found) {
-  using namespace protocol::field;
-  json scenarios = json::array(), errors = json::array();
-  for (py::handle s : found.attr("scenarios"))
-    scenarios.push_back({{kId, s.attr("id").cast<std::string>()}, {kMeta, to_json(s.attr("metadata")())}});
-  for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
-  return {{kBackend, to_json(backend.attr("info")())},
-          {kEnvironment, to_json(py::module_::import("parity.discovery").attr("environment_info")())},
-          {kScenarios, scenarios},
-          {kErrors, errors}};
+// The scenario `id` of module `file` ("" for pytest's): one this worker imported, or else its module, imported now.
+py::object scenario_to_run(const WorkerOptions& options, py::dict& runnable, const std::string& file,
+                           const std::string& id) {
+  const py::tuple key = py::make_tuple(file, id);
+  if (!runnable.contains(key) && !file.empty())
+    runnable.attr("update")(
+        py::module_::import("parity.discovery").attr("import_for_run")(options.selection.paths, file));
+  if (!runnable.contains(key)) throw std::runtime_error("no scenario '" + id + "' in '" + file + "' here");
+  return runnable[key];
+}
+
+// A scenario this worker could not even find (its module failed to import here, as it had not in its own part).
+ScenarioRecord unrunnable(const std::string& id, const std::string& why) {
+  ScenarioRecord record;
+  record.id = id;
+  record.status = "error";
+  record.error = error_record("ImportError", why);
+  return record;
 }
 
 }  // namespace
@@ -250,35 +294,53 @@ int worker_main(const WorkerOptions& options) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   start_interpreter();
   py::exec("import sys\nfor s in (sys.stdout, sys.stderr): s.reconfigure(line_buffering=True)");
-  py::object backend, found;
-  if (const int code = prepare(options, channel, backend, found); code != kExitOk) return code;
-  reply(channel, protocol::kReady, ready_fields(backend, found));
-  std::map<std::string, py::object> by_id;
-  for (py::handle s : found.attr("scenarios"))
-    by_id[s.attr("id").cast<std::string>()] = py::reinterpret_borrow<py::object>(s);
+  py::object backend, part;
+  if (const int code = prepare(options, channel, backend, part); code != kExitOk) return code;
+  // Another part's worker tells what it found; part 0 merges them all into the plan (a replacement does it again).
+  if (options.parts > 1)
+    reply(channel, protocol::kFound,
+          {{protocol::field::kPart,
+            options.part == 0 ? json::object()
+                              : to_json(py::module_::import("parity.discovery").attr("part_payload")(part))}});
+  if (options.part == 0)
+    if (const int code = plan(options, channel, commands, backend, part); code != kExitOk) return code;
+  py::dict runnable = py::module_::import("parity.discovery").attr("runnable")(part).cast<py::dict>();
+  const py::object library_versions = py::module_::import("parity.discovery").attr("library_versions");
+  json sent_libraries;
   const std::string role = backend.attr("role").cast<std::string>();
   char* line = nullptr;
   std::size_t capacity = 0;
   while (::getline(&line, &capacity, commands) > 0) {
     const json command = parse_json(line, "command");
     const std::string id = command.at(protocol::kRun).get<std::string>();
+    const std::string file = command.value(protocol::field::kFile, "");
     // The supervisor queues the next scenario ahead: this tells it which one a death from now on belongs to, and
     // the restart line which output does (what the last scenario printed is flushed before it).
     reply(channel, protocol::kStarted);
     flush_python_output();
     std::printf("%s\n", protocol::kOutputRestart);
     std::fflush(stdout);
-    ScenarioRecord record = run_one(by_id.at(id), backend, options.out, role, options.pickle_probe);
+    py::object scenario;
+    std::string missing;
+    try {
+      scenario = scenario_to_run(options, runnable, file, id);
+    } catch (py::error_already_set& e) {
+      missing = e.what();
+    } catch (const std::runtime_error& e) {
+      missing = e.what();
+    }
+    ScenarioRecord record =
+        missing.empty() ? run_one(scenario, backend, options.out, role, options.pickle_probe) : unrunnable(id, missing);
     // After a MemoryError (of any kind: NumPy's _ArrayMemoryError too) nothing in this process can be trusted: the
     // scenario's call says crash, and a fresh worker goes on.
     const bool exhausted = record.status == "crash";
-    // What the run has imported so far: the supervisor keeps the union (manifest environment.libraries).
-    const json libraries =
-        to_json(py::module_::import("parity.discovery").attr("library_versions")(backend.attr("libraries")));
-    reply(channel, protocol::kDone,
-          {{protocol::field::kRecord, to_json(record)},
-           {protocol::field::kRetiring, exhausted},
-           {protocol::field::kLibraries, libraries}});
+    // The declaration is the plan's (the supervisor puts it back): not sent again with every record.
+    json done = {{protocol::field::kRecord, to_json(record)}, {protocol::field::kRetiring, exhausted}};
+    done[protocol::field::kRecord].erase("meta");
+    // What the run has imported so far, sent when it grew: the supervisor keeps the union (environment.libraries).
+    json libraries = to_json(library_versions(backend.attr("libraries")));
+    if (libraries != sent_libraries) done[protocol::field::kLibraries] = sent_libraries = std::move(libraries);
+    reply(channel, protocol::kDone, std::move(done));
     if (exhausted) break;
   }
   std::free(line);

@@ -1,0 +1,59 @@
+"""Wall and CPU seconds of parity pipelines, two builds side by side, --jobs 1 against --jobs 2 (bench/README).
+
+python bench/jobs_bench.py OLD_BIN NEW_BIN corpus|N [REPEAT]: `corpus` times a gold run of the bundled corpus, a number
+N gold + fsproxy + compare of N generated scenarios (pipeline_bench's); round robin, medians. CPU is user + system of
+every process of a pipeline (getrusage of the waited-for children: parity's workers and compare processes included),
+the figure a loaded machine distorts least."""
+import json, resource, shutil, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pipeline_bench as pb  # noqa: E402
+
+OLD, NEW = sys.argv[1], sys.argv[2]
+TMP = Path(tempfile.mkdtemp(prefix="parity-jobs-bench."))
+CORPUS = Path(__file__).resolve().parents[1] / "scenarios"
+
+def cpu():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN); return u.ru_utime + u.ru_stime
+
+def timed(cmd, ok=(0, 1)):
+    c, t = cpu(), time.perf_counter()
+    p = subprocess.run(list(map(str, cmd)), capture_output=True, text=True)
+    if p.returncode not in ok: raise SystemExit(f"{cmd}: {p.returncode}\n{p.stderr[-3000:]}")
+    return time.perf_counter() - t, cpu() - c
+
+def pipeline(binary, scenarios, jobs, candidate="fsproxy", compare_jobs=True, stages=("gold", "candidate", "compare")):
+    out = TMP / "out"; shutil.rmtree(out, ignore_errors=True)
+    r = {}
+    for side, backend in (("gold", "gold"), ("candidate", candidate)):
+        if side in stages:
+            r[side] = timed([binary, "run", "-q", "--backend", backend, "--scenarios", scenarios, "--out", out / side, "--jobs", jobs])
+    if "compare" in stages:
+        extra = ["--jobs", jobs] if compare_jobs else []
+        r["compare"] = timed([binary, "compare", "-q", out / "gold", out / "candidate", "--json", out / "r.json", "--junit", out / "j.xml", *extra])
+    return {k: v for k, v in r.items()}
+
+def summarize(runs):
+    keys = runs[0].keys()
+    return {k: (statistics.median(r[k][0] for r in runs), statistics.median(r[k][1] for r in runs)) for k in keys} | {
+        "total": (statistics.median(sum(v[0] for v in r.values()) for r in runs), statistics.median(sum(v[1] for v in r.values()) for r in runs))}
+
+def main():
+    what, repeat = sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    if what == "corpus":
+        scen, stages = CORPUS, ("gold",)
+    else:
+        n = int(what); scen = pb.generate(TMP / f"set{n}", n) / "parity"; stages = ("gold", "candidate", "compare")
+    configs = {"old j1": (OLD, 1, False), "old j2": (OLD, 2, False), "new j1": (NEW, 1, True), "new j2": (NEW, 2, True)}
+    runs = {k: [] for k in configs}
+    names = list(configs)
+    for r in range(repeat):
+        for name in names[r % 4:] + names[:r % 4]:
+            b, j, cj = configs[name]
+            runs[name].append(pipeline(b, scen, j, compare_jobs=cj, stages=stages))
+            print(name, {k: (round(v[0], 2), round(v[1], 2)) for k, v in runs[name][-1].items()}, flush=True)
+    res = {k: summarize(v) for k, v in runs.items()}
+    print(json.dumps(res, indent=1))
+    shutil.rmtree(TMP, ignore_errors=True)
+
+main()
