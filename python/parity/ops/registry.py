@@ -808,7 +808,18 @@ _MA_ARGS = {
     "harden_mask": lambda xp, a: xp.ma.harden_mask(xp.ma.copy(a)).hardmask,
     "soften_mask": lambda xp, a: xp.ma.soften_mask(xp.ma.copy(a)).hardmask,
     "expand_dims": lambda xp, a: xp.ma.expand_dims(a, 1),
+    **{name: (lambda n: lambda xp, a: _no_slices(getattr(xp.ma, n)(a)))(name)
+       for name in ("flatnotmasked_contiguous", "notmasked_contiguous", "clump_masked", "clump_unmasked")},
 }
+
+
+def _no_slices(found):
+    """Slices (which results cannot hold) as [start, stop, step], in whatever lists hold them."""
+    if isinstance(found, slice):
+        return [found.start, found.stop, found.step]
+    if isinstance(found, (list, tuple)):
+        return [_no_slices(item) for item in found]
+    return found
 
 
 def _ma_fill(xp, a):
