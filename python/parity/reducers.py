@@ -259,6 +259,11 @@ def _masked_reduce(a):
 def _masked_rebuild(values, state):
     rebuilt = np.ma.MaskedArray(values, mask=state["mask"], hard_mask=state["hardmask"], copy=False)
     rebuilt._fill_value = np.asarray(state["fill_value"])  # numpy.ma's own storage: a 0-d array of any dtype
+    mask = state["mask"]
+    if isinstance(mask, np.ndarray) and type(mask) is not np.ndarray and mask.shape == rebuilt.shape:
+        # The constructor makes any mask a plain ndarray; a proxy's mask (fsproxy's ProxyNDArray, which its domained
+        # ufuncs leave there) is put back as written, so the reloaded output is the one the scenario produced.
+        rebuilt._mask = mask
     return rebuilt
 
 

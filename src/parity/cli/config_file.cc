@@ -37,10 +37,10 @@ struct Key {
 const std::vector<Key>& keys() {
   static const std::vector<Key> table = [] {
     std::vector<Key> t = {
-        {"scenarios", Kind::kPaths, {"list", "run", "compare"}},
+        {"scenarios", Kind::kPaths, {"list", "run", "compare", "coverage"}},
         {"backend", Kind::kSpec, {"run"}},
-        {"jobs", Kind::kInt, {"run", "compare"}},
-        {"timeout", Kind::kNumber, {"run", "compare"}},
+        {"jobs", Kind::kInt, {"run", "compare", "coverage"}},
+        {"timeout", Kind::kNumber, {"run", "compare", "coverage"}},
         {"max-memory", Kind::kInt, {"run"}},
         {"shard-times", Kind::kPath, {"run", "compare"}},
         {"no-pickle-probe", Kind::kBool, {"run", "compare"}},
@@ -58,7 +58,7 @@ const std::vector<Key>& keys() {
   return table;
 }
 
-const char* const kCommands[] = {"list", "run", "compare"};
+const char* const kCommands[] = {"list", "run", "compare", "coverage"};
 constexpr const char* kDateMark = "toml date";  // what parity_table makes of a TOML date or time
 
 struct ConfigError : std::runtime_error {

@@ -1,4 +1,4 @@
-// The parity command line: list, run, compare, report and merge (see README.md, "Command line").
+// The parity command line: list, run, coverage, compare, report and merge (see README.md, "Command line").
 #include <pybind11/embed.h>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +12,7 @@
 #include "compare_results.h"
 #include "config.h"
 #include "config_file.h"
+#include "coverage.h"
 #include "json_report.h"
 #include "merge.h"
 #include "progress.h"
@@ -195,6 +196,27 @@ Subcommand define_run(CLI::App& app, const std::string& program) {
           }};
 }
 
+Subcommand define_coverage(CLI::App& app, const std::string& program) {
+  auto args = std::make_shared<CoverageOptions>();
+  CoverageOptions& coverage_options = *args;
+  auto* coverage = app.add_subcommand(
+      "coverage", "which of NumPy's public callables the selected scenarios call (measured during a gold run)");
+  add_selection(coverage, coverage_options.run.selection);
+  coverage->add_option("--json", coverage_options.json,
+                       "write the coverage JSON here (percent, per namespace, callables with their scenarios)");
+  coverage->add_option("-j,--jobs", coverage_options.run.jobs, "worker processes running scenarios at once (default 1)")
+      ->check(CLI::PositiveNumber);
+  coverage->add_option("--timeout", coverage_options.run.timeout, "seconds a scenario may run (0: none)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  return {coverage, [args, program] {
+            if (args->run.selection.paths.empty()) args->run.selection.paths.push_back(resources().scenarios);
+            args->run.program = program;
+            args->run.verbosity = Verbosity::kQuiet;  // the coverage summary is the output
+            return coverage_command(*args);
+          }};
+}
+
 // The worker processes `run` starts (worker.h), their flags protocol.h's; not for people, hence no group in --help.
 Subcommand define_worker(CLI::App& app) {
   auto args = std::make_shared<WorkerOptions>();
@@ -305,11 +327,16 @@ int main_impl(int argc, char** argv) {
       "Exit codes: 0 nothing failed; 1 something failed; 2 usage or infrastructure error; 5 the selection holds no "
       "scenario (pytest's \"no tests collected\"); 130 interrupted.");
   const std::string program = self_path(argv[0]);
-  const std::vector<Subcommand> subcommands = {define_list(app),           define_run(app, program),
-                                               define_worker(app),         define_compare(app, program),
-                                               define_merge(app, program), define_report(app)};
+  const std::vector<Subcommand> subcommands = {define_list(app),
+                                               define_run(app, program),
+                                               define_worker(app),
+                                               define_coverage(app, program),
+                                               define_compare(app, program),
+                                               define_merge(app, program),
+                                               define_report(app)};
   ConfigFileArgs config_args;  // defaults from [tool.parity] (config_file.h); the command line wins
-  add_config_flags({app.get_subcommand("list"), app.get_subcommand("run"), app.get_subcommand("compare")},
+  add_config_flags({app.get_subcommand("list"), app.get_subcommand("run"), app.get_subcommand("compare"),
+                    app.get_subcommand("coverage")},
                    config_args);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,101 @@
+"""The operation registry and its layout matrix: what each layout makes, the deterministic default sample and the
+full product behind PARITY_OPS, the generated ids, and a subtle fault in one rarely used function being caught."""
+import json
+import os
+
+import numpy
+import pytest
+
+from e2e_test import REPO, parity
+from parity.ops import KINDS, LAYOUTS, REGISTRY, layouts, sampled
+
+HOST = numpy.arange(12, dtype="<f8").reshape(3, 4)
+
+
+@pytest.mark.parametrize("layout, check", [
+    ("C", lambda a: a.flags.c_contiguous),
+    ("F", lambda a: a.flags.f_contiguous and not a.flags.c_contiguous),
+    ("stepped", lambda a: not a.flags.c_contiguous and not a.flags.f_contiguous and min(a.strides) > 0),
+    ("negative", lambda a: all(s < 0 for s in a.strides)),
+    ("big-endian", lambda a: a.dtype.byteorder == ">"),
+    ("read-only", lambda a: not a.flags.writeable),
+    ("misaligned", lambda a: not a.flags.aligned),
+    ("broadcast", lambda a: a.strides[0] == 0),
+])
+def test_each_layout_makes_what_it_names(layout, check):
+    made = layouts.make(numpy, HOST, layout)
+    assert check(made), (layout, made.strides, made.flags)
+    if layout != "broadcast":  # broadcast repeats the first row
+        numpy.testing.assert_array_equal(made, HOST)
+
+
+def test_shape_layouts():
+    assert layouts.shape_for("0-d", (3, 4)) == () and layouts.shape_for("empty", (3, 4)) == (0, 4)
+    assert not layouts.applies("big-endian", "int8") and not layouts.applies("misaligned", "bool")
+
+
+def test_registry_entries_are_well_formed():
+    assert len(REGISTRY) > 600
+    for op in REGISTRY.values():
+        assert op.kind in KINDS and op.variants(), op.name
+        assert all(layout in LAYOUTS for layout, _ in op.variants()), op.name
+
+
+def test_default_sample_is_deterministic_and_covers_every_layout():
+    first, second = sampled(per_op=1), sampled(per_op=1)
+    assert [(o.name, l, d) for o, l, d in first] == [(o.name, l, d) for o, l, d in second]
+    assert len(first) == len(REGISTRY) < len(sampled(per_op=0))
+    assert {layout for _, layout, _ in first} == set(LAYOUTS)
+
+
+def _ids(env):
+    proc = parity("list", "--scenarios", REPO / "scenarios" / "ops.py", env=env, check=0)
+    return proc.stdout.split()
+
+
+def test_generated_ids_and_the_full_product_switch():
+    default, full = _ids({"PARITY_OPS": ""}), _ids({"PARITY_OPS": "full"})
+    assert len(default) == len(REGISTRY)
+    assert len(full) == len(sampled(per_op=0)) > len(default)
+    assert set(default) <= set(full)
+    assert "ops.cumsum[layout=F,dtype=int8]" in full
+    assert "ops.linalg_solve[layout=C,dtype=float64]" in full
+    assert len(_ids({"PARITY_OPS": "3"})) > len(default)
+
+
+FAULTY = '''
+"""fsproxy, except that numpy.gradient returns the other float width: one subtle fault in one rarely used function."""
+import numpy
+
+from parity_fixtures.fsproxy import *  # noqa: F401,F403
+from parity_fixtures import fsproxy
+
+_NUMPY = fsproxy._ProxyModule(numpy)
+_gradient = _NUMPY.gradient
+
+
+def _faulty_gradient(*args, **kwargs):
+    result = _gradient(*args, **kwargs)  # one axis: one array, in the wrong float width
+    return result.astype(numpy.float32 if result.dtype == numpy.float64 else numpy.float64)
+
+
+_NUMPY._fsproxy_cache["gradient"] = _faulty_gradient
+
+
+def namespace():
+    return _NUMPY
+'''
+
+
+def test_a_subtle_fault_in_a_rare_function_is_caught(tmp_path):
+    backend = tmp_path / "faulty.py"
+    backend.write_text(FAULTY)
+    selection = ["--scenarios", REPO / "scenarios" / "ops.py", "-k", "gradient"]
+    parity("run", "--backend", "gold", "--out", tmp_path / "gold", "-q", *selection, check=0)
+    parity("run", "--backend", backend, "--out", tmp_path / "cand", "-q", *selection, check=0)
+    proc = parity("compare", tmp_path / "gold", tmp_path / "cand", "--json", tmp_path / "r.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    failed = [s for s in report["scenarios"] if s["status"] == "fail"]
+    assert failed and all(s["id"].startswith("ops.gradient[") for s in failed)
+    assert any(c["check"] == "dtype" and not c["ok"] for s in failed for c in s["checks"])
