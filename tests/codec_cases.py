@@ -137,6 +137,11 @@ SUBCLASS_CASES = {
 }
 CASES.update(SUBCLASS_CASES)
 
+# The file codec_test.cc's DamagedFile cases damage (in format 1: tests/format_v1/damaged_base.parity).
+DAMAGED_BASE = lambda: {'a': np.arange(6.0).reshape(2, 3)[:, ::2], 's': 'text'}
+# ... and the one whose type and reducer names it replaces (tests/format_v1/allow_list_base.parity).
+ALLOW_LIST_BASE = lambda: {'t': np.arange(3.0).view(Tagged)}
+
 def _state(a):
     """What a subclass adds, described without parity's reducers."""
     if isinstance(a, np.ma.MaskedArray):

@@ -51,6 +51,21 @@ void write_shared_blob_seeds(const fs::path& dir) {
   };
   for (const auto& seed : seeds)
     parity::testing::write_raw_result(dir / (std::string(seed.name) + ".parity"), seed.header, data);
+  // The same reuse in format 2's binary header: misaligned copies and a zero-stride broadcast of one blob.
+  using parity::testing::shared_blob_header2;
+  parity::testing::write_raw_result(dir / "shared_blob_misaligned2.parity", shared_blob_header2(64, 512, 4096, 8), data,
+                                    2);
+  parity::testing::write_raw_result(dir / "shared_blob_broadcast2.parity", shared_blob_header2(4, 1000000, 8, 0, 0),
+                                    data, 2);
+}
+
+// Format 1 files as its last writer wrote them (tests/format_v1): today's writer writes format 2 only, and the
+// format-1 reader must stay as safe.
+void copy_format1_seeds(const fs::path& dir) {
+  for (const auto& entry : fs::directory_iterator(fs::path(PARITY_TESTS_DIR) / "format_v1"))
+    if (entry.path().extension() == ".parity")
+      fs::copy_file(entry.path(), dir / ("format1_" + entry.path().filename().string()),
+                    fs::copy_options::overwrite_existing);
 }
 
 void write_seeds(const fs::path& dir) {
@@ -69,6 +84,7 @@ void write_seeds(const fs::path& dir) {
   }
   parity::write_result(dir / "all.parity", all);
   write_shared_blob_seeds(dir);
+  copy_format1_seeds(dir);
   std::printf("wrote %zu seeds and all.parity to %s\n", written, dir.c_str());
 }
 

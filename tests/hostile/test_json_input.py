@@ -60,28 +60,30 @@ def test_a_long_well_formed_difference_id_and_a_hostile_glob_are_accepted(pair_c
 
 # --- D4: depth limited while parsing, for every JSON parity reads -----------------------------------------------
 
-def deep_header_file(path):
-    """A result file whose header's `blobs` nest DEEP levels (copying that value overflowed the stack)."""
-    data = path.read_bytes()
-    header_size = struct.unpack_from("<Q", data, 16)[0]
-    header = json.loads(data[24:24 + header_size])
-    text = json.dumps(header).replace('"blobs": ' + json.dumps(header["blobs"]), '"blobs": ' + DEEP_ARRAY, 1)
-    assert DEEP_ARRAY in text
-    body = text.encode()
-    path.write_bytes(data[:16] + struct.pack("<Q", len(body)) + body)
+def deep_header_file(path, major):
+    """Replaces a result file by one whose header nests DEEP levels: format 1's JSON `blobs` (copying that value
+    overflowed the stack), or format 2's binary header, lists in lists."""
+    if major == 1:
+        body = ('{"outputs": {"kind": "none"}, "blobs": ' + DEEP_ARRAY + '}').encode()
+    else:
+        list_tag, fresh, same_name, one_item = b"\x01", b"\x00", b"\x01", b"\x01"
+        name = b"\x0dbuiltins.list"
+        body = list_tag + fresh + name + one_item + (list_tag + same_name + one_item) * DEEP + b"\x03"
+    path.write_bytes(b"PARITYR\n" + struct.pack("<IIQ", major, 0, len(body)) + body)
 
 
-def test_a_result_header_nested_deep_is_that_scenarios_error(pair_copy, tmp_path):
+@pytest.mark.parametrize("major, why", [(1, "nested deeper"), (2, "nested too deeply")])
+def test_a_result_header_nested_deep_is_that_scenarios_error(pair_copy, tmp_path, major, why):
     gold, cand = pair_copy
     entry = read_json(manifest(cand))["scenarios"][0]
-    deep_header_file(cand / entry["file"])
+    deep_header_file(cand / entry["file"], major)
     proc = compare(gold, cand, tmp_path)
     assert proc.returncode == 1, proc.stderr
     report = statuses(tmp_path / "r.json")
     bad = report[entry["id"]]
     assert bad["status"] == "error"
     message = " ".join(c["message"] for c in bad["checks"] if not c["ok"])
-    assert entry["file"].split("/")[-1] in message and "nested deeper" in message, message
+    assert entry["file"].split("/")[-1] in message and why in message, message
     assert [s["status"] for i, s in report.items() if i != entry["id"]] == ["pass"] * (len(report) - 1)
 
 

@@ -16,8 +16,8 @@
 
 namespace parity {
 
-inline constexpr std::uint32_t kFormatMajor = 1;  ///< a reader refuses files of a newer major version
-inline constexpr std::uint32_t kFormatMinor = 1;  ///< minor versions only add fields that old readers may ignore
+inline constexpr std::uint32_t kFormatMajor = 2;  ///< a reader refuses files of a newer major version
+inline constexpr std::uint32_t kFormatMinor = 0;  ///< minor versions only add fields that old readers may ignore
 
 /// An output that the codec cannot write; the message names its path inside the outputs.
 struct UnsupportedOutput : std::runtime_error {

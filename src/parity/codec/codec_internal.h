@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "codec.h"
 #include "numpy_api.h"
 
 namespace parity::detail {
@@ -20,6 +22,35 @@ inline constexpr std::size_t kPreamble = 24;  // magic, u32 major, u32 minor, u6
 inline constexpr std::size_t kAlign = 64;     // blobs start on 64-byte boundaries so a mapping can be used in place
 inline constexpr std::size_t kMisalignModulus = 16;
 inline constexpr int kMaxDepth = 500;
+
+// Format 2's binary header (docs/format.md): each node starts with one tag byte.
+enum class Tag : std::uint8_t {
+  Dict,
+  List,
+  Tuple,
+  None,
+  False,
+  True,
+  Int,
+  Float,
+  Complex,
+  Str,
+  Bytes,
+  Array,
+  Scalar,
+  Object,
+  Ref
+};
+inline constexpr std::uint8_t kLastTag = static_cast<std::uint8_t>(Tag::Ref);
+// The flags byte of an array, scalar or object node.
+inline constexpr std::uint8_t kWriteable = 1;   // the array is writeable
+inline constexpr std::uint8_t kElements = 2;    // an object array: its elements follow as nodes, no dtype, no blob
+inline constexpr std::uint8_t kReduced = 4;     // written through a reducer: its name follows the node's body
+inline constexpr std::uint8_t kState = 8;       // ... and then its state, one node
+inline constexpr std::uint8_t kArrayForm = 16;  // an object's plain array form, an array node, follows its flags
+inline constexpr std::uint8_t kKnownFlags = 31;
+// The header's tables of strings written once and then named by number: type and reducer names, dtype descriptions.
+enum class Table { Names, Dtypes };
 
 inline py::object steal(PyObject* obj) {
   if (!obj) throw py::error_already_set();
@@ -48,6 +79,9 @@ void for_each_element(char* at, int dim, int ndim, const npy_intp* shape, const 
 
 // The index of element `flat` (C order) of an array of this shape, written as index_path writes it.
 std::string index_path(std::int64_t flat, int ndim, const npy_intp* shape);
+
+// The paths that references in the tree under `root` name (few, usually none).
+std::unordered_set<std::string> ref_targets(const Node& root);
 
 // The address of every element of an object array, in C order (strides of any sign, zero included).
 std::vector<PyObject**> object_slots(PyArrayObject* array);

@@ -99,6 +99,13 @@ class Decoder {
     for (const json& v : list) out.push_back(integer<T>(v, path + ": '" + key + "'"));
     return out;
   }
+  // An array's layout as the header describes it.
+  struct Layout {
+    std::vector<npy_intp> shape, strides;
+    std::uint64_t offset = 0;
+  };
+  // Format 1: a JSON header.
+  Node read_json(std::uint64_t header_size);
   Node decode(const json& node, const std::string& path, int depth);
   Node decode_kind(const json& node, const std::string& path, int depth);
   void decode_state(const json& node, Node& out, int depth);
@@ -107,6 +114,29 @@ class Decoder {
   Node decode_object_array(const json& node, const std::string& path, int depth);
   py::object decode_dtype(const json& dtype, const std::string& path, int depth);
   std::pair<std::uint64_t, std::uint64_t> blob(const json& node, const std::string& path) const;
+  Layout layout_at(const json& node, const std::string& path) const;
+  // Format 2: a binary header, read in one pass from the mapping (docs/format.md).
+  Node read_binary(std::uint64_t header_size);
+  Node decode2(const std::string& path, int depth);
+  void decode_items2(std::vector<Node>& items, std::vector<std::string>* keys, const std::string& path, int depth);
+  Node decode_array2(Node::Kind kind, const std::string& path, int depth);
+  Node decode_object2(const std::string& path, int depth);
+  void decode_reduced2(std::uint8_t flags, Node& out, int depth);
+  std::uint8_t byte2(const std::string& path);
+  std::uint64_t varint2(const std::string& path);
+  std::uint64_t count2(const std::string& path);
+  std::uint64_t fixed64_2(const std::string& path);
+  std::string_view text2(const std::string& path);
+  const std::string& name2(const std::string& path);
+  py::object dtype2(const std::string& path);
+  Layout layout2(const std::string& path);
+  std::pair<std::uint64_t, std::uint64_t> blob2(const std::string& path);
+  // Shared by both formats: a checked layout over the file's bytes.
+  void check_layout(const Layout& layout, const std::string& path) const;
+  Node make_array(py::object dtype, const Layout& layout, std::pair<std::uint64_t, std::uint64_t> blob,
+                  std::uint64_t misalign, bool writeable, Node::Kind kind, const std::string& path);
+  Node::Array object_array(const Layout& layout, std::uint64_t count, bool writeable, const std::string& path);
+  std::uint64_t element_count(const Layout& layout, const std::string& path) const;
   py::object copy_misaligned(std::uint64_t file_offset, std::uint64_t size, std::uint64_t misalign);
   void read_exact(char* into, std::uint64_t size, std::uint64_t offset) const;
   void map_file(int fd);
@@ -120,6 +150,10 @@ class Decoder {
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, py::object> misaligned_;
   std::uint64_t file_size_ = 0, data_start_ = 0;
   json blobs_;
+  const char* pos_ = nullptr;  // format 2: the next header byte to read, and the header's end
+  const char* end_ = nullptr;
+  std::vector<std::string> names_;  // format 2's tables (Table)
+  std::vector<py::object> dtypes_;
   // The whole file, mapped privately: arrays view their blobs in place (copy-on-write when written to).
   // A uint8 array over the mapping is every such array's base; the mapping goes when the last one does.
   const char* map_ = nullptr;
@@ -215,19 +249,30 @@ py::object Decoder::decode_dtype(const json& dtype, const std::string& path, int
   return result;
 }
 
+Decoder::Layout Decoder::layout_at(const json& node, const std::string& path) const {
+  Layout layout{integers_at<npy_intp>(node, "shape", path), integers_at<npy_intp>(node, "strides", path), 0};
+  check_layout(layout, path);
+  layout.offset = integer_at<std::uint64_t>(node, "offset", path);
+  return layout;
+}
+
+void Decoder::check_layout(const Layout& layout, const std::string& path) const {
+  if (layout.shape.size() != layout.strides.size() || layout.shape.size() > NPY_MAXDIMS)
+    fail(path + ": bad shape or strides");
+}
+
+std::uint64_t Decoder::element_count(const Layout& layout, const std::string& path) const {
+  std::uint64_t count = 1;
+  for (npy_intp n : layout.shape)
+    if (n < 0 || __builtin_mul_overflow(count, static_cast<std::uint64_t>(n), &count)) fail(path + ": bad shape");
+  return count;
+}
+
 // An object array is decoded filled with None, with its exact layout; its elements are nodes of their own,
 // put in place by to_python, so reading runs no code for them either.
-Node Decoder::decode_object_array(const json& node, const std::string& path, int depth) {
-  const auto shape = integers_at<npy_intp>(node, "shape", path);
-  const auto strides = integers_at<npy_intp>(node, "strides", path);
-  if (shape.size() != strides.size() || shape.size() > NPY_MAXDIMS) fail(path + ": bad shape or strides");
-  const json& elements = node.at("elements");
-  std::uint64_t count = 1;
-  for (npy_intp n : shape)
-    if (n < 0 || __builtin_mul_overflow(count, static_cast<std::uint64_t>(n), &count)) fail(path + ": bad shape");
-  if (count != elements.size()) fail(path + ": element count does not match the shape");
+Node::Array Decoder::object_array(const Layout& layout, std::uint64_t count, bool writeable, const std::string& path) {
+  const auto& [shape, strides, offset] = layout;
   const Span span = span_of(static_cast<int>(shape.size()), shape.data(), strides.data(), sizeof(PyObject*));
-  const auto offset = integer_at<std::uint64_t>(node, "offset", path);
   if (span.overflow || (!span.empty && static_cast<std::uint64_t>(-span.low) != offset) ||
       span.size() % sizeof(PyObject*) != 0 || span.size() / sizeof(PyObject*) > 4 * count + 64)
     fail(path + ": shape and strides do not describe the elements");
@@ -243,36 +288,51 @@ Node Decoder::decode_object_array(const json& node, const std::string& path, int
   array.array = py::reinterpret_steal<py::object>(raw);
   if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(raw), buffer.release().ptr()) < 0)
     throw py::error_already_set();
-  if (!node.at("writeable").get<bool>()) PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(raw), NPY_ARRAY_WRITEABLE);
+  if (!writeable) PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(raw), NPY_ARRAY_WRITEABLE);
+  return array;
+}
+
+Node Decoder::decode_object_array(const json& node, const std::string& path, int depth) {
+  const Layout layout = layout_at(node, path);
+  const json& elements = node.at("elements");
+  if (element_count(layout, path) != elements.size()) fail(path + ": element count does not match the shape");
+  Node::Array array = object_array(layout, elements.size(), node.at("writeable").get<bool>(), path);
   Node out;
   out.type = node.at("type").get<std::string>();
   std::int64_t flat = 0;
+  const int ndim = static_cast<int>(layout.shape.size());
   for (const json& element : elements)
-    array.elements.push_back(
-        decode(element, path + index_path(flat++, static_cast<int>(shape.size()), shape.data()), depth + 1));
+    array.elements.push_back(decode(element, path + index_path(flat++, ndim, layout.shape.data()), depth + 1));
   out.value = std::move(array);
   return out;
 }
 
 Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string& path) {
   py::object dtype = decode_dtype(node.at("dtype"), path, 0);
+  const Layout layout = layout_at(node, path);
+  const auto stored = blob(node, path);
+  const auto misalign = node.contains("misalign") ? integer_at<std::uint64_t>(node, "misalign", path) : 0;
+  Node out = make_array(std::move(dtype), layout, stored, misalign, node.at("writeable").get<bool>(), kind, path);
+  out.type = node.at("type").get<std::string>();
+  return out;
+}
+
+// An array of `dtype` over `blob` (its file offset and size), checked against the layout.
+Node Decoder::make_array(py::object dtype, const Layout& layout, std::pair<std::uint64_t, std::uint64_t> blob,
+                         std::uint64_t misalign, bool writeable, Node::Kind kind, const std::string& path) {
   auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
-  const auto shape = integers_at<npy_intp>(node, "shape", path);
-  const auto strides = integers_at<npy_intp>(node, "strides", path);
-  if (shape.size() != strides.size() || shape.size() > NPY_MAXDIMS) fail(path + ": bad shape or strides");
+  const auto& [shape, strides, offset] = layout;
   for (npy_intp n : shape)
     if (n < 0) fail(path + ": negative dimension");
-  const auto [file_offset, size] = blob(node, path);
-  const auto offset = integer_at<std::uint64_t>(node, "offset", path);
-  const auto misalign =
-      (node.contains("misalign") ? integer_at<std::uint64_t>(node, "misalign", path) : 0) % kMisalignModulus;
+  const auto [file_offset, size] = blob;
+  misalign %= kMisalignModulus;
   const Span span = span_of(static_cast<int>(shape.size()), shape.data(), strides.data(), PyDataType_ELSIZE(descr));
   if (span.overflow) fail(path + ": shape and strides reach beyond any possible buffer");
   if (!span.empty && (static_cast<std::uint64_t>(-span.low) != offset || span.size() != size))
     fail(path + ": shape, strides and dtype do not match the stored bytes");
 
   Py_INCREF(descr);  // PyArray_NewFromDescr steals it
-  const int flags = node.at("writeable").get<bool>() ? NPY_ARRAY_WRITEABLE : 0;
+  const int flags = writeable ? NPY_ARRAY_WRITEABLE : 0;
   // In place when the mapping gives the original alignment (blobs start on 64-byte boundaries), else a
   // copy into a buffer with room to reproduce the misalignment; either way the array views its base.
   py::object base = mapping_;
@@ -293,7 +353,6 @@ Node Decoder::decode_array(const json& node, Node::Kind kind, const std::string&
   if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(raw), base.release().ptr()) < 0)
     throw py::error_already_set();
   Node out;
-  out.type = node.at("type").get<std::string>();
   if (kind == Node::Kind::Scalar)
     out.value = Node::Scalar{std::move(array)};
   else
@@ -440,7 +499,9 @@ Node Decoder::decode_kind(const json& node, const std::string& path, int depth) 
 // A reference may only point back to a node completed before it. References are not expanded (a hostile
 // file could double its size with every level): users resolve them with NodeIndex.
 void check_references(const Node& root) {
-  std::unordered_set<std::string> finished;
+  const std::unordered_set<std::string> targets = ref_targets(root);
+  if (targets.empty()) return;
+  std::unordered_set<std::string> finished;  // of the targets only: most trees have few
   std::function<void(const Node&)> visit = [&](const Node& node) {
     if (node.is_ref()) {
       if (!finished.count(node.ref()))
@@ -449,7 +510,7 @@ void check_references(const Node& root) {
     }
     for (const Node& item : node.items()) visit(item);
     for (const Node& state : node.state) visit(state);
-    if (!node.path.empty()) finished.insert(node.path);
+    if (!node.path.empty() && targets.count(node.path)) finished.insert(node.path);
   };
   visit(root);
 }
@@ -468,16 +529,10 @@ Node Decoder::read(int fd) {
     fail("written by result format " + std::to_string(major) + "." + std::to_string(minor) +
          ", newer than this parity reads (" + std::to_string(kFormatMajor) + ".x): upgrade parity");
   if (header_size > file_size_ - kPreamble) fail("header extends past the end of the file (truncated?)");
-  charge(header_size, "the header");  // a sparse file can claim a header of gigabytes
-  std::string header(header_size, '\0');
-  read_exact(header.data(), header_size, kPreamble);
   data_start_ = align_up(kPreamble + header_size);
   if (data_start_ > file_size_) data_start_ = file_size_;
   try {
-    const json doc = parse_json(header, "", 4 * kMaxDepth + 64);  // 4 levels or fewer per node
-    blobs_ = doc.at("blobs");
-    if (!blobs_.is_array()) fail("blobs is not a list");
-    Node root = decode(doc.at("outputs"), "outputs", 0);
+    Node root = major >= 2 ? read_binary(header_size) : read_json(header_size);
     try {
       check_references(root);
     } catch (const FormatError& e) {
@@ -494,6 +549,269 @@ Node Decoder::read(int fd) {
     if (e.matches(PyExc_MemoryError)) throw;  // the machine's limit, not the file's fault: compare says so
     fail(std::string("invalid array description: ") + e.what());
   }
+}
+
+Node Decoder::read_json(std::uint64_t header_size) {
+  charge(header_size, "the header");  // a sparse file can claim a header of gigabytes
+  std::string header(header_size, '\0');
+  read_exact(header.data(), header_size, kPreamble);
+  const json doc = parse_json(header, "", 4 * kMaxDepth + 64);  // 4 levels or fewer per node
+  blobs_ = doc.at("blobs");
+  if (!blobs_.is_array()) fail("blobs is not a list");
+  return decode(doc.at("outputs"), "outputs", 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Format 2: every read is checked against the header's end; a malformed header names the path it was reading.
+
+Node Decoder::read_binary(std::uint64_t header_size) {
+  pos_ = map_ + kPreamble;
+  end_ = pos_ + header_size;
+  Node root = decode2("outputs", 0);
+  if (pos_ != end_) fail("malformed header: " + std::to_string(end_ - pos_) + " bytes after the outputs");
+  return root;
+}
+
+std::uint8_t Decoder::byte2(const std::string& path) {
+  if (pos_ == end_) fail(path + ": malformed header: it ends early (truncated?)");
+  return static_cast<std::uint8_t>(*pos_++);
+}
+
+std::uint64_t Decoder::varint2(const std::string& path) {
+  std::uint64_t value = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    const std::uint8_t b = byte2(path);
+    if (shift == 63 && b > 1) break;
+    value |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return value;
+  }
+  fail(path + ": malformed header: a number longer than 64 bits");
+}
+
+// A number of things that follow, each taking at least one byte: never more than the bytes left.
+std::uint64_t Decoder::count2(const std::string& path) {
+  const std::uint64_t n = varint2(path);
+  if (n > static_cast<std::uint64_t>(end_ - pos_))
+    fail(path + ": malformed header: " + std::to_string(n) + " items cannot fit in what is left of it");
+  return n;
+}
+
+std::uint64_t Decoder::fixed64_2(const std::string& path) {
+  if (end_ - pos_ < 8) fail(path + ": malformed header: it ends early (truncated?)");
+  const std::uint64_t v = get_u64(reinterpret_cast<const unsigned char*>(pos_), 8);
+  pos_ += 8;
+  return v;
+}
+
+std::string_view Decoder::text2(const std::string& path) {
+  const std::uint64_t n = varint2(path);
+  if (n > static_cast<std::uint64_t>(end_ - pos_)) fail(path + ": malformed header: a string runs past its end");
+  const std::string_view text(pos_, n);
+  pos_ += n;
+  return text;
+}
+
+// Table entries: 0 and the text the first time, then its number.
+const std::string& Decoder::name2(const std::string& path) {
+  const std::uint64_t id = varint2(path);
+  if (id == 0) return names_.emplace_back(text2(path));
+  if (id > names_.size()) fail(path + ": malformed header: name " + std::to_string(id) + " names no earlier one");
+  return names_[id - 1];
+}
+
+// A dtype's description is format 1's JSON, parsed and checked once per distinct dtype.
+py::object Decoder::dtype2(const std::string& path) {
+  const std::uint64_t id = varint2(path);
+  if (id == 0) return dtypes_.emplace_back(decode_dtype(parse_json(text2(path), "", 64), path, 0));
+  if (id > dtypes_.size()) fail(path + ": malformed header: dtype " + std::to_string(id) + " names no earlier one");
+  return dtypes_[id - 1];
+}
+
+Decoder::Layout Decoder::layout2(const std::string& path) {
+  const std::uint64_t ndim = varint2(path);
+  if (ndim > NPY_MAXDIMS) fail(path + ": bad shape or strides");
+  Layout layout;
+  for (std::uint64_t d = 0; d < ndim; ++d) {
+    const std::uint64_t n = varint2(path);
+    if (n > static_cast<std::uint64_t>(NPY_MAX_INTP)) fail(path + ": 'shape' is not an integer in range");
+    layout.shape.push_back(static_cast<npy_intp>(n));
+  }
+  for (std::uint64_t d = 0; d < ndim; ++d) {
+    const std::uint64_t z = varint2(path);
+    layout.strides.push_back(static_cast<npy_intp>((z >> 1) ^ (0 - (z & 1))));
+  }
+  layout.offset = varint2(path);
+  return layout;
+}
+
+std::pair<std::uint64_t, std::uint64_t> Decoder::blob2(const std::string& path) {
+  const std::uint64_t offset = varint2(path), size = varint2(path);
+  if (offset > file_size_ - data_start_ || size > file_size_ - data_start_ - offset)
+    fail(path + ": a blob at " + std::to_string(offset) + " extends past the end of the file (truncated?)");
+  return {data_start_ + offset, size};
+}
+
+void Decoder::decode_items2(std::vector<Node>& items, std::vector<std::string>* keys, const std::string& path,
+                            int depth) {
+  const std::uint64_t n = count2(path);
+  items.reserve(n);
+  if (keys) keys->reserve(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (keys) keys->emplace_back(text2(path));
+    items.push_back(decode2(keys ? key_path(path, keys->back()) : item_path(path, i), depth + 1));
+  }
+}
+
+Node Decoder::decode_array2(Node::Kind kind, const std::string& path, int depth) {
+  const std::string type = name2(path);
+  const std::uint8_t flags = byte2(path);
+  const int allowed = kind == Node::Kind::Scalar ? kWriteable : kWriteable | kElements | kReduced | kState;
+  if ((flags & ~allowed) != 0 || ((flags & kState) && !(flags & kReduced)))
+    fail(path + ": malformed header: flags " + std::to_string(flags) + " of an array");
+  Node out;
+  if (flags & kElements) {
+    const Layout layout = layout2(path);
+    check_layout(layout, path);
+    const std::uint64_t count = element_count(layout, path);
+    if (count > static_cast<std::uint64_t>(end_ - pos_)) fail(path + ": element count does not match the shape");
+    Node::Array array = object_array(layout, count, flags & kWriteable, path);
+    const int ndim = static_cast<int>(layout.shape.size());
+    array.elements.reserve(count);
+    for (std::uint64_t flat = 0; flat < count; ++flat)
+      array.elements.push_back(
+          decode2(path + index_path(static_cast<std::int64_t>(flat), ndim, layout.shape.data()), depth + 1));
+    out.value = std::move(array);
+  } else {
+    py::object dtype = dtype2(path);
+    const Layout layout = layout2(path);
+    check_layout(layout, path);
+    const std::uint64_t misalign = varint2(path);
+    out = make_array(std::move(dtype), layout, blob2(path), misalign, flags & kWriteable, kind, path);
+  }
+  out.type = type;
+  out.path = path;
+  decode_reduced2(flags, out, depth);
+  return out;
+}
+
+Node Decoder::decode_object2(const std::string& path, int depth) {
+  Node out;
+  out.type = name2(path);
+  out.path = path;
+  const std::uint8_t flags = byte2(path);
+  if ((flags & ~(kReduced | kState | kArrayForm)) != 0 || ((flags & kState) && !(flags & kReduced)))
+    fail(path + ": malformed header: flags " + std::to_string(flags) + " of an object");
+  if (!(flags & kReduced)) fail(path + ": object without a reducer");
+  Node::Object object;
+  if (flags & kArrayForm) {
+    // A plain array only (no reference, reducer or object elements), at the object's path.
+    if (pos_ == end_ || static_cast<Tag>(static_cast<std::uint8_t>(*pos_)) != Tag::Array)
+      fail(path + ": an object's 'array' is not a plain ndarray node");
+    ++pos_;
+    object.array_form.push_back(decode_array2(Node::Kind::Array, path, depth + 1));
+    const Node& form = object.array_form.back();
+    if (!form.reducer.empty() ||
+        PyArray_DESCR(reinterpret_cast<PyArrayObject*>(form.array().ptr()))->type_num == NPY_OBJECT)
+      fail(path + ": an object's 'array' is not a plain ndarray node");
+  }
+  out.value = std::move(object);
+  decode_reduced2(flags, out, depth);
+  return out;
+}
+
+// A reducer's name and state: a dict of attributes is read back with attribute paths, as it was written.
+void Decoder::decode_reduced2(std::uint8_t flags, Node& out, int depth) {
+  if (!(flags & kReduced)) return;
+  out.reducer = name2(out.path);
+  if (!(flags & kState)) return;
+  if (pos_ == end_ || static_cast<Tag>(static_cast<std::uint8_t>(*pos_)) != Tag::Dict)
+    return out.state.push_back(decode2(out.path + ".state", depth + 1));
+  ++pos_;
+  name2(out.path);
+  Node attributes;
+  attributes.type = "builtins.dict";
+  // No path of its own: it is part of its owner, never the target of a reference.
+  auto& dict = attributes.value.emplace<Node::Dict>();
+  const std::uint64_t n = count2(out.path);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    dict.keys.emplace_back(text2(out.path));
+    dict.items.push_back(decode2(state_path(out.path, dict.keys.back()), depth + 1));
+  }
+  out.state.push_back(std::move(attributes));
+}
+
+Node Decoder::decode2(const std::string& path, int depth) {
+  if (depth > kMaxDepth) fail(path + ": nested too deeply");
+  const std::uint8_t tag = byte2(path);
+  if (tag > kLastTag) fail(path + ": unknown kind (tag " + std::to_string(tag) + ")");
+  Node out;
+  out.path = path;
+  const auto with = [&](const char* type, Node::Value value) {
+    out.type = type;
+    out.value = std::move(value);
+    return std::move(out);
+  };
+  switch (static_cast<Tag>(tag)) {
+    case Tag::Dict: {
+      out.type = name2(path);
+      auto& dict = out.value.emplace<Node::Dict>();
+      decode_items2(dict.items, &dict.keys, path, depth);
+      return out;
+    }
+    case Tag::List:
+    case Tag::Tuple: {
+      out.type = name2(path);
+      auto& items = static_cast<Tag>(tag) == Tag::List ? out.value.emplace<Node::List>().items
+                                                       : out.value.emplace<Node::Tuple>().items;
+      decode_items2(items, nullptr, path, depth);
+      return out;
+    }
+    case Tag::None:
+      return with("builtins.NoneType", Node::None{});
+    case Tag::False:
+    case Tag::True:
+      return with("builtins.bool", Node::Bool{static_cast<Tag>(tag) == Tag::True});
+    case Tag::Int: {
+      Node::Int integer{std::string(text2(path))};
+      if (!hex_integer(integer.hex)) fail(path + ": int value is not a hexadecimal integer");
+      return with("builtins.int", std::move(integer));
+    }
+    case Tag::Float:
+      return with("builtins.float", Node::Float{std::bit_cast<double>(fixed64_2(path))});
+    case Tag::Complex: {
+      const double real = std::bit_cast<double>(fixed64_2(path));
+      return with("builtins.complex", Node::Complex{{real, std::bit_cast<double>(fixed64_2(path))}});
+    }
+    case Tag::Str: {
+      const std::string_view text = text2(path);
+      charge(text.size(), path);
+      // The writer encodes with surrogatepass; anything else is no str it wrote.
+      PyObject* decoded = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "surrogatepass");
+      if (!decoded) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)) throw py::error_already_set();  // no fault of the file's
+        PyErr_Clear();
+        fail(path + ": str is not UTF-8");
+      }
+      Py_DECREF(decoded);
+      return with("builtins.str", Node::Str{std::string(text)});
+    }
+    case Tag::Bytes: {
+      const std::string_view bytes = text2(path);
+      charge(bytes.size(), path);
+      return with("builtins.bytes", Node::Bytes{std::string(bytes)});
+    }
+    case Tag::Array:
+      return decode_array2(Node::Kind::Array, path, depth);
+    case Tag::Scalar:
+      return decode_array2(Node::Kind::Scalar, path, depth);
+    case Tag::Object:
+      return decode_object2(path, depth);
+    case Tag::Ref:
+      // A reference to "" names no node: it reads as an empty None, as in format 1.
+      if (auto target = text2(path); !target.empty()) out.value = Node::Ref{std::string(target)};
+      return out;
+  }
+  fail(path + ": unknown kind (tag " + std::to_string(tag) + ")");
 }
 
 }  // namespace

@@ -18,11 +18,12 @@ namespace parity {
 using namespace detail;
 namespace {
 
-std::string type_name(py::handle obj) {
-  py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()));
+std::string type_name_of(py::handle type) {
   return py::str(type.attr("__module__")).cast<std::string>() + "." +
          py::str(type.attr("__qualname__")).cast<std::string>();
 }
+
+std::string type_name(py::handle obj) { return type_name_of(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))); }
 
 // " (name)" of a function or method, whose qualified name says which one it is (a lambda a test returned): read only
 // from those types, whose __qualname__ is a plain attribute that runs no code of the object's (never repr()).
@@ -36,12 +37,6 @@ std::string own_name(py::handle obj) {
   }
   const py::str text = py::reinterpret_steal<py::object>(name);
   return " (" + text.cast<std::string>() + ")";
-}
-
-std::string hex_bits(double value) {
-  char buf[19];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(value)));
-  return buf;
 }
 
 // Bytes of an element that hold no value (x87 long double keeps 10 bytes in a 12- or 16-byte slot):
@@ -207,36 +202,91 @@ struct Blob {
   std::vector<char> gathered;  // a layout that overlaps itself, gathered whole
 };
 
-class Encoder {
+// The binary header of format 2 (docs/format.md), appended to one string: no tree is built and freed per node.
+class HeaderWriter {
  public:
-  json encode(py::handle obj, const std::string& path, int depth);
-  std::vector<Blob>& blobs() { return blobs_; }
+  void tag(Tag t) { out_.push_back(static_cast<char>(t)); }
+  void byte(std::uint8_t b) { out_.push_back(static_cast<char>(b)); }
+  void varint(std::uint64_t v) {
+    for (; v >= 0x80; v >>= 7) out_.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    out_.push_back(static_cast<char>(v));
+  }
+  void svarint(std::int64_t v) { varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63)); }
+  void fixed64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  void text(std::string_view s) {
+    varint(s.size());
+    out_.append(s);
+  }
+  // A string of table `table` written once: the first use writes 0 and the text, each later use its number (1-based).
+  // `id` is the caller's slot for that string, 0 until it is written.
+  void interned(Table table, std::uint64_t& id, std::string_view s) {
+    if (id != 0) return varint(id);
+    varint(0);
+    text(s);
+    id = ++counts_[static_cast<int>(table)];
+  }
+  const std::string& str() const { return out_; }
 
  private:
-  json encode_dict(py::handle obj, const std::string& path, int depth, bool attributes = false);
-  json encode_reduced(py::handle obj, const std::string& path, int depth);
-  void encode_array_form(py::handle obj, json& node, const std::string& path, int depth);
-  json encode_native(py::handle obj, const std::string& path, int depth);
-  json encode_sequence(py::handle obj, const char* kind, const std::string& path, int depth);
-  json encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path,
-                    int depth = 0);
-  json encode_object_array(PyArrayObject* array, const std::string& type, const std::string& path, int depth);
-  json encode_dtype(py::handle dtype, const std::string& path);
-  std::size_t add_bytes(py::object owner, const char* data, std::size_t size);
+  std::string out_;
+  std::uint64_t counts_[2] = {0, 0};
+};
 
+class Encoder {
+ public:
+  void encode(py::handle obj, const std::string& path, int depth);
+  std::vector<Blob>& blobs() { return blobs_; }
+  const std::string& header() const { return header_.str(); }
+
+ private:
+  void encode_dict(py::handle obj, const std::string& path, int depth, bool attributes = false);
+  void encode_reduced(py::handle obj, const std::string& path, int depth);
+  py::object array_form(py::handle obj, const std::string& path);
+  void encode_native(py::handle obj, const std::string& path, int depth);
+  void encode_sequence(py::handle obj, Tag tag, const std::string& path, int depth);
+  void encode_array(PyArrayObject* array, Tag tag, py::handle type, const std::string& path, int depth = 0,
+                    std::uint8_t flags = 0);
+  void encode_object_array(PyArrayObject* array, const std::string& path, int depth);
+  void encode_dtype(PyArray_Descr* descr, const std::string& path);
+  void put_type(py::handle type);
+  void put_blob(Blob blob);
+
+  HeaderWriter header_;
   std::vector<Blob> blobs_;
+  std::size_t data_size_ = 0;  // the data section so far: where the next blob goes
+  // Interned strings by what they name; each entry keeps its key alive, so no address is reused while encoding.
+  struct Interned {
+    py::object keep;
+    std::uint64_t id = 0;
+  };
+  std::unordered_map<PyObject*, Interned> types_, dtypes_;
+  std::unordered_map<std::string, std::uint64_t> reducers_;
   // Objects already written, by identity, with the path of their first occurrence. The owning references
   // keep each object alive, so no address is reused by a temporary while encoding.
   std::unordered_map<PyObject*, std::string> seen_;
   std::vector<py::object> keep_alive_;
 };
 
-std::size_t Encoder::add_bytes(py::object owner, const char* data, std::size_t size) {
-  blobs_.push_back(Blob{std::move(owner), data, size, {}, {}, {}});
-  return blobs_.size() - 1;
+// Blobs go one after another in the data section, each at a multiple of 64.
+void Encoder::put_blob(Blob blob) {
+  header_.varint(data_size_);
+  header_.varint(blob.size);
+  data_size_ = align_up(data_size_ + blob.size);
+  blobs_.push_back(std::move(blob));
 }
 
-json Encoder::encode_dtype(py::handle dtype, const std::string& path) {
+void Encoder::put_type(py::handle type) {
+  auto [it, fresh] = types_.try_emplace(type.ptr());
+  if (fresh) it->second.keep = py::reinterpret_borrow<py::object>(type);
+  const std::uint64_t id = it->second.id;
+  header_.interned(Table::Names, it->second.id, id ? std::string() : type_name_of(type));
+}
+
+// A dtype's description, as format 1 spelled it (JSON), once per distinct dtype. Only dtypes without fields are
+// remembered by identity: they are immutable, while a structured dtype's names can be reassigned.
+json dtype_json(py::handle dtype, const std::string& path) {
   auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
   if (PyDataType_HASFIELDS(descr)) {
     json fields = json::array();
@@ -245,7 +295,7 @@ json Encoder::encode_dtype(py::handle dtype, const std::string& path) {
       py::tuple entry = field_map[name];
       if (entry.size() > 2) throw UnsupportedOutput(path + ": structured dtype field titles are not supported yet");
       fields.push_back({{"name", name.cast<std::string>()},
-                        {"dtype", encode_dtype(entry[0], path)},
+                        {"dtype", dtype_json(entry[0], path)},
                         {"offset", entry[1].cast<std::int64_t>()}});
     }
     return {{"fields", fields},
@@ -254,47 +304,63 @@ json Encoder::encode_dtype(py::handle dtype, const std::string& path) {
   }
   if (PyDataType_HASSUBARRAY(descr)) {
     py::tuple subdtype = dtype.attr("subdtype");
-    return {{"subarray", encode_dtype(subdtype[0], path)}, {"shape", subdtype[1].cast<std::vector<std::int64_t>>()}};
+    return {{"subarray", dtype_json(subdtype[0], path)}, {"shape", subdtype[1].cast<std::vector<std::int64_t>>()}};
   }
   return {{"str", dtype.attr("str").cast<std::string>()}};
 }
 
+void Encoder::encode_dtype(PyArray_Descr* descr, const std::string& path) {
+  py::handle dtype(reinterpret_cast<PyObject*>(descr));
+  if (PyDataType_HASFIELDS(descr)) {
+    std::uint64_t fresh = 0;
+    return header_.interned(Table::Dtypes, fresh, dtype_json(dtype, path).dump());
+  }
+  auto [it, fresh] = dtypes_.try_emplace(dtype.ptr());
+  if (fresh) it->second.keep = py::reinterpret_borrow<py::object>(dtype);
+  const std::uint64_t id = it->second.id;
+  header_.interned(Table::Dtypes, it->second.id, id ? std::string() : dtype_json(dtype, path).dump());
+}
+
+void put_layout(HeaderWriter& header, int ndim, const npy_intp* shape, const npy_intp* strides, const Span& span) {
+  header.varint(static_cast<std::uint64_t>(ndim));
+  for (int d = 0; d < ndim; ++d) header.varint(static_cast<std::uint64_t>(shape[d]));
+  for (int d = 0; d < ndim; ++d) header.svarint(strides[d]);
+  header.varint(static_cast<std::uint64_t>(-span.low));
+}
+
 // Object arrays: each element through the codec (at its index path); the layout as for any array.
-json Encoder::encode_object_array(PyArrayObject* array, const std::string& type, const std::string& path, int depth) {
+void Encoder::encode_object_array(PyArrayObject* array, const std::string& path, int depth) {
   const int ndim = PyArray_NDIM(array);
   const npy_intp *shape = PyArray_SHAPE(array), *strides = PyArray_STRIDES(array);
-  const Span span = span_of(ndim, shape, strides, PyArray_ITEMSIZE(array));
-  json elements = json::array();
+  put_layout(header_, ndim, shape, strides, span_of(ndim, shape, strides, PyArray_ITEMSIZE(array)));
   std::int64_t flat = 0;
   for (PyObject** slot : object_slots(array)) {
     py::handle element = *slot ? py::handle(*slot) : py::handle(Py_None);
-    elements.push_back(encode(element, path + index_path(flat++, ndim, shape), depth + 1));
+    encode(element, path + index_path(flat++, ndim, shape), depth + 1);
   }
-  return {{"kind", "ndarray"},
-          {"type", type},
-          {"dtype", {{"str", "|O"}}},
-          {"shape", std::vector<std::int64_t>(shape, shape + ndim)},
-          {"strides", std::vector<std::int64_t>(strides, strides + ndim)},
-          {"offset", -span.low},
-          {"writeable", PyArray_ISWRITEABLE(array) != 0},
-          {"elements", elements}};
 }
 
-json Encoder::encode_array(PyArrayObject* array, const char* kind, const std::string& type, const std::string& path,
-                           int depth) {
+void Encoder::encode_array(PyArrayObject* array, Tag tag, py::handle type, const std::string& path, int depth,
+                           std::uint8_t flags) {
   PyArray_Descr* descr = PyArray_DESCR(array);
-  if (descr->type_num == NPY_OBJECT && kind == std::string("ndarray"))
-    return encode_object_array(array, type, path, depth);
-  if (PyDataType_REFCHK(descr))
+  const bool objects = descr->type_num == NPY_OBJECT && tag == Tag::Array;
+  if (!objects && PyDataType_REFCHK(descr))
     throw UnsupportedOutput(path + ": arrays of dtype " +
                             py::str(reinterpret_cast<PyObject*>(descr)).cast<std::string>() +
                             " hold Python objects, which this format version cannot carry");
+  header_.tag(tag);
+  put_type(type);
+  header_.byte(flags | (PyArray_ISWRITEABLE(array) ? kWriteable : 0) | (objects ? kElements : 0));
+  if (objects) return encode_object_array(array, path, depth);
+  encode_dtype(descr, path);
   const int ndim = PyArray_NDIM(array);
   const npy_intp* shape = PyArray_SHAPE(array);
   const npy_intp* strides = PyArray_STRIDES(array);
   const npy_intp itemsize = PyArray_ITEMSIZE(array);
   const Span span = span_of(ndim, shape, strides, itemsize);
   const char* first = PyArray_BYTES(array) + span.low;
+  put_layout(header_, ndim, shape, strides, span);
+  header_.varint(reinterpret_cast<std::uintptr_t>(first) % kMisalignModulus);
 
   Blob blob{py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(array)), first, span.size(), {}, {}, {}};
   blob.bytes = value_bytes(descr);
@@ -309,68 +375,69 @@ json Encoder::encode_array(PyArrayObject* array, const char* kind, const std::st
       blob.data = blob.gathered.data();
     }
   }
-  blobs_.push_back(std::move(blob));
-  return {{"kind", kind},
-          {"type", type},
-          {"dtype", encode_dtype(py::handle(reinterpret_cast<PyObject*>(descr)), path)},
-          {"shape", std::vector<std::int64_t>(shape, shape + ndim)},
-          {"strides", std::vector<std::int64_t>(strides, strides + ndim)},
-          {"blob", blobs_.size() - 1},
-          {"offset", -span.low},
-          {"misalign", reinterpret_cast<std::uintptr_t>(first) % kMisalignModulus},
-          {"writeable", PyArray_ISWRITEABLE(array) != 0}};
+  put_blob(std::move(blob));
 }
 
-// JSON holds only valid UTF-8, so a key with a lone surrogate cannot be recorded.
-std::string utf8_key(py::handle key, const std::string& path) {
-  try {
-    return key.cast<std::string>();
-  } catch (const std::exception&) {  // py::cast_error, with Python's UnicodeEncodeError pending
+// A header holds only valid UTF-8 keys, so a key with a lone surrogate cannot be recorded.
+std::string_view utf8_key(py::handle key, const std::string& path) {
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(key.ptr(), &size);
+  if (!utf8) {
     PyErr_Clear();
     throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " is not valid UTF-8");
   }
+  return {utf8, static_cast<std::size_t>(size)};
 }
 
-json Encoder::encode_dict(py::handle obj, const std::string& path, int depth, bool attributes) {
-  json items = json::array();
-  for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
-    if (!PyUnicode_Check(key.ptr()))
+void Encoder::encode_dict(py::handle obj, const std::string& path, int depth, bool attributes) {
+  header_.tag(Tag::Dict);
+  put_type(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr())));
+  header_.varint(static_cast<std::uint64_t>(PyDict_Size(obj.ptr())));
+  Py_ssize_t pos = 0, written = 0;
+  PyObject *key = nullptr, *value = nullptr;
+  while (PyDict_Next(obj.ptr(), &pos, &key, &value)) {
+    if (!PyUnicode_Check(key))
       throw UnsupportedOutput(path + ": dict key " + py::repr(key).cast<std::string>() + " of type " + type_name(key) +
                               " is not a str");
-    const std::string k = utf8_key(key, path);
-    items.push_back(json::array({k, encode(value, attributes ? state_path(path, k) : key_path(path, k), depth + 1)}));
+    const std::string k(utf8_key(key, path));
+    header_.text(k);
+    encode(value, attributes ? state_path(path, k) : key_path(path, k), depth + 1);
+    ++written;
   }
-  return {{"kind", "dict"}, {"type", type_name(obj)}, {"items", items}};
+  if (written != PyDict_Size(obj.ptr())) throw UnsupportedOutput(path + ": dict changed size while being written");
 }
 
-json Encoder::encode_sequence(py::handle obj, const char* kind, const std::string& path, int depth) {
-  json items = json::array();
+void Encoder::encode_sequence(py::handle obj, Tag tag, const std::string& path, int depth) {
+  header_.tag(tag);
+  put_type(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr())));
+  // The items are read through the sequence protocol, as a subclass may define them (named tuples do not).
   py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
-  for (std::size_t i = 0; i < seq.size(); ++i) items.push_back(encode(seq[i], item_path(path, i), depth + 1));
-  return {{"kind", kind}, {"type", type_name(obj)}, {"items", items}};
+  const std::size_t n = seq.size();
+  header_.varint(n);
+  for (std::size_t i = 0; i < n; ++i) encode(seq[i], item_path(path, i), depth + 1);
 }
 
-// A type a backend maps numpy.ndarray to (TYPE_MAP) records the plain array it stands for as `array`, so that
-// compare can check it against gold's array. Never memoized: it is a fresh array, part of its owner only.
-void Encoder::encode_array_form(py::handle obj, json& node, const std::string& path, int depth) {
+// A type a backend maps numpy.ndarray to (TYPE_MAP) records the plain array it stands for, so that compare can
+// check it against gold's array: the array, or None. Never memoized: it is a fresh array, part of its owner only.
+py::object Encoder::array_form(py::handle obj, const std::string& path) {
   py::object form;
   try {
     form = py::module_::import("parity.reducers").attr("array_form")(obj);
   } catch (py::error_already_set& e) {
     throw UnsupportedOutput(path + ": the array form of type " + type_name(obj) + " raised " + e.what());
   }
-  if (form.is_none()) return;
+  if (form.is_none()) return form;
   if (!PyArray_CheckExact(form.ptr()))
     throw UnsupportedOutput(path + ": the array form of type " + type_name(obj) + " is a " + type_name(form) +
                             ", not a numpy.ndarray");
   // An array of Python objects has no values of its own to check: compare reports the leaf `uncompared`.
-  if (PyDataType_REFCHK(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(form.ptr())))) return;
+  if (PyDataType_REFCHK(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(form.ptr())))) return py::none();
   keep_alive_.push_back(form);
-  node["array"] = encode_array(reinterpret_cast<PyArrayObject*>(form.ptr()), "ndarray", type_name(obj), path, depth);
+  return form;
 }
 
 // A reducer's state: a dict of attributes is written with attribute paths (outputs['m'].mask).
-json Encoder::encode_reduced(py::handle obj, const std::string& path, int depth) {
+void Encoder::encode_reduced(py::handle obj, const std::string& path, int depth) {
   py::object reduced;
   try {
     reduced = py::module_::import("parity.reducers").attr("reduce")(obj);
@@ -383,25 +450,32 @@ json Encoder::encode_reduced(py::handle obj, const std::string& path, int depth)
                             "in the backend's materialize(), or register a reducer with "
                             "parity.reducers.register()");
   py::tuple pair = reduced;
-  json node;
+  const std::string reducer = pair[0].cast<std::string>();
+  py::handle state = pair[1];
+  py::handle type(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr())));
+  const std::uint8_t flags = kReduced | (state.is_none() ? 0 : kState);
   if (PyArray_Check(obj.ptr())) {
     auto values = py::reinterpret_steal<py::object>(
         PyArray_View(reinterpret_cast<PyArrayObject*>(obj.ptr()), nullptr, &PyArray_Type));
     if (!values) throw py::error_already_set();
-    node = encode_array(reinterpret_cast<PyArrayObject*>(values.ptr()), "ndarray", type_name(obj), path, depth);
+    encode_array(reinterpret_cast<PyArrayObject*>(values.ptr()), Tag::Array, type, path, depth, flags);
   } else {
-    node = {{"kind", "object"}, {"type", type_name(obj)}};
-    encode_array_form(obj, node, path, depth);
+    py::object form = array_form(obj, path);
+    header_.tag(Tag::Object);
+    put_type(type);
+    header_.byte(flags | (form.is_none() ? 0 : kArrayForm));
+    if (!form.is_none()) encode_array(reinterpret_cast<PyArrayObject*>(form.ptr()), Tag::Array, type, path, depth);
   }
-  node["reducer"] = pair[0].cast<std::string>();
-  py::handle state = pair[1];
-  if (!state.is_none())
-    node["state"] = PyDict_CheckExact(state.ptr()) ? encode_dict(state, path, depth + 1, true)
-                                                   : encode(state, path + ".state", depth + 1);
-  return node;
+  header_.interned(Table::Names, reducers_[reducer], reducer);
+  if (!state.is_none()) {
+    if (PyDict_CheckExact(state.ptr()))
+      encode_dict(state, path, depth + 1, true);
+    else
+      encode(state, path + ".state", depth + 1);
+  }
 }
 
-json Encoder::encode(py::handle obj, const std::string& path, int depth) {
+void Encoder::encode(py::handle obj, const std::string& path, int depth) {
   if (depth > kMaxDepth)
     throw UnsupportedOutput(path + ": nested deeper than " + std::to_string(kMaxDepth) +
                             " levels (a reference cycle?)");
@@ -411,49 +485,76 @@ json Encoder::encode(py::handle obj, const std::string& path, int depth) {
       !(o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o) ||
         PyUnicode_CheckExact(o) || PyBytes_CheckExact(o) || PyArray_IsScalar(o, Generic));
   if (memo) {
-    if (auto it = seen_.find(o); it != seen_.end()) return {{"kind", "ref"}, {"path", it->second}};
+    if (auto it = seen_.find(o); it != seen_.end()) {
+      header_.tag(Tag::Ref);
+      return header_.text(it->second);
+    }
   }
-  json node = encode_native(obj, path, depth);
+  encode_native(obj, path, depth);
   if (memo) {
     seen_.emplace(o, path);
     keep_alive_.push_back(py::reinterpret_borrow<py::object>(obj));
   }
-  return node;
 }
 
-json Encoder::encode_native(py::handle obj, const std::string& path, int depth) {
+// An int as format 1 wrote it, -?0x[0-9a-f]+: those that fit 64 bits without a call into Python.
+std::string hex_int(PyObject* o) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (overflow != 0) return py::str(steal(PyNumber_ToBase(o, 16))).cast<std::string>();
+  char buf[24];
+  const unsigned long long magnitude = v < 0 ? 0ull - static_cast<unsigned long long>(v) : v;
+  std::snprintf(buf, sizeof buf, "%s0x%llx", v < 0 ? "-" : "", magnitude);
+  return buf;
+}
+
+void Encoder::encode_native(py::handle obj, const std::string& path, int depth) {
   PyObject* o = obj.ptr();
-  if (o == Py_None) return {{"kind", "none"}};
-  if (PyArray_CheckExact(o))
-    return encode_array(reinterpret_cast<PyArrayObject*>(o), "ndarray", type_name(obj), path, depth);
+  py::handle type(reinterpret_cast<PyObject*>(Py_TYPE(o)));
+  if (o == Py_None) return header_.tag(Tag::None);
+  if (PyArray_CheckExact(o)) return encode_array(reinterpret_cast<PyArrayObject*>(o), Tag::Array, type, path, depth);
   if (PyArray_Check(o)) return encode_reduced(obj, path, depth);
   if (PyArray_IsScalar(o, Generic)) {
     auto array = py::reinterpret_steal<py::object>(PyArray_FromScalar(o, nullptr));
     if (!array) throw py::error_already_set();
-    return encode_array(reinterpret_cast<PyArrayObject*>(array.ptr()), "scalar", type_name(obj), path);
+    return encode_array(reinterpret_cast<PyArrayObject*>(array.ptr()), Tag::Scalar, type, path);
   }
-  if (PyBool_Check(o)) return {{"kind", "bool"}, {"value", o == Py_True}};
-  if (PyLong_CheckExact(o))
-    return {{"kind", "int"}, {"value", py::str(steal(PyNumber_ToBase(o, 16))).cast<std::string>()}};
-  if (PyFloat_CheckExact(o)) return {{"kind", "float"}, {"bits", hex_bits(PyFloat_AS_DOUBLE(o))}};
-  if (PyComplex_CheckExact(o))
-    return {{"kind", "complex"}, {"bits", {hex_bits(PyComplex_RealAsDouble(o)), hex_bits(PyComplex_ImagAsDouble(o))}}};
+  if (PyBool_Check(o)) return header_.tag(o == Py_True ? Tag::True : Tag::False);
+  if (PyLong_CheckExact(o)) {
+    header_.tag(Tag::Int);
+    return header_.text(hex_int(o));
+  }
+  if (PyFloat_CheckExact(o)) {
+    header_.tag(Tag::Float);
+    return header_.fixed64(std::bit_cast<std::uint64_t>(PyFloat_AS_DOUBLE(o)));
+  }
+  if (PyComplex_CheckExact(o)) {
+    header_.tag(Tag::Complex);
+    header_.fixed64(std::bit_cast<std::uint64_t>(PyComplex_RealAsDouble(o)));
+    return header_.fixed64(std::bit_cast<std::uint64_t>(PyComplex_ImagAsDouble(o)));
+  }
   if (PyUnicode_CheckExact(o)) {
+    header_.tag(Tag::Str);
+    Py_ssize_t size = 0;
+    if (const char* utf8 = PyUnicode_AsUTF8AndSize(o, &size))
+      return header_.text({utf8, static_cast<std::size_t>(size)});
+    PyErr_Clear();  // lone surrogates: encoded as UTF-8 would encode their code points
     auto utf8 = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(o, "utf-8", "surrogatepass"));
     if (!utf8) throw py::error_already_set();
-    return {{"kind", "str"}, {"blob", add_bytes(utf8, PyBytes_AS_STRING(utf8.ptr()), PyBytes_GET_SIZE(utf8.ptr()))}};
+    return header_.text({PyBytes_AS_STRING(utf8.ptr()), static_cast<std::size_t>(PyBytes_GET_SIZE(utf8.ptr()))});
   }
-  if (PyBytes_CheckExact(o))
-    return {{"kind", "bytes"},
-            {"blob", add_bytes(py::reinterpret_borrow<py::object>(obj), PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))}};
+  if (PyBytes_CheckExact(o)) {
+    header_.tag(Tag::Bytes);
+    return header_.text({PyBytes_AS_STRING(o), static_cast<std::size_t>(PyBytes_GET_SIZE(o))});
+  }
   if (PyDict_Check(o)) {
     // A dict subclass with a reducer of its own (scipy's dok sparse formats) is that object, not its items.
     if (!PyDict_CheckExact(o) && py::module_::import("parity.reducers").attr("has_reducer")(obj).cast<bool>())
       return encode_reduced(obj, path, depth);
     return encode_dict(obj, path, depth);
   }
-  if (PyList_Check(o)) return encode_sequence(obj, "list", path, depth);
-  if (PyTuple_Check(o)) return encode_sequence(obj, "tuple", path, depth);
+  if (PyList_Check(o)) return encode_sequence(obj, Tag::List, path, depth);
+  if (PyTuple_Check(o)) return encode_sequence(obj, Tag::Tuple, path, depth);
   return encode_reduced(obj, path, depth);
 }
 
@@ -464,39 +565,61 @@ void put_u64(char* at, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) at[i] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
+// Small writes gathered into one buffer: 50,000 small arrays are a few system calls, not 100,000.
+class BufferedOut {
+ public:
+  explicit BufferedOut(AtomicFile& out) : out_(out) {}
+  void write(const char* data, std::size_t size) {
+    if (buffer_.size() + size > kBuffer) flush();
+    if (size >= kBuffer) return out_.write(data, size);
+    buffer_.append(data, size);
+  }
+  void pad(std::size_t count) {
+    if (buffer_.size() + count > kBuffer) flush();
+    if (count >= kBuffer) return out_.pad(count);
+    buffer_.append(count, '\0');
+  }
+  std::size_t written() const { return out_.written() + buffer_.size(); }
+  AtomicFile& flush() {
+    out_.write(buffer_.data(), buffer_.size());
+    buffer_.clear();
+    return out_;
+  }
+
+ private:
+  static constexpr std::size_t kBuffer = 1 << 20;
+  AtomicFile& out_;
+  std::string buffer_;
+};
+
 }  // namespace
 
 void write_result(const std::filesystem::path& file, py::handle outputs) {
   Encoder encoder;
-  json doc = {{"outputs", encoder.encode(outputs, "outputs", 0)}};
-  json blobs = json::array();
-  std::size_t offset = 0;
-  for (const Blob& b : encoder.blobs()) {
-    blobs.push_back({{"offset", offset}, {"nbytes", b.size}});
-    offset = align_up(offset + b.size);
-  }
-  doc["blobs"] = blobs;
-  const std::string header = doc.dump();
+  encoder.encode(outputs, "outputs", 0);
+  const std::string& header = encoder.header();
 
   char pre[kPreamble];
   std::memcpy(pre, kMagic, sizeof kMagic);
   put_u32(pre + 8, kFormatMajor);
   put_u32(pre + 12, kFormatMinor);
   put_u64(pre + 16, header.size());
-  AtomicFile out(file);
+  AtomicFile file_out(file);
+  BufferedOut out(file_out);
   out.write(pre, kPreamble);
-  out.write(header);
+  out.write(header.data(), header.size());
   if (!encoder.blobs().empty()) out.pad(align_up(out.written()) - out.written());
   // No padding after the last blob: the file ends with data, so any truncation is detected.
   for (std::size_t i = 0; i < encoder.blobs().size(); ++i) {
     if (i > 0) out.pad(align_up(out.written()) - out.written());
     const Blob& blob = encoder.blobs()[i];
     if (blob.stream)
-      SpanWriter(out, *blob.stream, blob.bytes).write(blob.size);
+      SpanWriter(out.flush(), *blob.stream, blob.bytes).write(blob.size);
     else
       out.write(blob.data, blob.size);
   }
-  out.commit();
+  out.flush();
+  file_out.commit();
 }
 
 }  // namespace parity

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "codec.h"
+#include "codec_internal.h"
 
 namespace parity {
 
@@ -90,6 +91,17 @@ const char* kind_name(Node::Kind kind) {
   static constexpr const char* names[] = {"dict",    "list", "tuple", "none",    "bool",   "int",   "float",
                                           "complex", "str",  "bytes", "ndarray", "scalar", "object"};
   return names[static_cast<int>(kind)];
+}
+
+std::unordered_set<std::string> detail::ref_targets(const Node& root) {
+  std::unordered_set<std::string> targets;
+  std::function<void(const Node&)> visit = [&](const Node& node) {
+    if (node.is_ref()) targets.insert(node.ref());
+    for (const Node& item : node.items()) visit(item);
+    for (const Node& state : node.state) visit(state);
+  };
+  visit(root);
+  return targets;
 }
 
 NodeIndex::NodeIndex(const Node& root) {

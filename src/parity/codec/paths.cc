@@ -2,17 +2,30 @@
 // here: Python's parity.paths (the fidelity digests' paths) calls these functions through define_path_functions.
 #include <pybind11/stl.h>
 
+#include <cstdio>
+
 #include "codec.h"
 
 namespace parity {
 
 std::string key_path(const std::string& path, const std::string& key) {
-  std::string quoted;
-  for (char c : key) quoted += (c == '\'' || c == '\\') ? std::string{'\\', c} : std::string{c};
-  return path + "['" + quoted + "']";
+  std::string out;
+  out.reserve(path.size() + key.size() + 4);
+  out.append(path).append("['");
+  for (char c : key) {
+    if (c == '\'' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out.append("']");
 }
 
-std::string item_path(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+std::string item_path(const std::string& path, std::size_t i) {
+  char index[24];
+  const int n = std::snprintf(index, sizeof index, "[%zu]", i);
+  std::string out;
+  out.reserve(path.size() + static_cast<std::size_t>(n));
+  return out.append(path).append(index, static_cast<std::size_t>(n));
+}
 
 std::string state_path(const std::string& path, const std::string& key) {
   return !key.empty() && (key.front() == '[' || key.front() == '.') ? path + key : path + "." + key;

@@ -1,5 +1,6 @@
 // Rebuilds Python objects from a decoded result file (to_python, see codec.h).
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codec.h"
 #include "codec_internal.h"
@@ -15,6 +16,7 @@ namespace {
 // (written for an object seen twice) becomes that same object again.
 class Rebuilder {
  public:
+  explicit Rebuilder(const Node& root) : targets_(ref_targets(root)) {}
   py::object build(const Node& node) {
     if (node.is_ref()) return built_.at(node.ref());
     py::object obj;
@@ -24,7 +26,7 @@ class Rebuilder {
       throw FormatError(node.path + ": cannot rebuild " + (node.type.empty() ? kind_name(node.kind()) : node.type) +
                         ": " + e.what());
     }
-    if (!node.path.empty()) built_[node.path] = obj;
+    if (!targets_.empty() && targets_.count(node.path)) built_[node.path] = obj;
     return obj;
   }
 
@@ -73,8 +75,8 @@ class Rebuilder {
         return py::bytes(node.text());
       case Node::Kind::Array:
         return node.items().empty() ? node.array() : fill_object_array(node);
-      case Node::Kind::Scalar:
-        return node.array()[py::tuple()];
+      case Node::Kind::Scalar:  // the 0-d array's element, as array[()] gives it
+        return steal(PyArray_Return(reinterpret_cast<PyArrayObject*>(node.array().inc_ref().ptr())));
     }
     return py::none();
   }
@@ -94,11 +96,12 @@ class Rebuilder {
     return node.array();
   }
 
+  const std::unordered_set<std::string> targets_;  // the paths references name: only those are remembered
   std::unordered_map<std::string, py::object> built_;
 };
 
 }  // namespace
 
-py::object to_python(const Node& node) { return Rebuilder().build(node); }
+py::object to_python(const Node& node) { return Rebuilder(node).build(node); }
 
 }  // namespace parity
