@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "config.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -50,6 +51,7 @@ TEST_F(ResourcesTest, AVirtualenvInstallUsesItsPythonAndSitePackages) {
   const fs::path share = make_share(venv);
   touch(venv / "pyvenv.cfg");
   touch(venv / "bin" / "python");
+  touch(venv / PARITY_INSTALL_PYTHONDIR / "parity" / "__init__.py");
   const auto r = find_resources((venv / "bin" / "parity").string(), fake_getenv);
   EXPECT_EQ(r.share, share.string());
   EXPECT_EQ(r.python_executable, (venv / "bin" / "python").string());
@@ -70,6 +72,33 @@ TEST_F(ResourcesTest, TheBuildTreeIsFoundFromTheBinaryAndFromTestsBelowIt) {
     EXPECT_EQ(r.python_executable, "/somewhere/venv/bin/python") << exe;
     EXPECT_EQ(r.python_package, (share / "python").string()) << exe;
   }
+}
+
+// A plain `cmake --install --prefix P`: P/bin/parity, P/share/parity with the configured Python's locator, and the
+// package (with _core) in P/PARITY_INSTALL_PYTHONDIR/parity.
+TEST_F(ResourcesTest, APlainInstallFindsItsPackageFromTheExecutable) {
+  const fs::path prefix = dir_.path() / "prefix";
+  const fs::path share = make_share(prefix);
+  touch(share / "python-executable", "/configured/python\n");
+  touch(prefix / PARITY_INSTALL_PYTHONDIR / "parity" / "__init__.py");
+  const auto r = find_resources((prefix / "bin" / "parity").string(), fake_getenv);
+  EXPECT_EQ(r.share, share.string());
+  EXPECT_EQ(r.python_executable, "/configured/python");
+  EXPECT_EQ(r.python_package, (prefix / PARITY_INSTALL_PYTHONDIR).string());
+}
+
+TEST_F(ResourcesTest, APlainInstallsCoreModuleFindsTheSharedFolderOfItsPrefix) {
+  const fs::path prefix = dir_.path() / "prefix";
+  const fs::path share = make_share(prefix);
+  const fs::path core = prefix / PARITY_INSTALL_PYTHONDIR / "parity" / "_core.cpython-311-x86_64-linux-gnu.so";
+  touch(core);
+  const auto r = find_resources(core.string(), fake_getenv);
+  EXPECT_EQ(r.share, share.string());
+  EXPECT_EQ(r.scenarios, (share / "scenarios").string());
+  // The same file out of the install's layout, too deep for the executable's search, is not taken for it.
+  const fs::path elsewhere = prefix / "lib" / "python" / "other-packages" / "parity" / "_core.so";
+  touch(elsewhere);
+  EXPECT_THROW(find_resources(elsewhere.string(), fake_getenv), std::runtime_error);
 }
 
 TEST_F(ResourcesTest, TheEnvironmentOverridesEachPath) {

@@ -1,4 +1,5 @@
-"""`pip install .` into a fresh virtualenv gives a working parity with the source tree gone: run, compare and
+"""An sdist of the source tree (`python -m build --sdist`) holds what a build needs and no build output, and `pip
+install` of that sdist into a fresh virtualenv, with the source tree gone, gives a working parity: run, compare and
 report over part of the bundled corpus, `python -m parity`, and one version everywhere (issue #19)."""
 import json
 import os
@@ -6,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -22,41 +24,86 @@ def sh(*cmd, **kw):
     return proc
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """A fresh virtualenv with parity pip-installed from a copy of the source tree, and the copy deleted."""
-    try:
-        import scikit_build_core  # noqa: F401  the build backend, used without build isolation
-    except ImportError:
-        pytest.fail(f"scikit-build-core is not importable by {sys.executable}: scripts/setup.sh installs it "
-                    "from requirements/lock.txt")
-    tmp = tmp_path_factory.mktemp("install")
-    source = tmp / "source"
+# What a build from the sdist needs, and what must never travel in it (pyproject.toml's sdist.include/exclude).
+SDIST_HOLDS = ("pyproject.toml", "PKG-INFO", "CMakeLists.txt", "README.md", "cmake/ParityScenarioTests.cmake",
+               "src/parity/base/config.h.in", "src/parity/api/core_module.cc", "python/parity/__init__.py",
+               "fixtures/gold.py", "scenarios/dtypes.py", "reports/templates/report.html.j2", "requirements/lock.txt")
+# Planted in the copied tree before the sdist is made: build output, a virtualenv, run output and caches.
+JUNK = ("build/CMakeCache.txt", "build-sanitize/parity", ".venv/pyvenv.cfg", "parity-out/results/x.json",
+        "python/parity/__pycache__/api.cpython-311.pyc", "scenarios/__pycache__/dtypes.cpython-311.pyc",
+        "python/parity/_version.py", ".pytest_cache/README.md")
+
+
+def copy_source(source):
+    """The files git knows in the working tree (tracked and untracked, not ignored), copied to source."""
     listed = subprocess.run(["git", "-C", REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             capture_output=True, check=True).stdout.decode().split("\0")
     for name in filter(None, listed):
         if (REPO / name).is_file():  # a file deleted in the working tree but not yet in the index is skipped
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, source / name)
+
+
+def make_sdist(source, dist, env):
+    """`python -m build --sdist` of the source tree (with junk planted in it) into dist; the sdist's path."""
+    for name in JUNK:
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_text("junk planted by tests/install\n")
+    proc = sh(sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", dist, source, env=env, cwd=dist)
+    assert proc.returncode == 0, "python -m build --sdist failed"
+    made = list(dist.glob("parity-*.tar.gz"))
+    assert len(made) == 1, made
+    return made[0]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """A fresh virtualenv with parity pip-installed from an sdist of a copy of the source tree, the copy deleted
+    before the install: the sdist alone must build. Returns (tmp, venv, env, sdist)."""
+    for module in ("scikit_build_core", "build"):  # the build backend and frontend, used without build isolation
+        try:
+            __import__(module)
+        except ImportError:
+            pytest.fail(f"{module} is not importable by {sys.executable}: scripts/setup.sh installs it from "
+                        "requirements/lock.txt")
+    tmp = tmp_path_factory.mktemp("install")
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    for name in ("PARITY_BIN", "PARITY_REPO", "PARITY_CORE_DIR", "PYTHONPATH"):
+        env.pop(name, None)
+    source, dist = tmp / "source", tmp / "dist"
+    dist.mkdir()
+    copy_source(source)
+    sdist = make_sdist(source, dist, env)
+    shutil.rmtree(source)
     venv = tmp / "venv"
     assert sh(sys.executable, "-m", "venv", venv).returncode == 0
     # The packages come from this test's own virtualenv (the lock's numpy, jinja2, scikit-build-core, ...), seen
     # through a .pth file, so the test builds offline: what is under test is parity's packaging, not pip's resolver.
     purelib = Path(sh(venv / "bin/python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))").stdout.strip())
     (purelib / "parity-test-deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    for name in ("PARITY_BIN", "PARITY_REPO", "PYTHONPATH"):
-        env.pop(name, None)
-    proc = sh(venv / "bin/python", "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index", source,
+    proc = sh(venv / "bin/python", "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index", sdist,
               env=env, cwd=tmp)
-    assert proc.returncode == 0, "pip install of the copied source tree failed"
-    shutil.rmtree(source)
-    return tmp, venv, env
+    assert proc.returncode == 0, "pip install of the sdist failed"
+    return tmp, venv, env, sdist
+
+
+def test_sdist_holds_the_build_and_no_junk(installed):
+    """The sdist carries what a build needs (it just built without the source tree) and none of the planted junk."""
+    sdist = installed[3]
+    with tarfile.open(sdist) as archive:
+        root = archive.getnames()[0].split("/")[0]
+        names = {name.partition("/")[2] for name in archive.getnames()}
+    assert root == sdist.name.removesuffix(".tar.gz")
+    assert set(SDIST_HOLDS) <= names, sorted(set(SDIST_HOLDS) - names)
+    assert not names & set(JUNK), sorted(names & set(JUNK))
+    caught = [n for n in names if n.split("/")[0] in ("build", ".venv", "parity-out", "tests", "bench")
+              or "__pycache__" in n or n.endswith(".pyc")]
+    assert not caught, caught
 
 
 def test_installed_layout(installed):
     """The executable in the virtualenv's bin/, its resources in share/parity/, the package in site-packages."""
-    _, venv, _ = installed
+    _, venv, _, _ = installed
     assert os.access(venv / "bin/parity", os.X_OK)
     for name in ("fixtures/gold.py", "fixtures/fsproxy.py", "scenarios/dtypes.py", "templates/report.html.j2"):
         assert (venv / "share/parity" / name).is_file(), name
@@ -65,7 +112,7 @@ def test_installed_layout(installed):
 
 def test_versions_agree(installed):
     """`parity --version`, `python -m parity --version`, parity.__version__ and the distribution's version: one."""
-    tmp, venv, env = installed
+    tmp, venv, env, _ = installed
     binary = sh(venv / "bin/parity", "--version", env=env, cwd=tmp)
     module = sh(venv / "bin/python", "-m", "parity", "--version", env=env, cwd=tmp)
     package = sh(venv / "bin/python", "-c", "import importlib.metadata as m, parity;"
@@ -79,7 +126,7 @@ def test_versions_agree(installed):
 
 def test_run_compare_report(installed):
     """The installed parity runs gold and fsproxy over part of the bundled corpus, compares and reports."""
-    tmp, venv, env = installed
+    tmp, venv, env, _ = installed
     parity = venv / "bin/parity"
     out = tmp / "out"
     for backend in ("gold", "fsproxy"):

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "config.h"
+
 namespace fs = std::filesystem;
 
 namespace parity {
@@ -20,16 +22,42 @@ std::string env_or(const char* (*getenv)(const char*), const char* name, const s
   return value && *value ? value : fallback;
 }
 
+// The prefix of a plain `cmake --install` when dir is the folder it put the package `parity` in
+// (<prefix>/PARITY_INSTALL_PYTHONDIR/parity, where parity._core lies); else empty.
+fs::path prefix_of_package(const fs::path& dir) {
+  const fs::path package = fs::path(PARITY_INSTALL_PYTHONDIR) / "parity";
+  fs::path prefix = dir;
+  for (auto part = package.end(); part != package.begin();) {
+    if (prefix.filename() != *--part) return {};
+    prefix = prefix.parent_path();
+  }
+  return prefix;
+}
+
 // share/parity under the executable's folder, its parent or its grandparent: bin/ of a prefix, the build folder, and
-// the build's tests/ and tests/fuzz/ folders.
+// the build's tests/ and tests/fuzz/ folders; then under the prefix of an installed package holding the file.
 fs::path find_share(const fs::path& exe_dir, std::string& searched) {
-  fs::path dir = exe_dir;
-  for (int level = 0; level < 3; ++level, dir = dir.parent_path()) {
-    const fs::path share = dir / "share" / "parity";
+  std::vector<fs::path> roots;
+  for (fs::path dir = exe_dir; roots.size() < 3; dir = dir.parent_path()) roots.push_back(dir);
+  if (const fs::path prefix = prefix_of_package(exe_dir); !prefix.empty()) roots.push_back(prefix);
+  for (const fs::path& root : roots) {
+    const fs::path share = root / "share" / "parity";
     if (fs::is_directory(share / "fixtures")) return share;
     searched += (searched.empty() ? "" : ", ") + share.string();
   }
   return {};
+}
+
+// The folder holding the package `parity` that the embedded interpreter must import: the build tree's
+// share/parity/python; else a plain `cmake --install`'s <prefix>/PARITY_INSTALL_PYTHONDIR, unless the prefix is a
+// virtualenv (pip's install, or cmake's into $VIRTUAL_ENV), whose python already searches it; else none.
+std::string find_package(const fs::path& share) {
+  if (share.empty()) return "";
+  if (fs::is_directory(share / "python" / "parity")) return (share / "python").string();
+  const fs::path prefix = share.parent_path().parent_path();
+  const fs::path installed = prefix / PARITY_INSTALL_PYTHONDIR;
+  if (!fs::exists(prefix / "pyvenv.cfg") && fs::is_directory(installed / "parity")) return installed.string();
+  return "";
 }
 
 std::string first_line(const fs::path& file) {
@@ -60,10 +88,7 @@ Resources find_resources(const std::string& executable, const char* (*getenv)(co
   Resources r;
   r.share = share.string();
   r.python_executable = env_or(getenv, "PARITY_PYTHON_EXECUTABLE", find_python(exe_dir, share));
-  // The build tree and a plain `cmake --install` carry the package in share/parity/python; a pip install puts it
-  // into site-packages, which the embedded interpreter already searches.
-  const bool shipped_package = !share.empty() && fs::is_directory(share / "python" / "parity");
-  r.python_package = env_or(getenv, "PARITY_PYTHON_PACKAGE", shipped_package ? under(share, "python") : "");
+  r.python_package = env_or(getenv, "PARITY_PYTHON_PACKAGE", find_package(share));
   r.fixtures = env_or(getenv, "PARITY_FIXTURES", under(share, "fixtures"));
   r.scenarios = env_or(getenv, "PARITY_SCENARIOS", under(share, "scenarios"));
   r.templates = env_or(getenv, "PARITY_TEMPLATES", under(share, "templates"));
