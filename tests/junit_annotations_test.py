@@ -12,8 +12,13 @@ BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 NATIVE = '''\
 """Scenarios that print."""
 import sys
+import warnings
 
 import parity
+
+
+def _shared_helper():
+    warnings.warn("the shared helper is deprecated", UserWarning)
 
 
 @parity.scenario(tags=["loud"])
@@ -27,6 +32,18 @@ def talks(xp):
 def floods(xp):
     print("x" * 100000 + "THE END")
     return {"b": 1}
+
+
+@parity.scenario()
+def warns_first(xp):
+    _shared_helper()
+    return {"w": 1}
+
+
+@parity.scenario()
+def warns_again(xp):
+    _shared_helper()
+    return {"w": 2}
 '''
 
 PYTEST_STYLE = '''\
@@ -83,6 +100,15 @@ def test_system_out_and_err_hold_what_each_side_printed_labelled(compared):
                    "----- candidate stdout -----\nnative says hello\n"), out
     assert err == "----- gold stderr -----\nnative warns\n----- candidate stderr -----\nnative warns\n", err
     assert "pytest-style says hello\n" in cases["test_loud.py::test_prints"].findtext("system-out")
+
+
+def test_each_scenario_shows_its_own_warnings_whatever_ran_before_it(compared):
+    # Python shows a warning once per place in a process: without a fresh registry per scenario, the second
+    # scenario's stderr would depend on which scenarios shared its worker (shards, --jobs), not on the scenario.
+    _, cases = compared
+    for name in ("warns_first", "warns_again"):
+        err = cases[name].findtext("system-err") or ""
+        assert err.count("UserWarning: the shared helper is deprecated") == 2, (name, err)
 
 
 def test_a_flood_of_output_keeps_its_end_and_says_so(compared):

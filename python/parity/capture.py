@@ -3,6 +3,7 @@ worker's own stdout/stderr (where a crash report reads its last words)."""
 from __future__ import annotations
 
 import sys
+import warnings
 
 # Per stream: the manifest holding it is rewritten every second during a run, so it must stay small. The tail is
 # kept, as a crash report keeps a worker's last lines: what a scenario printed last is nearest its failure.
@@ -51,7 +52,11 @@ def call_capturing(scenario, backend) -> dict:
     for name, tee in tees.items():
         setattr(sys, name, tee)
     try:
-        outcome = scenario.call(backend)
+        # Fresh warning registries (catch_warnings resets them) and filters per scenario: Python shows a warning
+        # once per place in a process, so without this a scenario's stderr would depend on what ran before it in
+        # the same worker (the partition of a shard or of --jobs), and a scenario's filters would leak into the next.
+        with warnings.catch_warnings():
+            outcome = scenario.call(backend)
     finally:
         for name, tee in tees.items():
             if getattr(sys, name) is tee:  # a scenario that replaced the stream itself keeps its own
