@@ -301,6 +301,15 @@ TEST(Codec, UnsupportedOutputsNameTheirPath) {
 // Files of format 1 as its last writer wrote them (tests/format_v1/write_v1.py): today's writer writes format 2.
 const fs::path kFormat1Dir = fs::path(PARITY_TESTS_DIR) / "format_v1";
 
+// Every prefix of a result file's `bytes`, written into `dir`, is a FormatError (DamagedFile and DamagedFile2).
+void expect_every_truncation_is_a_clear_error(const fs::path& dir, const std::string& bytes) {
+  const fs::path bad = dir / "bad.parity";
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    std::ofstream(bad, std::ios::binary | std::ios::trunc) << bytes.substr(0, n);
+    EXPECT_THROW(read_result(bad), FormatError) << "truncated to " << n << " of " << bytes.size() << " bytes";
+  }
+}
+
 // A damaged file gets a FormatError that names the file, never a crash or an exception of another kind. These cases
 // damage format 1's JSON header (codec_cases.DAMAGED_BASE as format 1 wrote it); DamagedFile2 damages format 2's.
 class DamagedFile : public ::testing::Test {
@@ -335,11 +344,7 @@ class DamagedFile : public ::testing::Test {
 };
 
 TEST_F(DamagedFile, TruncationAtEveryByteOffsetIsAClearError) {
-  const fs::path bad = dir.path() / "bad.parity";
-  for (std::size_t n = 0; n < bytes.size(); ++n) {
-    std::ofstream(bad, std::ios::binary | std::ios::trunc) << bytes.substr(0, n);
-    EXPECT_THROW(read_result(bad), FormatError) << "truncated to " << n << " of " << bytes.size() << " bytes";
-  }
+  expect_every_truncation_is_a_clear_error(dir.path(), bytes);
 }
 
 TEST_F(DamagedFile, TypesOffTheAllowListAreNeverRebuilt) {
@@ -506,11 +511,7 @@ class DamagedFile2 : public ::testing::Test {
 };
 
 TEST_F(DamagedFile2, TruncationAtEveryByteOffsetIsAClearError) {
-  const fs::path bad = dir.path() / "bad.parity";
-  for (std::size_t n = 0; n < bytes.size(); ++n) {
-    std::ofstream(bad, std::ios::binary | std::ios::trunc) << bytes.substr(0, n);
-    EXPECT_THROW(read_result(bad), FormatError) << "truncated to " << n << " of " << bytes.size() << " bytes";
-  }
+  expect_every_truncation_is_a_clear_error(dir.path(), bytes);
   // A header cut short, its length saying so: the error names the path being read.
   expect_error(with_header(header().substr(0, header().size() - 3)), "outputs['s']: malformed header: ");
 }
