@@ -37,7 +37,7 @@ def _stepped(xp, host):
     # Every other element of a buffer twice as long on each axis: non-contiguous, positive strides.
     big = xp.zeros(tuple(2 * n for n in host.shape), dtype=host.dtype)
     view = big[tuple(slice(None, None, 2) for _ in host.shape)]
-    view[...] = host
+    view[...] = xp.asarray(host)  # a device namespace (CuPy) takes no host array on the right
     return view
 
 
@@ -60,7 +60,7 @@ def _misaligned(xp, host):
     # One byte into a uint8 buffer: NumPy allows unaligned views and copes with them in every loop.
     raw = xp.zeros(host.nbytes + 1, dtype=xp.uint8)
     arr = raw[1:].view(host.dtype).reshape(host.shape)
-    arr[...] = host
+    arr[...] = xp.asarray(host)
     return arr
 
 
