@@ -189,3 +189,27 @@ def test_cupy_host_copy_keeps_strides_of_every_layout():
         assert numpy.array_equal(host, array)
         # CuPy arrays have no read-only flag: every one is writeable, and so is its copy.
         assert host.flags.writeable
+
+
+def test_cupy_skips_the_misaligned_layout_saying_why(monkeypatch):
+    """On a GPU, a CuPy kernel over a misaligned view left the worker's CUDA context unusable and every later
+    scenario errored (scripts/gpu_check.sh, H200): the cupy backend skips that layout with the reason, and runs the
+    others. Checked with the GPU check bypassed, NumPy standing in for CuPy."""
+    import parity.backend
+    from parity._scenario import Skip
+
+    parity.backend.register_fixtures(str(REPO / "fixtures"))
+    from parity_fixtures import cupy as cupy_backend
+
+    monkeypatch.setattr(cupy_backend, "_UNAVAILABLE", None)
+    called = []
+
+    def generated(xp, rng, layout, dtype):
+        called.append(layout)
+        return {}
+
+    with pytest.raises(Skip, match="cudaErrorMisalignedAddress"):
+        cupy_backend.execute(generated, xp=None, rng=None, layout="misaligned", dtype="float64")
+    assert called == []
+    cupy_backend.execute(generated, xp=None, rng=None, layout="stepped", dtype="float64")
+    assert called == ["stepped"]
