@@ -381,6 +381,12 @@ TEST_F(DamagedFile, HostileSizesAreRejectedWithoutAllocating) {
 
 // Each file once crashed the decoder, to_python or compare (found by tests/fuzz/decoder_fuzz.cc or built
 // from its findings); each must now end in a FormatError or succeed, and nothing else.
+TEST(FuzzRegressions, ObjectArraySlotsOffAPointersSizeAreRefused) {
+  // Strides that are no multiple of a pointer's size put object slots at misaligned addresses (UBSan, fuzzer).
+  EXPECT_THROW(read_result(fs::path(PARITY_FUZZ_REGRESSIONS) / "to_python-object-array-misaligned-slots.parity"),
+               FormatError);
+}
+
 TEST(FuzzRegressions, EveryFindingIsAFormatErrorOrReadsCleanly) {
   std::size_t files = 0;
   for (const auto& entry : fs::directory_iterator(PARITY_FUZZ_REGRESSIONS)) {

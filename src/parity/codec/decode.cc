@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <functional>
@@ -270,11 +271,19 @@ std::uint64_t Decoder::element_count(const Layout& layout, const std::string& pa
 
 // An object array is decoded filled with None, with its exact layout; its elements are nodes of their own,
 // put in place by to_python, so reading runs no code for them either.
+// Every slot of an object array holds a pointer: strides off a pointer's size would put slots at misaligned
+// addresses (undefined behaviour when rebuilt; found by the decoder fuzzer), and NumPy never writes such an array.
+static bool pointer_aligned(const std::vector<npy_intp>& strides) {
+  return std::all_of(strides.begin(), strides.end(),
+                     [](npy_intp s) { return s % static_cast<npy_intp>(sizeof(PyObject*)) == 0; });
+}
+
 Node::Array Decoder::object_array(const Layout& layout, std::uint64_t count, bool writeable, const std::string& path) {
   const auto& [shape, strides, offset] = layout;
   const Span span = span_of(static_cast<int>(shape.size()), shape.data(), strides.data(), sizeof(PyObject*));
   if (span.overflow || (!span.empty && static_cast<std::uint64_t>(-span.low) != offset) ||
-      span.size() % sizeof(PyObject*) != 0 || span.size() / sizeof(PyObject*) > 4 * count + 64)
+      span.size() % sizeof(PyObject*) != 0 || span.size() / sizeof(PyObject*) > 4 * count + 64 ||
+      !pointer_aligned(strides))
     fail(path + ": shape and strides do not describe the elements");
   npy_intp slots = static_cast<npy_intp>(span.size() / sizeof(PyObject*)) + 1;
   auto buffer = py::reinterpret_steal<py::object>(PyArray_SimpleNew(1, &slots, NPY_OBJECT));
