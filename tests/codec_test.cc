@@ -301,6 +301,16 @@ TEST(Codec, UnsupportedOutputsNameTheirPath) {
 // Files of format 1 as its last writer wrote them (tests/format_v1/write_v1.py): today's writer writes format 2.
 const fs::path kFormat1Dir = fs::path(PARITY_TESTS_DIR) / "format_v1";
 
+// `bytes` (a result file whose header is `old_size` bytes) with header `h` and the same data section: both formats
+// put the header's size at byte 16 and the data at the next 64-byte boundary (DamagedFile, DamagedFile2).
+std::string replace_header(const std::string& bytes, std::size_t old_size, const std::string& h) {
+  std::string out = bytes.substr(0, 16);
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((h.size() >> (8 * i)) & 0xff);
+  out += h;
+  out.append((out.size() + 63) / 64 * 64 - out.size(), '\0');
+  return out + bytes.substr((24 + old_size + 63) / 64 * 64);
+}
+
 // Every prefix of a result file's `bytes`, written into `dir`, is a FormatError (DamagedFile and DamagedFile2).
 void expect_every_truncation_is_a_clear_error(const fs::path& dir, const std::string& bytes) {
   const fs::path bad = dir / "bad.parity";
@@ -327,13 +337,7 @@ class DamagedFile : public ::testing::Test {
     }
   }
   std::string header() const { return bytes.substr(24, bytes.find('\0', 24) - 24); }
-  std::string with_header(const std::string& h) const {
-    std::string out = bytes.substr(0, 16);
-    for (int i = 0; i < 8; ++i) out += static_cast<char>((h.size() >> (8 * i)) & 0xff);
-    out += h;
-    out.append((out.size() + 63) / 64 * 64 - out.size(), '\0');
-    return out + bytes.substr((24 + header().size() + 63) / 64 * 64);
-  }
+  std::string with_header(const std::string& h) const { return replace_header(bytes, header().size(), h); }
   static std::string replace(std::string s, const std::string& from, const std::string& to) {
     const auto at = s.find(from);
     EXPECT_NE(at, std::string::npos) << from;
@@ -474,13 +478,7 @@ class DamagedFile2 : public ::testing::Test {
     return bytes.substr(24, size);
   }
   // The file with another header and the same data section.
-  std::string with_header(const std::string& h) const {
-    std::string out = bytes.substr(0, 16);
-    for (int i = 0; i < 8; ++i) out += static_cast<char>((h.size() >> (8 * i)) & 0xff);
-    out += h;
-    out.append((out.size() + 63) / 64 * 64 - out.size(), '\0');
-    return out + bytes.substr((24 + header().size() + 63) / 64 * 64);
-  }
+  std::string with_header(const std::string& h) const { return replace_header(bytes, header().size(), h); }
   // A string of the header (its length byte and text) replaced by another.
   std::string with_text(const std::string& from, const std::string& to) const {
     std::string h = header();
