@@ -233,6 +233,16 @@ def _vec(n=6, domain="any"):
     return arrays((n,), domain=domain)
 
 
+def _with_nans(rng, dtype, shape):
+    values = data(rng, dtype, shape)
+    values[..., 1] = numpy.nan
+    return values
+
+
+# The sample of the nan* functions (and nan_to_num): a NaN column. Defined before the tables that use it.
+_NAN_SAMPLE = {"sample": lambda rng, dtype, shape: [_with_nans(rng, dtype, shape)]}
+
+
 _ops("reduction", {
     "sum": (lambda xp, a, **kw: xp.sum(a, axis=0, **kw), {"out": True, "dtypes": NUMERIC}),
     "prod": (lambda xp, a, **kw: xp.prod(a, axis=1, **kw), {"out": True, "dtypes": INT + F64}),
@@ -262,28 +272,21 @@ _ops("reduction", {
     "ediff1d": (lambda xp, a: xp.ediff1d(a, to_begin=[0]), {"dtypes": SIGNED + F64}),
     "gradient": (lambda xp, a: xp.gradient(a, 0.5, axis=1), {"dtypes": F64 + ("float32",)}),
     "trapezoid": (lambda xp, a: xp.trapezoid(a, dx=0.5, axis=1), {"dtypes": F64}),
-    "nansum": (lambda xp, a: xp.nansum(a, axis=0), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanprod": (lambda xp, a: xp.nanprod(a, axis=1), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanmean": (lambda xp, a: xp.nanmean(a, axis=0), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanstd": (lambda xp, a: xp.nanstd(a, axis=1), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanvar": (lambda xp, a: xp.nanvar(a, axis=0), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanmax": (lambda xp, a: xp.nanmax(a, axis=1), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanmin": (lambda xp, a: xp.nanmin(a, axis=0), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanargmax": (lambda xp, a: xp.nanargmax(a, axis=1), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanargmin": (lambda xp, a: xp.nanargmin(a, axis=1), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nancumsum": (lambda xp, a: xp.nancumsum(a, axis=0), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nancumprod": (lambda xp, a: xp.nancumprod(a, axis=1), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanmedian": (lambda xp, a: xp.nanmedian(a, axis=0), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanpercentile": (lambda xp, a: xp.nanpercentile(a, 40, axis=1), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
-    "nanquantile": (lambda xp, a: xp.nanquantile(a, [0.2, 0.7], axis=0),
-                    {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
+    "nansum": (lambda xp, a: xp.nansum(a, axis=0), _NAN_SAMPLE),
+    "nanprod": (lambda xp, a: xp.nanprod(a, axis=1), _NAN_SAMPLE),
+    "nanmean": (lambda xp, a: xp.nanmean(a, axis=0), _NAN_SAMPLE),
+    "nanstd": (lambda xp, a: xp.nanstd(a, axis=1), _NAN_SAMPLE),
+    "nanvar": (lambda xp, a: xp.nanvar(a, axis=0), _NAN_SAMPLE),
+    "nanmax": (lambda xp, a: xp.nanmax(a, axis=1), _NAN_SAMPLE),
+    "nanmin": (lambda xp, a: xp.nanmin(a, axis=0), _NAN_SAMPLE),
+    "nanargmax": (lambda xp, a: xp.nanargmax(a, axis=1), _NAN_SAMPLE),
+    "nanargmin": (lambda xp, a: xp.nanargmin(a, axis=1), _NAN_SAMPLE),
+    "nancumsum": (lambda xp, a: xp.nancumsum(a, axis=0), _NAN_SAMPLE),
+    "nancumprod": (lambda xp, a: xp.nancumprod(a, axis=1), _NAN_SAMPLE),
+    "nanmedian": (lambda xp, a: xp.nanmedian(a, axis=0), _NAN_SAMPLE),
+    "nanpercentile": (lambda xp, a: xp.nanpercentile(a, 40, axis=1), _NAN_SAMPLE),
+    "nanquantile": (lambda xp, a: xp.nanquantile(a, [0.2, 0.7], axis=0), _NAN_SAMPLE),
 }, dtypes=F64)
-
-
-def _with_nans(rng, dtype, shape):
-    values = data(rng, dtype, shape)
-    values[..., 1] = numpy.nan
-    return values
 
 
 _ops("statistics", {
@@ -306,7 +309,7 @@ _ops("statistics", {
     "round": (lambda xp, a, **kw: xp.round(a, 1, **kw), {"dtypes": FLOAT + SIGNED, "out": True}),
     "around": (lambda xp, a: xp.around(a, 2), {"dtypes": FLOAT}),
     "fix": (lambda xp, a: xp.fix(a), {"dtypes": FLOAT, "layouts": WITH_SHAPES}),
-    "nan_to_num": (lambda xp, a: xp.nan_to_num(a, nan=-1.0, posinf=9.0), {"sample": lambda r, d, s: [_with_nans(r, d, s)]}),
+    "nan_to_num": (lambda xp, a: xp.nan_to_num(a, nan=-1.0, posinf=9.0), _NAN_SAMPLE),
     "sinc": (lambda xp, a: xp.sinc(a), {"layouts": WITH_SHAPES}),
     "i0": lambda xp, a: xp.i0(a),
     "angle": (lambda xp, a: xp.angle(a, deg=True), {"dtypes": COMPLEX + F64}),
