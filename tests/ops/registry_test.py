@@ -7,6 +7,7 @@ import numpy
 import pytest
 
 from e2e_test import REPO, parity
+from parity.coverage import public_callables
 from parity.ops import KINDS, LAYOUTS, REGISTRY, layouts, sampled
 
 HOST = numpy.arange(12, dtype="<f8").reshape(3, 4)
@@ -128,3 +129,54 @@ def test_a_subtle_fault_in_a_rare_function_is_caught(tmp_path):
     failed = [s for s in report["scenarios"] if s["status"] == "fail"]
     assert failed and all(s["id"].startswith("ops.gradient[") for s in failed)
     assert any(c["check"] == "dtype" and not c["ok"] for s in failed for c in s["checks"])
+
+
+def test_an_entry_whose_name_numpy_lacks_is_skipped_saying_so(monkeypatch):
+    # NumPy 2.5 removed row_stack: its entry must skip with the reason on such a NumPy, not error under gold.
+    from parity._scenario import Skip
+    from parity.ops import _scenario_for
+
+    assert REGISTRY["row_stack"].unavailable() is None
+    monkeypatch.delattr(numpy, "row_stack")
+    reason = REGISTRY["row_stack"].unavailable()
+    assert reason == f"NumPy {numpy.__version__} has no row_stack: the operation row_stack cannot run on it"
+    run = _scenario_for(REGISTRY["row_stack"], {"__name__": "ops_probe"})
+    with pytest.raises(Skip, match="has no row_stack"):
+        run(xp=numpy, rng=numpy.random.default_rng(0), layout="C", dtype="float64")
+
+
+def test_every_entry_names_what_it_needs_from_numpy():
+    # An entry named after no NumPy function says which name it needs (`needs`), so that availability is checked.
+    assert [op.name for op in REGISTRY.values() if op.unavailable()] == []
+    assert REGISTRY["ma.count_masked_axis"].needs == "ma.count_masked"
+    assert REGISTRY["random.beta"].unavailable() is None  # random.<method>: numpy.random.Generator's
+
+
+MISSING = '''
+"""One registry entry for a name the installed NumPy lacks, beside one it has."""
+import numpy
+
+from parity.ops import Op, generate
+
+generate([Op("no_such_function", "elementwise", lambda xp, a: xp.no_such_function(a)),
+          Op("negative", "elementwise", lambda xp, a: xp.negative(a))], per_op=1)
+'''
+
+
+def test_an_absent_name_is_skipped_in_a_run_and_counted_nowhere_by_coverage(tmp_path):
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "missing_ops.py").write_text(MISSING)
+    parity("run", "--backend", "gold", "--out", tmp_path / "gold", "-q", "--scenarios", folder, check=0)
+    manifest = json.loads((tmp_path / "gold" / "manifest.json").read_text())
+    statuses = {s["id"].split("[")[0]: s for s in manifest["scenarios"]}
+    skipped = statuses["missing_ops.no_such_function"]
+    assert skipped["status"] == "skip" and "has no no_such_function" in json.dumps(skipped)
+    assert statuses["missing_ops.negative"]["status"] == "ok"
+    out = tmp_path / "coverage.json"
+    parity("coverage", "--scenarios", folder, "--json", out, check=0)
+    result = json.loads(out.read_text())
+    names = set(result["callables"]) | set(result["uncovered"])
+    assert "numpy.negative" in result["callables"]
+    assert not any("no_such_function" in name for name in names)
+    assert result["total"] == sum(len(names) for names in public_callables().values())
