@@ -89,7 +89,7 @@ def test_memmap_differs_only_in_what_its_pickles_lose(runs, tmp_path):
 def test_masked_and_dask_declare_what_their_failures_show(runs, tmp_path):
     """The declarations are the libraries' known differences; a run error is always the candidate's."""
     for backend, checks in (("masked", {"type", "pickle", "dtype", "values", "layout", "writeable", "error"}),
-                            ("dask", {"layout", "writeable", "values", "type", "shape", "error"})):
+                            ("dask", {"layout", "writeable", "values", "type", "shape", "dtype", "attrs", "error"})):
         _, report = compare(runs, backend, tmp_path)
         used = explained(report)
         assert set().union(*used.values()) == checks, (backend, used)
