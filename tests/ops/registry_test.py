@@ -8,7 +8,7 @@ import pytest
 
 from e2e_test import REPO, parity
 from parity.coverage import public_callables
-from parity.ops import KINDS, LAYOUTS, REGISTRY, layouts, sampled
+from parity.ops import KINDS, LAYOUTS, REGISTRY, generated_ids, layouts, sampled
 
 HOST = numpy.arange(12, dtype="<f8").reshape(3, 4)
 
@@ -91,6 +91,8 @@ def test_generated_ids_and_the_full_product_switch():
     assert "ops.cumsum[layout=F,dtype=int8]" in full
     assert "ops.linalg_solve[layout=C,dtype=float64]" in full
     assert len(_ids({"PARITY_OPS": "3"})) > len(default)
+    # parity.ops.generated_ids (which in_play matches DIFFERENCES against) names exactly what the module generates.
+    assert sorted(generated_ids(per_op=1)) == sorted(default) and sorted(generated_ids(per_op=0)) == sorted(full)
 
 
 FAULTY = '''
