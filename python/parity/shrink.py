@@ -366,7 +366,7 @@ def shrink(program: str, scenario_id: str, backend: str, *, out: str | None = No
         entry = pipeline.run(meta["source"], only=scenario_id)
         target = _pick_target(entry, check, scenario_id, backend)
         if target is None:
-            log(f"parity shrink: {scenario_id} {entry['status']} under {backend}: nothing to shrink")
+            log(f"parity shrink: {scenario_id} ends `{entry['status']}` under {backend}: nothing to shrink")
             return None
         log(f"parity shrink: {scenario_id} under {backend} fails `{target.check}` at {target.path}; shrinking "
             f"({space.original.describe()}; at most {max_examples} runs)")
