@@ -1,8 +1,8 @@
 """`parity shrink ID --backend B`: the smallest input on which candidate B still fails the same check at the same place.
 
 A generated scenario of the operation registry (`ops.<name>[layout=L,dtype=D]`) has a search space: the sample's shape
-(fewer elements), the entry's dtypes (simplest first), the layout matrix (C first) and the values (rounded to
-integers). Hypothesis starts from the failing case and shrinks it; each case it tries is written as a scenario module
+(fewer elements), the entry's narrower dtypes of the same kind (simplest first), C in place of the layout, and the
+values (rounded to integers). Hypothesis starts from the failing case and shrinks it; each case it tries is written as a scenario module
 and run as a run does it (`parity run` of gold and of B in workers, then `parity compare`). The smallest case that
 still fails the target check (name and output path) is written as a standalone scenario module whose docstring holds
 its repro command (README, "Shrinking a failure").
@@ -22,8 +22,8 @@ import numpy
 
 from parity.ops import layouts as _layouts
 
-# Simplest first: bool, then integers (signed before unsigned at one width), floats, complex, then the rest.
-_KIND_ORDER = "biufc"
+# Simplest first: bool, integers (signed before unsigned at one width), floats, complex; other kinds after them.
+_GROUP_ORDER = ("b", "iu", "f", "c")
 _NO_DTYPE = "none"  # an entry whose operation takes no array of a chosen dtype (registry.NONE)
 
 
@@ -38,10 +38,9 @@ class ShrinkError(Exception):
 def dtype_rank(name: str) -> tuple:
     """The order dtypes are tried in: bool, int8, uint8, int16, ..., float16, ..., complex128, then the others."""
     if name == _NO_DTYPE:
-        return (-1, 0, name)
-    dt = numpy.dtype(name)
-    kind = _KIND_ORDER.index(dt.kind) if dt.kind in _KIND_ORDER else len(_KIND_ORDER)
-    return (kind, dt.itemsize, dt.kind != "i", name)
+        return (-1, 0, False, name)
+    group, dt = dtype_group(name), numpy.dtype(name)
+    return (_GROUP_ORDER.index(group) if group in _GROUP_ORDER else len(_GROUP_ORDER), dt.itemsize, dt.kind == "u", name)
 
 
 def dtype_group(name: str) -> str:
@@ -208,7 +207,6 @@ class Target:
 
     check: str
     path: str
-    message: str = ""
 
 
 def render(op, case: Case, function: str, tags: list, header: str) -> str:
@@ -245,13 +243,14 @@ parity.scenario({function}, params={{"layout": [{case.layout!r}], "dtype": [{cas
 
 class Pipeline:
     """Runs scenario modules as a run does: `parity run` under gold and under the candidate (each in its workers, the
-    two at once), then `parity compare --json`; hands back the scenario's entry of the compare JSON."""
+    two at once), then `parity compare --json`; hands back the scenario's entry of the compare JSON, and whether
+    compare counted it a failure (its exit 1: fail, error, xpass)."""
 
     def __init__(self, program: str, backend: str, timeout: float, trust: list, work: Path):
         self.program, self.backend, self.timeout, self.trust, self.work = program, backend, timeout, trust, work
         self.runs = 0
 
-    def run(self, scenarios: str, only: str | None = None) -> dict:
+    def run(self, scenarios: str, only: str | None = None) -> tuple:
         self.runs += 1
         out = self.work / f"run-{self.runs}"
         selection = ["--scenarios", scenarios] + (["--only", only] if only else [])
@@ -276,7 +275,7 @@ class Pipeline:
         shutil.rmtree(out, ignore_errors=True)
         if len(scenarios_found) != 1:
             raise ShrinkError(f"{scenarios}: expected one scenario in the compare, found {len(scenarios_found)}")
-        return scenarios_found[0]
+        return scenarios_found[0], done.returncode == 1
 
 
 def failed_checks(entry: dict) -> list:
@@ -317,26 +316,27 @@ def _operation(scenario_id: str, meta: dict):
     return ops[0], params["layout"], params["dtype"]
 
 
-def _pick_target(entry: dict, check: str | None, scenario_id: str, backend: str) -> Target | None:
-    """The first failed check (of that name, with --check) of the original scenario; None when it does not fail."""
+def _pick_target(entry: dict, failing: bool, check: str | None, scenario_id: str, backend: str) -> Target | None:
+    """The first failed check (of that name, with --check) of the original scenario; None when compare does not count
+    it a failure (a pass, a skip, an expected failure)."""
+    if not failing:
+        return None
     failed = failed_checks(entry)
     chosen = [f for f in failed if check is None or f[0] == check]
     if chosen:
-        return Target(*chosen[0])
+        return Target(*chosen[0][:2])
     if failed:
         raise ShrinkError(f"{scenario_id} under {backend} fails {', '.join(sorted({f[0] for f in failed}))}, "
                           f"not {check}")
-    if entry["status"] in ("pass", "xfail", "skip"):
-        return None
     raise ShrinkError(f"{scenario_id} under {backend} ends {entry['status']} with no failed check to keep: "
                       f"{entry.get('message', '')}")
 
 
-def _header(scenario_id, backend, target, original, best, runs, repro) -> str:
+def _header(scenario_id, backend, target, original, best, runs, repro, message) -> str:
     text = (f"Minimal repro written by `parity shrink`: under backend {backend}, check `{target.check}` fails at "
             f"{target.path}.\n\nShrunk from {scenario_id} ({original.describe()})\nto {best.describe()}, in {runs} "
             f"runs of gold, the candidate and compare.\n\nRepro (exits 1 while the candidate still fails):\n\n"
-            f"    {repro}\n")
+            f"    {repro}\n\nWhat compare said:\n\n    {message.strip().replace(chr(10), chr(10) + '    ')}\n")
     return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')  # a docstring holds it
 
 
@@ -363,8 +363,8 @@ def shrink(program: str, scenario_id: str, backend: str, *, out: str | None = No
     work = Path(tempfile.mkdtemp(prefix="parity-shrink-"))
     try:
         pipeline = Pipeline(program, backend, timeout, list(trust), work)
-        entry = pipeline.run(meta["source"], only=scenario_id)
-        target = _pick_target(entry, check, scenario_id, backend)
+        entry, failing = pipeline.run(meta["source"], only=scenario_id)
+        target = _pick_target(entry, failing, check, scenario_id, backend)
         if target is None:
             log(f"parity shrink: {scenario_id} ends `{entry['status']}` under {backend}: nothing to shrink")
             return None
@@ -388,7 +388,7 @@ def shrink(program: str, scenario_id: str, backend: str, *, out: str | None = No
                 module = folder / target_file.name
                 module.write_text(render(op, case, function, tags, "A case parity shrink tries."))
                 try:
-                    found = failed_checks(pipeline.run(str(module)))
+                    found = failed_checks(pipeline.run(str(module))[0])
                 except ShrinkError as error:
                     aborted.append(error)
                     return False
@@ -445,14 +445,16 @@ def shrink(program: str, scenario_id: str, backend: str, *, out: str | None = No
             raise ShrinkError(f"{scenario_id}: the failure did not reproduce in a scenario module of its own, from the "
                               "registry entry's inputs")
         runs = budget["runs"]
-        target_file.write_text(render(op, best, function, tags, _header(scenario_id, backend, target, space.original,
-                                                                        best, runs, "(being verified)")))
-        final = pipeline.run(str(target_file))  # the written file itself reproduces it, and gives the repro command
-        if (target.check, target.path) not in [(c, p) for c, p, _ in failed_checks(final)]:
+        def header(repro, message):
+            return _header(scenario_id, backend, target, space.original, best, runs, repro, message)
+
+        target_file.write_text(render(op, best, function, tags, header("(being verified)", "")))
+        final, _ = pipeline.run(str(target_file))  # the written file itself reproduces it, and gives the repro command
+        messages = [m for c, p, m in failed_checks(final) if (c, p) == (target.check, target.path)]
+        if not messages:
             raise ShrinkError(f"{target_file}: the written scenario did not reproduce `{target.check}` at "
                               f"{target.path}")
-        target_file.write_text(render(op, best, function, tags, _header(scenario_id, backend, target, space.original,
-                                                                        best, runs, final["repro"])))
+        target_file.write_text(render(op, best, function, tags, header(final["repro"], messages[0])))
         log(f"parity shrink: {best.describe()} still fails `{target.check}` at {target.path} ({runs} runs)")
         log(f"  wrote  {target_file}")
         log(f"  repro  {final['repro']}")

@@ -1,6 +1,6 @@
 """`parity shrink` on the broken self-test backends: a failing generated scenario shrinks to a smaller standalone
 scenario module that still fails the same check at the same path, the same file every time; a passing scenario has
-nothing to shrink; a hand-written or unknown id is refused, saying why."""
+nothing to shrink; a hand-written or unknown id, or a --check the scenario does not fail, is refused, saying why."""
 import importlib.util
 import json
 
@@ -101,3 +101,8 @@ def test_an_unknown_id_is_named(tmp_path):
     proc = shrink("ops.no_such_operation[layout=C,dtype=int8]", "broken.perturb", tmp_path / "never.py", check=2)
     assert "ops.no_such_operation[layout=C,dtype=int8]" in proc.stderr
 
+
+
+def test_a_check_the_scenario_does_not_fail_is_refused(tmp_path):
+    proc = shrink(VALUES, "broken.perturb", tmp_path / "never.py", "--check", "dtype", check=2)
+    assert f"{VALUES} under broken.perturb fails values, not dtype" in proc.stderr
