@@ -2,10 +2,10 @@
 
 A generated scenario of the operation registry (`ops.<name>[layout=L,dtype=D]`) has a search space: the sample's shape
 (fewer elements), the entry's narrower dtypes of the same kind (simplest first), C in place of the layout, and the
-values (rounded to integers). Hypothesis starts from the failing case and shrinks it; each case it tries is written as a scenario module
-and run as a run does it (`parity run` of gold and of B in workers, then `parity compare`). The smallest case that
-still fails the target check (name and output path) is written as a standalone scenario module whose docstring holds
-its repro command (README, "Shrinking a failure").
+values (rounded to integers). Hypothesis starts from the failing case and shrinks it; each case it tries is written as
+a scenario module and run as a run does it (`parity run` of gold and of B in workers, then `parity compare`). The
+smallest case that still fails the target check (name and output path) is written as a standalone scenario module
+whose docstring holds its repro command (README, "Shrinking a failure").
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ def dtype_rank(name: str) -> tuple:
     if name == _NO_DTYPE:
         return (-1, 0, False, name)
     group, dt = dtype_group(name), numpy.dtype(name)
-    return (_GROUP_ORDER.index(group) if group in _GROUP_ORDER else len(_GROUP_ORDER), dt.itemsize, dt.kind == "u", name)
+    rank = _GROUP_ORDER.index(group) if group in _GROUP_ORDER else len(_GROUP_ORDER)
+    return (rank, dt.itemsize, dt.kind == "u", name)
 
 
 def dtype_group(name: str) -> str:
@@ -232,7 +233,9 @@ INPUTS = [
 
 def {function}(xp, rng, layout, dtype):
     # The registry's own call and layout matrix, on these inputs instead of the entry's sample.
-    sample = lambda rng, dtype, shape: [numpy.copy(v) if isinstance(v, numpy.ndarray) else v for v in INPUTS]  # noqa: E731
+    def sample(rng, dtype, shape):
+        return [numpy.copy(v) if isinstance(v, numpy.ndarray) else v for v in INPUTS]
+
     return dataclasses.replace(OPERATION, sample=sample).run(xp, rng, layout, dtype)
 
 
@@ -307,8 +310,8 @@ def _operation(scenario_id: str, meta: dict):
     params = meta.get("params") or {}
     if "ops" not in (meta.get("tags") or []) or set(params) != {"layout", "dtype"}:
         raise ShrinkError(f"{scenario_id} is a hand-written scenario: it has no search space to shrink in (only the "
-                          "scenarios generated from the operation registry, ops.<name>[layout=...,dtype=...], have one: "
-                          "README, \"Shrinking a failure\")")
+                          "scenarios generated from the operation registry, ops.<name>[layout=...,dtype=...], have "
+                          "one: README, \"Shrinking a failure\")")
     ops = [op for op in REGISTRY.values() if op.scenario_name == meta["function"]]
     if not ops:
         raise ShrinkError(f"{scenario_id}: operation {meta['function']!r} is not in parity.ops' registry (shrink "
