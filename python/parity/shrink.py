@@ -136,6 +136,7 @@ class Space:
 
     @staticmethod
     def rounded(layout: str, dtype: str, host: list, keep) -> Case:
+        """The case of these host values, each float or complex input rounded unless keep(its index)."""
         inputs, index = [], 0
         for value in host:
             if _rounds(value):
@@ -476,8 +477,16 @@ def main(program: str, scenario_id: str, backend: str, out: str, scenarios: list
          check: str, trust: list) -> bool:
     """What `parity shrink` (src/parity/run/shrink.cc) calls: whether it wrote a scenario; ShrinkError's message is
     its exit 2."""
+    import os
     import sys
 
-    written = shrink(program, scenario_id, backend, out=out or None, scenarios=scenarios, max_examples=max_examples,
-                     timeout=timeout, check=check or None, trust=trust, log=lambda line: print(line, file=sys.stderr))
+    # Hypothesis keeps caches in ./.hypothesis unless told otherwise: the command leaves nothing but its module.
+    storage = tempfile.mkdtemp(prefix="parity-shrink-hypothesis-")
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", storage)
+    try:
+        written = shrink(program, scenario_id, backend, out=out or None, scenarios=scenarios,
+                         max_examples=max_examples, timeout=timeout, check=check or None, trust=trust,
+                         log=lambda line: print(line, file=sys.stderr))
+    finally:
+        shutil.rmtree(storage, ignore_errors=True)
     return written is not None

@@ -3,11 +3,12 @@ scenario module that still fails the same check at the same path, the same file 
 nothing to shrink; a hand-written or unknown id, or a --check the scenario does not fail, is refused, saying why."""
 import importlib.util
 import json
+import subprocess
 
 import numpy
 import pytest
 
-from e2e_test import compare, parity, run
+from e2e_test import BIN, compare, parity, run
 from parity.shrink import dtype_rank, layout_rank
 
 VALUES = "ops.add[layout=F,dtype=float32]"  # broken.perturb moves an element of a float output: `values`
@@ -72,8 +73,14 @@ def test_two_shrinks_write_the_same_file(values_shrunk):
 
 
 def test_a_layout_failure_shrinks_to_the_fewest_elements_the_fault_shows_in(tmp_path):
-    out = tmp_path / "shrunk_maximum.py"
-    shrink(LAYOUT, "broken.flip_order", out)
+    here = tmp_path / "here"
+    here.mkdir()
+    proc = subprocess.run([BIN, "shrink", LAYOUT, "--backend", "broken.flip_order"], cwd=here, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr
+    # By default the module lands here, named after the function, and Hypothesis leaves no cache beside it.
+    out = here / "shrunk_maximum.py"
+    assert sorted(p.name for p in here.iterdir()) == [out.name]
     declared, inputs, _ = written(out)
     params = declared["meta"]["params"]
     # A result both C- and F-contiguous (one row or one column) cannot be flipped: 2x2 is the least that fails.
