@@ -1,4 +1,4 @@
-// The parity command line: list, run, coverage, compare, report and merge (see README.md, "Command line").
+// The parity command line: list, run, coverage, shrink, compare, report and merge (see README.md, "Command line").
 #include <pybind11/embed.h>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +20,7 @@
 #include "report_files.h"
 #include "resources.h"
 #include "runner.h"
+#include "shrink.h"
 #include "text.h"
 #include "trends.h"
 #include "worker.h"
@@ -217,6 +218,40 @@ Subcommand define_coverage(CLI::App& app, const std::string& program) {
           }};
 }
 
+Subcommand define_shrink(CLI::App& app, const std::string& program) {
+  auto args = std::make_shared<ShrinkOptions>();
+  ShrinkOptions& shrink_options = *args;
+  auto* shrink = app.add_subcommand(
+      "shrink",
+      "find the smallest input of a generated scenario that still fails the same check at the same place, "
+      "and write it as a scenario module with its repro command");
+  shrink->add_option("id", shrink_options.id, "the failing scenario (ops.<name>[layout=...,dtype=...])")->required();
+  shrink->add_option("--backend", shrink_options.backend, "the candidate backend it fails under")
+      ->envname("PARITY_BACKEND");
+  shrink->add_option("--out", shrink_options.out, "the scenario module to write (default: shrunk_<function>.py here)");
+  shrink
+      ->add_option("--scenarios", shrink_options.scenarios,
+                   "scenario file or directory the id is in (repeatable; default: the bundled scenarios/)")
+      ->allow_extra_args(false);  // one path per --scenarios: the id may follow it
+  shrink
+      ->add_option("--max-examples", shrink_options.max_examples,
+                   "cases to run at most (each: gold, candidate, compare)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  shrink->add_option("--timeout", shrink_options.timeout, "seconds each side's run of a case may take (0: none)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  shrink->add_option("--check", shrink_options.check, "the failed check to keep (default: the scenario's first)");
+  shrink
+      ->add_option("--trust-backend", shrink_options.trusted_backends,
+                   "passed to compare: a backend it may import for its reducers (repeatable)")
+      ->allow_extra_args(false);
+  return {shrink, [args, program] {
+            args->program = program;
+            return shrink_command(*args);
+          }};
+}
+
 // The worker processes `run` starts (worker.h), their flags protocol.h's; not for people, hence no group in --help.
 Subcommand define_worker(CLI::App& app) {
   auto args = std::make_shared<WorkerOptions>();
@@ -331,6 +366,7 @@ int main_impl(int argc, char** argv) {
                                                define_run(app, program),
                                                define_worker(app),
                                                define_coverage(app, program),
+                                               define_shrink(app, program),
                                                define_compare(app, program),
                                                define_merge(app, program),
                                                define_report(app)};
