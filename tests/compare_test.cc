@@ -387,6 +387,25 @@ TEST_F(CompareOutputs, ExactIntegerMessageMeasuresTheDifference) {
                            "[1, 1]: 4 | 5", "Max absolute difference among violations: 1 at [1, 1]"}));
 }
 
+// The name an inexact kind is compared as is NumPy's str() of it (looked up once per type), in the message and the
+// details alike.
+TEST_F(CompareOutputs, InexactMessagesNameTheTypeAsNumPyPrintsIt) {
+  for (const auto& [values, name] :
+       std::vector<std::pair<std::string, std::string>>{{"np.array([1.0, {}], dtype=np.float32)", "float64"},
+                                                        {"np.array([1.0, {}], dtype=np.longdouble)", "float128"},
+                                                        {"np.array([1.0, {}], dtype=np.complex64)", "complex128"},
+                                                        {"np.array([1.0, {}], dtype=np.clongdouble)", "complex256"}}) {
+    const auto with = [&](const char* x) {
+      return values.substr(0, values.find("{}")) + x + values.substr(values.find("{}") + 2);
+    };
+    for (int twice = 0; twice < 2; ++twice) {
+      const CheckList r = check(with("2.0"), with("3.0"));
+      ASSERT_TRUE(one_failure(r, "values", kAny, {"compared as " + name + ")"})) << values;
+      EXPECT_EQ(r.failures[0].details.at("compared_as"), name) << values;
+    }
+  }
+}
+
 TEST_F(CompareOutputs, ExactStringMessageHasNoDifferences) {
   const CheckList r = check("np.array(['a', 'b'])", "np.array(['a', 'c'])");
   ASSERT_TRUE(one_failure(r, kAny, kAny, {"Not equal (exact comparison, compared as <U1)", "[1]: 'b' | 'c'"}));

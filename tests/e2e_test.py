@@ -561,6 +561,21 @@ def test_lone_surrogates_in_messages_and_keys_are_scenario_errors_not_crashes(tm
     assert "is not valid UTF-8" in entries["surrogates.key"]["error"]["message"]
 
 
+def test_a_lone_surrogate_in_an_output_value_is_shown_escaped_and_compares(tmp_path):
+    # The worker reads flat {str: str} dicts (the fidelity digests and texts) straight into the manifest: an odd
+    # string value is shown as its repr, as before.
+    scenarios = scenario_dir(tmp_path, "surrogates", "@parity.scenario\ndef value(xp):\n"
+                                                     "    return {'s': 'a\\ud800b', 'x': xp.arange(3)}\n")
+    for side in ("gold", "cand"):
+        run("gold", tmp_path / side, "--scenarios", scenarios)
+    entry = manifest_entries(tmp_path / "gold")["surrogates.value"]
+    assert entry["status"] == "ok"
+    assert entry["fidelity_values"]["outputs['s']"] == "builtins.str 'a\\ud800b'"
+    assert set(entry["fidelity"]) == {"outputs", "outputs['s']", "outputs['x']"}
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "cand", tmp_path, check=0)
+    assert [s["status"] for s in report["scenarios"]] == ["pass"]
+
+
 def test_the_cudf_pickle_bug_fails_pickle_at_the_attribute_and_passes_fidelity(e2e_gold, tmp_path):
     cand = tmp_path / "lossy"
     run("broken.lossy_pickle", cand, "--scenarios", E2E / "scenarios", check=1)

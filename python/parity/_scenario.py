@@ -5,6 +5,7 @@ import functools
 import hashlib
 import inspect
 import itertools
+import json
 import math
 import numbers
 import os
@@ -275,8 +276,6 @@ class Scenario:
 
     def arguments(self, backend) -> dict:
         """Keyword arguments for one call: xp and rng when the function names them, plus the params."""
-        import numpy
-
         try:
             wanted, takes_any = _parameters(self.fn)
         except TypeError:  # an unhashable callable: no cache
@@ -285,7 +284,7 @@ class Scenario:
         if takes_any or "xp" in wanted:
             kwargs["xp"] = backend.namespace()
         if takes_any or "rng" in wanted:
-            kwargs["rng"] = numpy.random.default_rng(self.seed)
+            kwargs["rng"] = _default_rng()(self.seed)
         kwargs.update(self.params)
         return kwargs
 
@@ -306,6 +305,15 @@ class Scenario:
             return {"status": "crash", "error": describe_exception(exc)}
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a scenario is its error too
             return {"status": "error", "error": describe_exception(exc)}
+
+
+@functools.lru_cache(maxsize=1)
+def _default_rng():
+    """numpy.random.default_rng, imported once: an import statement per call goes through every import hook a
+    candidate installs (fsproxy's, cudf.pandas'), and parity itself must not import NumPy before it is needed."""
+    import numpy
+
+    return numpy.random.default_rng
 
 
 @functools.lru_cache(maxsize=None)
@@ -333,8 +341,6 @@ def _user_traceback(tb):
 
 def json_text(obj) -> str:
     """JSON text that is valid UTF-8 even when a message holds lone surrogates (replaced by '?')."""
-    import json
-
     return json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace").decode("utf-8")
 
 

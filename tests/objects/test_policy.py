@@ -262,6 +262,16 @@ def test_a_run_records_the_versions_of_the_libraries_its_scenarios_imported(tmp_
     assert f"pandas {pandas.__version__}" in html.read_text() and "parity_fake_lib 9.8.7" in html.read_text()
 
 
+def test_a_library_version_python_cannot_encode_is_recorded_replaced(tmp_path):
+    # The worker reads {name: version} straight into its reply; a version holding a lone surrogate (not UTF-8) takes
+    # the slow way, Python's json with the surrogate replaced, as every version always did.
+    backend = tmp_path / "odd.py"
+    backend.write_text('import sys, types\nsys.modules["parity_odd_lib"] = types.SimpleNamespace(__version__="1\\udc80")'
+                       '\nLIBRARIES = ["parity_odd_lib"]\n')
+    run(str(backend), tmp_path / "cand", "--scenarios", scenarios_dir(tmp_path / "n", NUMPY_ONLY, "plain"))
+    assert libraries(tmp_path / "cand")["parity_odd_lib"] == "1?"
+
+
 def test_a_malformed_libraries_list_is_refused_at_run(tmp_path):
     backend = tmp_path / "bad_libraries.py"
     backend.write_text("LIBRARIES = 'pandas'\n")

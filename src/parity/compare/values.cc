@@ -10,6 +10,7 @@
 #endif
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -376,6 +377,15 @@ py::object descr(int type_num) {
   return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyArray_DescrFromType(type_num)));
 }
 
+// str() of the built-in descriptor of `type_num` ("float64"), asked of NumPy once per type: dtype.__str__ is Python
+// code, and every compared array of floats or complexes names the type it was compared as.
+const std::string& builtin_name(int type_num) {
+  static std::map<int, std::string> names;
+  auto found = names.find(type_num);
+  if (found == names.end()) found = names.emplace(type_num, py::str(descr(type_num)).cast<std::string>()).first;
+  return found->second;
+}
+
 struct Plan {
   Rule rule = Rule::Exact;
   py::object gold_dtype, candidate_dtype;              ///< what NpyIter reads each side as (native byte order)
@@ -418,15 +428,19 @@ bool make_plan(PyArray_Descr* gd, PyArray_Descr* cd, Plan& plan, ValueReport& re
   switch (plan.rule) {
     case Rule::Real:
       plan.gold_dtype = descr(NPY_DOUBLE);
+      report.compared_as = builtin_name(NPY_DOUBLE);
       break;
     case Rule::RealLong:
       plan.gold_dtype = descr(NPY_LONGDOUBLE);
+      report.compared_as = builtin_name(NPY_LONGDOUBLE);
       break;
     case Rule::Complex:
       plan.gold_dtype = descr(NPY_CDOUBLE);
+      report.compared_as = builtin_name(NPY_CDOUBLE);
       break;
     case Rule::ComplexLong:
       plan.gold_dtype = descr(NPY_CLONGDOUBLE);
+      report.compared_as = builtin_name(NPY_CLONGDOUBLE);
       break;
     case Rule::Integer:
       plan.gold_signed = PyDataType_ISSIGNED(gd), plan.candidate_signed = PyDataType_ISSIGNED(cd);

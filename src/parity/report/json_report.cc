@@ -100,7 +100,7 @@ json scenario_to_json(const ScenarioOutcome& s) {
           {"tags", s.meta.value("tags", json::array())},
           {"status", s.status},
           {"message", s.message},
-          {"checks", checks},
+          {"checks", std::move(checks)},
           {"seconds", {{"gold", s.gold_seconds}, {"candidate", s.candidate_seconds}, {"compare", s.compare_seconds}}},
           {"policy", s.policy},
           {"source", s.meta.value("source", "")},
@@ -131,9 +131,9 @@ json report_to_json(const CompareReport& report) {
               {"summary", counts},
               {"differences", differences_json(report.differences, report.scenarios)},
               {"strict_differences", report.strict_differences},
-              {"scenarios", scenarios}};
+              {"scenarios", std::move(scenarios)}};
   if (report.shard) doc["shard"] = report.shard->to_json();  // absent from an unsharded compare's report
-  json notices = skipped_notices(scenarios);                 // checks skipped for trust, then the compare's own notices
+  json notices = skipped_notices(doc.at("scenarios"));       // checks skipped for trust, then the compare's own notices
   for (const Notice& n : report.notices) notices.push_back({{"kind", n.kind}, {"message", n.message}});
   if (!notices.empty()) doc["notices"] = notices;
   return doc;

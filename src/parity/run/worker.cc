@@ -27,8 +27,29 @@ using json = nlohmann::json;
 namespace parity {
 namespace {
 
-// Python's own json module converts the metadata dicts; they hold only JSON-able values by construction.
+// A {str: str} dict (the fidelity digests and their texts, the library versions: every scenario) read straight into
+// JSON; false, with `out` unusable, for anything else or a string that is not valid UTF-8 (a lone surrogate).
+bool flat_strings(py::handle obj, json& out) {
+  if (!PyDict_CheckExact(obj.ptr())) return false;
+  out = json::object();
+  PyObject *key = nullptr, *value = nullptr;
+  for (Py_ssize_t pos = 0; PyDict_Next(obj.ptr(), &pos, &key, &value);) {
+    Py_ssize_t key_size = 0, value_size = 0;
+    const char* k = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &key_size) : nullptr;
+    const char* v = k && PyUnicode_Check(value) ? PyUnicode_AsUTF8AndSize(value, &value_size) : nullptr;
+    if (!v) {
+      PyErr_Clear();
+      return false;
+    }
+    out[std::string(k, key_size)] = std::string(v, value_size);
+  }
+  return true;
+}
+
+// Python's own json module converts the metadata dicts; they hold only JSON-able values by construction. A flat dict
+// of strings skips the text in between (the same JSON: json_text only replaces lone surrogates, which it refuses).
 json to_json(py::handle obj) {
+  if (json flat; flat_strings(obj, flat)) return flat;
   static py::object text = py::module_::import("parity._scenario").attr("json_text");
   return parse_json(text(obj).cast<std::string>(), "scenario metadata");
 }
@@ -124,7 +145,11 @@ ScenarioRecord run_one(py::handle scenario, py::handle backend, const std::files
                        const std::string& role, bool pickle_probe) {
   ScenarioRecord record;
   record.id = scenario.attr("id").cast<std::string>();
-  record.meta = to_json(scenario.attr("metadata")());
+  // Of the declaration only its xfail is read here (the supervisor has the rest from the plan): one conversion to
+  // JSON fewer per scenario.
+  const py::dict declared = scenario.attr("metadata")();
+  record.meta = json::object();
+  if (declared.contains("xfail") && py::len(declared["xfail"]) > 0) record.meta["xfail"] = to_json(declared["xfail"]);
   const auto start = std::chrono::steady_clock::now();
   // What it prints still reaches this worker's stdout/stderr, and is kept in its record for the reports too.
   static py::object call = py::module_::import("parity.capture").attr("call_capturing");
@@ -306,7 +331,7 @@ int worker_main(const WorkerOptions& options) {
     if (const int code = plan(options, channel, commands, backend, part); code != kExitOk) return code;
   py::dict runnable = py::module_::import("parity.discovery").attr("runnable")(part).cast<py::dict>();
   const py::object library_versions = py::module_::import("parity.discovery").attr("library_versions");
-  json sent_libraries;
+  py::object sent_libraries = py::none();
   const std::string role = backend.attr("role").cast<std::string>();
   char* line = nullptr;
   std::size_t capacity = 0;
@@ -338,8 +363,12 @@ int worker_main(const WorkerOptions& options) {
     json done = {{protocol::field::kRecord, to_json(record)}, {protocol::field::kRetiring, exhausted}};
     done[protocol::field::kRecord].erase("meta");
     // What the run has imported so far, sent when it grew: the supervisor keeps the union (environment.libraries).
-    json libraries = to_json(library_versions(backend.attr("libraries")));
-    if (libraries != sent_libraries) done[protocol::field::kLibraries] = sent_libraries = std::move(libraries);
+    // Compared as Python objects, converted to JSON only when sent.
+    py::object libraries = library_versions(backend.attr("libraries"));
+    if (!libraries.equal(sent_libraries)) {
+      done[protocol::field::kLibraries] = to_json(libraries);
+      sent_libraries = std::move(libraries);
+    }
     reply(channel, protocol::kDone, std::move(done));
     if (exhausted) break;
   }

@@ -1,0 +1,69 @@
+"""Two parity builds beside the pytest-and-pickle reference over pipeline_bench's generated scenarios (bench/README).
+
+python bench/ab_pipeline_bench.py OLD_BIN NEW_BIN [N] [REPEAT] [--fresh] [--dir DIR]: gold + fsproxy + compare (probe on, --jobs
+1) of N generated scenarios (default 500) and of one, by each build and by the reference pipeline, round robin, medians
+of REPEAT (default 3). Each pipeline writes where the last one of its kind wrote, removed just before (as
+pipeline_bench does); with --fresh into a new directory each time, all removed at the end: on ext4 without a journal
+(this machine's) a file created in a block group that has just freed thousands of inodes skips each of them, so
+deleting the last run's results right before costs parity, which creates two files a scenario, far more than the
+reference, which creates three in all. --dir: where the sets and outputs go (default the system's temporary
+directory; /dev/shm, a tmpfs, leaves the file system out). Prints wall and CPU seconds (user + system of every process of a pipeline), each pipeline's
+ratio to the reference, and the marginal CPU per scenario, (cpu(N) - cpu(1)) / (N - 1), the scenarios' own work
+included (on a loaded machine it cannot be timed apart). For ratios measured in one run on a shared machine."""
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pipeline_bench as pb  # noqa: E402
+
+
+def main():
+    argv = sys.argv[1:]
+    base = None
+    if "--dir" in argv:
+        at = argv.index("--dir")
+        base, argv = argv[at + 1], argv[:at] + argv[at + 2:]
+    fresh = "--fresh" in argv
+    args = [a for a in argv if a != "--fresh"]
+    old, new = args[0], args[1]
+    count = int(args[2]) if len(args) > 2 else 500
+    repeat = int(args[3]) if len(args) > 3 else 3
+    tmp = Path(tempfile.mkdtemp(prefix="parity-ab-bench.", dir=base))
+    sets = {n: pb.generate(tmp / f"set{n}", n) for n in (1, count)}
+    runs = iter(range(10**9))
+
+    def out(kind):
+        return tmp / (f"{kind}-{next(runs)}" if fresh else kind)
+
+    def parity(binary):
+        def run(n):
+            pb.BIN = binary
+            return pb.parity_pipeline(sets[n] / "parity", out("p-out"), "fsproxy", 1, n)
+        return run
+
+    pipelines = {"old": parity(old), "new": parity(new),
+                 "reference": lambda n: pb.reference_pipeline(sets[n] / "pytest", out("r-out"), "fsproxy", n)}
+    result = {}
+    for n in (1, count):
+        result[n] = pb.interleaved({name: (lambda run=run, n=n: run(n)) for name, run in pipelines.items()}, repeat)
+    print(f"{count} scenarios, gold + fsproxy + compare, medians of {repeat} (seconds; marginal: CPU ms per scenario); "
+          f"{'a fresh directory per pipeline' if fresh else 'the last output removed just before'}, in {tmp.parent}, "
+          f"load average "
+          f"{os.getloadavg()[0]:.1f}")
+    print(f"   {'pipeline':<10} {'gold':>7} {'cand':>7} {'compare':>8} {'wall':>7} {'cpu':>7} {'wall x':>7} "
+          f"{'cpu x':>7} {'marginal':>9}")
+    ref = result[count]["reference"]
+    for name in pipelines:
+        m, one = result[count][name], result[1][name]
+        marginal = (m["cpu"] - one["cpu"]) / (count - 1) * 1e3
+        print(f"   {name:<10} {m['gold']:7.2f} {m['candidate']:7.2f} {m['compare']:8.2f} {m['total']:7.2f} "
+              f"{m['cpu']:7.2f} {ref['total'] / m['total']:6.2f}x {ref['cpu'] / m['cpu']:6.2f}x {marginal:7.2f} ms")
+    print("   wall x, cpu x: the reference's over the pipeline's (above 1: faster than the reference)")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
