@@ -38,13 +38,21 @@ std::string fidelity_change(const json& written_value, const std::string& reload
   return "written " + was + ", reloaded " + reloaded_value;
 }
 
+// The algorithm a run digested its outputs with, as parity.probe names it: the prefix of its digests (none: SHA-256,
+// what parity recorded before XXH3-128), so that results of either are checked with their own.
+py::object recorded_algorithm(const py::module_& probe, const json& fidelity) {
+  const auto first = fidelity.begin();
+  return probe.attr("algorithm_of")(first == fidelity.end() ? py::none() : py::object(to_py(*first)));
+}
+
 // fidelity: the reloaded outputs must digest exactly as the scenario's outputs did before writing. An object with a
 // reducer digests part by part at its state's paths, so a failure names the part its rebuild changed.
 void check_fidelity(const Side& side, CheckList& list) {
   if (!side.record.fidelity.is_object()) return;
   py::dict shown;
-  py::dict recomputed =
-      py::module_::import("parity.probe").attr("digests")(side.outputs, "outputs", shown, side.arrays);
+  const py::module_ probe = py::module_::import("parity.probe");
+  py::dict recomputed = probe.attr("digests")(side.outputs, "outputs", shown, side.arrays,
+                                              recorded_algorithm(probe, side.record.fidelity));
   const json& values = side.record.fidelity_values.is_object() ? side.record.fidelity_values : json::object();
   std::size_t failures = 0;
   for (const auto& [path, digest] : side.record.fidelity.items()) {
