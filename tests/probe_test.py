@@ -359,3 +359,25 @@ def test_fidelity_sees_a_changed_value_byte_order_stride_or_flag(change, algorit
     assert numpy.array_equal(changed, a) == (change != "value")
     assert probe.digests(a, algorithm=algorithm) == probe.digests(a.copy(), algorithm=algorithm)
     assert probe.digests(changed, algorithm=algorithm)["outputs"] != probe.digests(a, algorithm=algorithm)["outputs"]
+
+
+def test_two_large_sides_are_digested_on_two_threads_as_on_one(monkeypatch):
+    sides = [({"a": numpy.arange(300_000.0), "s": "x"}, {}, {}, "xxh3:"), (numpy.arange(5), {}, {}, "")]
+    alone = [probe.digests(o, "outputs", {}, {}, algorithm) for o, _, _, algorithm in sides]
+    threads = []
+    real = probe.digests
+    monkeypatch.setattr(probe, "digests", lambda *a: threads.append(threading.current_thread().name) or real(*a))
+    assert probe.digests_of_sides(sides, nbytes=1 << 20) == alone and len(set(threads)) == 1  # small: one thread
+    threads.clear()
+    assert probe.digests_of_sides(sides, nbytes=1 << 30) == alone and len(set(threads)) == 2  # large: two
+    assert sides[0][1]["outputs['s']"] == "builtins.str 'x'" and "outputs['a']" in sides[0][2]  # shown, arrays filled
+
+
+def test_the_time_limit_stops_both_threads_of_the_digests():
+    sides = [({"a": numpy.arange(10.0)}, {}, {}, "xxh3:")] * 2
+    probe.set_deadline(1e-9)
+    try:
+        with pytest.raises(probe.DeadlineExceeded):
+            probe.digests_of_sides(sides, nbytes=1 << 30)
+    finally:
+        probe.set_deadline(None)

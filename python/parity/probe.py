@@ -1,6 +1,7 @@
 """Fidelity digests and the pickle probe: checks on parity's own codec and on the candidate's pickling."""
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import io
 import json
@@ -238,6 +239,21 @@ def digests(obj, path="outputs", shown=None, arrays=None, algorithm=DIGEST) -> d
     out = {}
     _digest_into(obj, path, out, 0, {}, shown, arrays, algorithm)
     return out
+
+
+_TWO_THREADS_FROM = 64 << 20  # bytes of result files from which compare digests its two sides on two threads
+
+
+def digests_of_sides(sides, nbytes=0) -> list:
+    """digests() of each of compare's sides, given as (outputs, shown, arrays, algorithm). The second is digested on
+    a thread of its own when the result files hold `nbytes` >= 64 MB together: XXH3 hashes a large array with the GIL
+    released, so both cores hash at once. Small outputs stay on this thread, where a thread would cost more."""
+    walk = lambda outputs, shown, arrays, algorithm: digests(outputs, "outputs", shown, arrays, algorithm)  # noqa: E731
+    if len(sides) != 2 or nbytes < _TWO_THREADS_FROM:
+        return [walk(*side) for side in sides]
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="parity-digest") as pool:
+        second = pool.submit(walk, *sides[1])
+        return [walk(*sides[0]), second.result()]
 
 
 def _referable(obj) -> bool:
