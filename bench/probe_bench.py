@@ -183,7 +183,8 @@ def report(name: str, f: dict, output_mb: float, allclose_s: float) -> list:
     extra = {k: large[k] - tiny[k] for k in ("on_mb", "on_anon", "off_mb", "off_anon", "run_mb", "run_anon")}
     print(f"   {name}")
     print(f"     compare, probe on      {large['on_s'] * 1e3:8.0f} ms  {allclose_s / large['on_s']:6.2f}x faster than "
-          f"assert_allclose, {large['on_s'] / large['off_s']:5.2f}x --no-pickle-probe ({large['off_s'] * 1e3:.0f} ms)")
+          f"assert_allclose, {large['on_s'] / large['off_s']:5.2f}x --no-pickle-probe "
+          f"({large['off_s'] * 1e3:.0f} ms); a 1-element compare {tiny['on_s'] * 1e3:.0f} ms")
     print(f"     disk                   result {result_mb:8.1f} MB, pickle {pickle_mb:8.2f} MB "
           f"({100 * pickle_mb / result_mb:.2f}% extra)")
     print(f"     compare, extra peak    anonymous +{extra['on_anon']:.0f} MB (probe off +{extra['off_anon']:.0f}); "
