@@ -1,7 +1,6 @@
 """Fidelity digests and the pickle probe: checks on parity's own codec and on the candidate's pickling."""
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import io
 import json
@@ -251,6 +250,8 @@ def digests_of_sides(sides, nbytes=0) -> list:
     walk = lambda outputs, shown, arrays, algorithm: digests(outputs, "outputs", shown, arrays, algorithm)  # noqa: E731
     if len(sides) != 2 or nbytes < _TWO_THREADS_FROM:
         return [walk(*side) for side in sides]
+    import concurrent.futures  # here: it imports logging, ~3 ms of every process that imports parity.probe
+
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="parity-digest") as pool:
         second = pool.submit(walk, *sides[1])
         return [walk(*sides[0]), second.result()]
