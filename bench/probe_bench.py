@@ -131,14 +131,26 @@ def assert_allclose_seconds(n: int, repeat: int) -> float:
     return statistics.median(times)
 
 
-def sha256_seconds(n: int) -> float:
-    """hashlib's SHA-256 over both results' arrays: what `fidelity` hashes in every compare, probe on or off."""
+def digest_seconds(n: int) -> dict:
+    """{algorithm: seconds} over both results' arrays, what `fidelity` hashes in every compare, probe on or off:
+    hashlib's SHA-256 (builds before XXH3-128), and parity.probe's XXH3-128 where this build's parity._core loads."""
     import hashlib
+    hashers = {"SHA-256": hashlib.sha256}
+    try:
+        sys.path.insert(0, str(REPO / "python"))
+        os.environ.setdefault("PARITY_CORE_DIR", str(Path(BIN).parent / "python"))
+        from parity import probe
+        hashers["XXH3-128"] = probe.Xxh3
+    except ImportError as error:
+        print(f"(XXH3-128 not timed: {error})")
     arrays = [np.arange(n, dtype="f8"), np.arange(n, dtype=">f8")] * 2
-    start = time.perf_counter()
-    for a in arrays:
-        hashlib.sha256(a).hexdigest()
-    return time.perf_counter() - start
+    seconds = {}
+    for name, hasher in hashers.items():
+        start = time.perf_counter()
+        for a in arrays:
+            hasher(a.view(np.uint8)).hexdigest()
+        seconds[name] = time.perf_counter() - start
+    return seconds
 
 
 def figures(binary, root: Path, n: int, candidate: str, repeat: int) -> dict:
@@ -171,7 +183,8 @@ def report(name: str, f: dict, output_mb: float, allclose_s: float) -> list:
     extra = {k: large[k] - tiny[k] for k in ("on_mb", "on_anon", "off_mb", "off_anon", "run_mb", "run_anon")}
     print(f"   {name}")
     print(f"     compare, probe on      {large['on_s'] * 1e3:8.0f} ms  {allclose_s / large['on_s']:6.2f}x faster than "
-          f"assert_allclose, {large['on_s'] / large['off_s']:5.2f}x --no-pickle-probe ({large['off_s'] * 1e3:.0f} ms)")
+          f"assert_allclose, {large['on_s'] / large['off_s']:5.2f}x --no-pickle-probe "
+          f"({large['off_s'] * 1e3:.0f} ms); a 1-element compare {tiny['on_s'] * 1e3:.0f} ms")
     print(f"     disk                   result {result_mb:8.1f} MB, pickle {pickle_mb:8.2f} MB "
           f"({100 * pickle_mb / result_mb:.2f}% extra)")
     print(f"     compare, extra peak    anonymous +{extra['on_anon']:.0f} MB (probe off +{extra['off_anon']:.0f}); "
@@ -209,10 +222,10 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(prefix="probe_bench-") as tmp:
         allclose_s = assert_allclose_seconds(n, args.repeat)
-        sha_s = sha256_seconds(n)
+        hashed = ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in digest_seconds(n).items())
         print(f"PROBE: one scenario, 2 x {args.mb:g} MB (float64 C order, big-endian), median of {args.repeat}; "
-              f"assert_allclose on both pairs {allclose_s * 1e3:.0f} ms; SHA-256 of both results' arrays (what "
-              f"fidelity hashes) {sha_s * 1e3:.0f} ms")
+              f"assert_allclose on both pairs {allclose_s * 1e3:.0f} ms; both results' arrays hashed (what fidelity "
+              f"does) {hashed}")
         measured_builds = {}
         for build, binary in builds:
             for candidate in args.candidates:

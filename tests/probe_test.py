@@ -310,3 +310,74 @@ def test_a_damaged_buffer_table_is_refused_not_unpickled(key, tmp_path):
     digest.update(payload)
     obj, error, why = probe.unpickle(payload + trust.trailer(digest), {})
     assert obj is None and "damaged" in why
+
+
+# The digests' algorithm (docs/results-directory.md, `fidelity`).
+
+def test_xxh3_is_xxh3_128_in_canonical_form_over_any_contiguous_buffer():
+    empty = probe.Xxh3()
+    assert empty.hexdigest() == "99aa06d3014798d86001c324468d497f"  # XXH3-128 of no bytes, seed 0 (xxHash's own)
+    whole, parts = probe.Xxh3(), probe.Xxh3()
+    data = numpy.arange(100_000, dtype=">f8")  # large: hashed with the GIL released
+    whole.update(data.tobytes())
+    parts.update(data[:10].view(numpy.uint8))
+    parts.update(memoryview(data[10:].tobytes()))
+    assert whole.hexdigest() == parts.hexdigest() != empty.hexdigest()
+    with pytest.raises((BufferError, ValueError)):
+        probe.Xxh3().update(data[::2])  # strided memory is refused, never hashed as if contiguous
+
+
+def test_digests_name_their_algorithm_and_sha256_is_still_made_as_before():
+    outputs = {"a": numpy.arange(4.0), "s": "x"}
+    now, before = probe.digests(outputs), probe.digests(outputs, algorithm="")
+    assert all(d.startswith("xxh3:") and len(d) == 21 for d in now.values()), now
+    assert all(len(d) == 16 and probe.algorithm_of(d) == "" for d in before.values()), before
+    assert {probe.algorithm_of(d) for d in now.values()} == {"xxh3:"}
+    # SHA-256 as parity recorded it: over the same description of the leaf.
+    import hashlib
+    assert before["outputs['s']"] == hashlib.sha256(b"builtins.str|x").hexdigest()[:16]
+
+
+def _readonly(a):
+    a.flags.writeable = False
+    return a
+
+
+CHANGES = {
+    "value": lambda a: a + (numpy.arange(12).reshape(3, 4) == 11),  # the last element only
+    "byte order": lambda a: a.astype(">f8"),
+    "strides": lambda a: numpy.asfortranarray(a),
+    "flag": lambda a: _readonly(a.copy()),
+}
+
+
+@pytest.mark.parametrize("algorithm", ["xxh3:", ""])
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_fidelity_sees_a_changed_value_byte_order_stride_or_flag(change, algorithm):
+    a = numpy.arange(12.0).reshape(3, 4)
+    changed = CHANGES[change](a.copy())
+    assert numpy.array_equal(changed, a) == (change != "value")
+    assert probe.digests(a, algorithm=algorithm) == probe.digests(a.copy(), algorithm=algorithm)
+    assert probe.digests(changed, algorithm=algorithm)["outputs"] != probe.digests(a, algorithm=algorithm)["outputs"]
+
+
+def test_two_large_sides_are_digested_on_two_threads_as_on_one(monkeypatch):
+    sides = [({"a": numpy.arange(300_000.0), "s": "x"}, {}, {}, "xxh3:"), (numpy.arange(5), {}, {}, "")]
+    alone = [probe.digests(o, "outputs", {}, {}, algorithm) for o, _, _, algorithm in sides]
+    threads = []
+    real = probe.digests
+    monkeypatch.setattr(probe, "digests", lambda *a: threads.append(threading.current_thread().name) or real(*a))
+    assert probe.digests_of_sides(sides, nbytes=1 << 20) == alone and len(set(threads)) == 1  # small: one thread
+    threads.clear()
+    assert probe.digests_of_sides(sides, nbytes=1 << 30) == alone and len(set(threads)) == 2  # large: two
+    assert sides[0][1]["outputs['s']"] == "builtins.str 'x'" and "outputs['a']" in sides[0][2]  # shown, arrays filled
+
+
+def test_the_time_limit_stops_both_threads_of_the_digests():
+    sides = [({"a": numpy.arange(10.0)}, {}, {}, "xxh3:")] * 2
+    probe.set_deadline(1e-9)
+    try:
+        with pytest.raises(probe.DeadlineExceeded):
+            probe.digests_of_sides(sides, nbytes=1 << 30)
+    finally:
+        probe.set_deadline(None)

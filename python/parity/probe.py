@@ -7,6 +7,7 @@ import json
 import os
 import pickle
 import struct
+import sys
 import time
 import types
 
@@ -16,6 +17,30 @@ from parity import paths, reducers, trust
 from parity._scenario import describe_exception
 
 PROTOCOL = 5
+
+if "_parity_digest" in sys.builtin_module_names:  # inside the parity program: never load the extension module there
+    from _parity_digest import Xxh3
+else:
+    from parity.api import _core
+
+    Xxh3 = _core("parity.probe (its XXH3-128 digests, outside the parity program)").Xxh3
+
+# The digests' algorithms, by the prefix their hex digits follow (docs/results-directory.md, `fidelity`): XXH3-128,
+# what runs record, a pass over the bytes at memory speed; SHA-256 without a prefix, what parity recorded before,
+# still checked with SHA-256.
+_ALGORITHMS = {"xxh3:": Xxh3, "": hashlib.sha256}
+DIGEST = "xxh3:"  # the algorithm runs record digests with
+
+
+def algorithm_of(digest) -> str:
+    """The algorithm (its prefix, a key of _ALGORITHMS) a recorded digest was made with."""
+    return next((prefix for prefix in _ALGORITHMS if prefix and isinstance(digest, str) and digest.startswith(prefix)),
+                "")
+
+
+def _hash(algorithm, text: bytes) -> str:
+    """The whole digest of `text`, its algorithm's prefix first."""
+    return algorithm + _ALGORITHMS[algorithm](text).hexdigest()
 
 
 # time.monotonic() past which the probes stop (compare --timeout, set per scenario by compare), or None.
@@ -136,19 +161,18 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return all(bytes(x) == bytes(y) for x, y in zip(_value_blocks(a, both), _value_blocks(b, both)))
 
 
-def _leaf_digest(obj, state=None) -> str:
-    """The whole SHA-256 (hex) of a leaf: fidelity records its first 16 digits, the pickle's buffer table all 64."""
-    digest = hashlib.sha256()
-    if isinstance(obj, np.ndarray):
-        kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
-        flags = (obj.flags.c_contiguous, obj.flags.f_contiguous, obj.flags.writeable, obj.flags.aligned)
-        aspects = (obj.dtype.str, _dtype_description(obj.dtype), obj.shape, obj.strides, flags)
-        digest.update(kind + b"|" + repr(aspects).encode() + b"|")
-        for part in _value_blocks(obj):
-            digest.update(part)
-    else:
-        digest.update(_leaf_description(obj, state))
-    return digest.hexdigest()
+def _leaf_digest(obj, state=None, algorithm=DIGEST) -> str:
+    """The whole digest of a leaf, its algorithm's prefix first: fidelity records the prefix and the first 16 hex
+    digits, the pickle's buffer table all of it."""
+    if not isinstance(obj, np.ndarray):
+        return _hash(algorithm, _leaf_description(obj, state))
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
+    flags = (obj.flags.c_contiguous, obj.flags.f_contiguous, obj.flags.writeable, obj.flags.aligned)
+    aspects = (obj.dtype.str, _dtype_description(obj.dtype), obj.shape, obj.strides, flags)
+    digest = _ALGORITHMS[algorithm](kind + b"|" + repr(aspects).encode() + b"|")
+    for part in _value_blocks(obj):
+        digest.update(part)
+    return algorithm + digest.hexdigest()
 
 
 def _dtype_description(dtype):
@@ -204,15 +228,33 @@ def _description(obj, state=None) -> str:
     return f"{kind} with state {sorted(state)}" if isinstance(state, dict) else kind
 
 
-def digests(obj, path="outputs", shown=None, arrays=None) -> dict:
-    """{path: digest} for every leaf: type, dtype (byte order too), shape, strides, flags, values, state. An object
+def digests(obj, path="outputs", shown=None, arrays=None, algorithm=DIGEST) -> dict:
+    """{path: digest} for every leaf: type, dtype (byte order too), shape, strides, flags, values, state, made with
+    `algorithm` (a key of _ALGORITHMS: compare checks a run's digests with the one they name). An object
     with a reducer is digested as its type and its state's keys, and its state part by part at the state's paths.
     When `shown` is a dict, it receives {path: short description} (_description) for the failures' messages.
     When `arrays` is a dict, it receives {path: (array, whole digest)} for every array whose memory a pickle's
     out-of-band buffer may reference (_referable): one hash serves fidelity and the pickle probe."""
     out = {}
-    _digest_into(obj, path, out, 0, {}, shown, arrays)
+    _digest_into(obj, path, out, 0, {}, shown, arrays, algorithm)
     return out
+
+
+_TWO_THREADS_FROM = 64 << 20  # bytes of result files from which compare digests its two sides on two threads
+
+
+def digests_of_sides(sides, nbytes=0) -> list:
+    """digests() of each of compare's sides, given as (outputs, shown, arrays, algorithm). The second is digested on
+    a thread of its own when the result files hold `nbytes` >= 64 MB together: XXH3 hashes a large array with the GIL
+    released, so both cores hash at once. Small outputs stay on this thread, where a thread would cost more."""
+    walk = lambda outputs, shown, arrays, algorithm: digests(outputs, "outputs", shown, arrays, algorithm)  # noqa: E731
+    if len(sides) != 2 or nbytes < _TWO_THREADS_FROM:
+        return [walk(*side) for side in sides]
+    import concurrent.futures  # here: it imports logging, ~3 ms of every process that imports parity.probe
+
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="parity-digest") as pool:
+        second = pool.submit(walk, *sides[1])
+        return [walk(*sides[0]), second.result()]
 
 
 def _referable(obj) -> bool:
@@ -226,7 +268,7 @@ def _referable(obj) -> bool:
     return kind not in "fc" or size // (2 if kind == "c" else 1) not in (12, 16)
 
 
-def _digest_into(obj, path, out, depth, seen, shown=None, arrays=None):
+def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm):
     # An object met again (the codec writes it once and reads it back as one object) is not walked again:
     # its digest is the first one's, and a hostile file cannot make the walk exponential.
     if depth > 500:
@@ -245,19 +287,19 @@ def _digest_into(obj, path, out, depth, seen, shown=None, arrays=None):
             shown[path] = text
     if container:
         head = repr(_array_aspects(obj)) if _is_object_array(obj) else f"{type(obj).__module__}.{type(obj).__qualname__}"
-        out[path] = hashlib.sha256(f"{head}:{len(children)}".encode()).hexdigest()[:16]
+        out[path] = _hash(algorithm, f"{head}:{len(children)}".encode())[:len(algorithm) + 16]
         for child_path, child in children:
-            _digest_into(child, child_path, out, depth + 1, seen, shown, arrays)
+            _digest_into(child, child_path, out, depth + 1, seen, shown, arrays, algorithm)
         return
-    whole = _leaf_digest(obj, state)
-    out[path] = whole[:16]
+    whole = _leaf_digest(obj, state, algorithm)
+    out[path] = whole[:len(algorithm) + 16]
     if arrays is not None and _referable(obj):
         arrays[path] = (obj, whole)
     if isinstance(state, dict):
         for name, value in state.items():
-            _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown, arrays)
+            _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown, arrays, algorithm)
     elif state is not None:
-        _digest_into(state, paths.state_path(path, "state"), out, depth + 1, seen, shown, arrays)
+        _digest_into(state, paths.state_path(path, "state"), out, depth + 1, seen, shown, arrays, algorithm)
 
 
 def _unpicklable_path(obj, path, depth=0):
@@ -415,8 +457,11 @@ def _mapped_buffers(entries, outputs, arrays):
     array it references once that array digests as it did when the pickle was signed (so the bytes are those the
     candidate's pickling saw); or why not. Buffers are the arrays' own memory; bytes (an ndarray subclass's state
     needs bytes) are a copy. Also {address of what was given: the array's}, so that values are judged by identity."""
-    if any(entry.get("leaf") not in arrays for entry in entries):
-        digests(outputs, arrays=arrays)
+    algorithm = algorithm_of(entries[0].get("digest")) if entries else DIGEST  # the run's: one for all entries
+    if any(entry.get("leaf") not in arrays or algorithm_of(arrays[entry.get("leaf")][1]) != algorithm
+           for entry in entries):  # not digested yet, or with another algorithm than the pickle's (no fidelity)
+        arrays.clear()
+        digests(outputs, arrays=arrays, algorithm=algorithm)
     buffers, referenced, aliases, copies = [], {}, {}, {}
     for index, entry in enumerate(entries):
         leaf = entry.get("leaf")

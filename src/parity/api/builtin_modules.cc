@@ -4,6 +4,9 @@
 #include <pybind11/embed.h>
 
 #include "codec.h"
+#include "digest.h"
 
 // The output-path grammar of paths.cc, which python/parity/paths.py re-exports for the fidelity digests.
 PYBIND11_EMBEDDED_MODULE(_parity_paths, m) { parity::define_path_functions(m); }
+// XXH3-128 (digest.cc), parity.probe's fidelity digest.
+PYBIND11_EMBEDDED_MODULE(_parity_digest, m) { parity::define_digest_functions(m); }

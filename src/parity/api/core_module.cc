@@ -16,6 +16,7 @@
 
 #include "compare.h"
 #include "compare_results.h"
+#include "digest.h"
 #include "interpreter.h"
 #include "json_report.h"
 #include "manifest.h"
@@ -231,6 +232,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<CompareRefused>(m, "CompareRefused", PyExc_ValueError);
   m.attr("FORMAT_VERSION") = py::make_tuple(kFormatMajor, kFormatMinor);
   define_path_functions(m);  // parity.paths' grammar, outside the parity program
+  define_digest_functions(m);  // parity.probe's XXH3-128, outside the parity program
   m.def("read_result", &read_file, py::arg("file"), py::arg("max_memory") = py::none());
   m.def("write_result", &write_result, py::arg("file"), py::arg("outputs"));
   m.def("compare_outputs", &compare_memory, py::arg("gold"), py::arg("candidate"), py::arg("policy"), py::arg("rtol"),

@@ -3,13 +3,16 @@
 
 #include <pybind11/stl.h>
 
+#include <filesystem>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "compare_internal.h"
-#include "resources.h"
 #include "messages.h"
+#include "resources.h"
 #include "safe_file.h"
 
 namespace py = pybind11;
@@ -38,13 +41,42 @@ std::string fidelity_change(const json& written_value, const std::string& reload
   return "written " + was + ", reloaded " + reloaded_value;
 }
 
+// The algorithm a run digested its outputs with, as parity.probe names it: the prefix of its digests (none: SHA-256,
+// what parity recorded before XXH3-128), so that results of either are checked with their own.
+py::object recorded_algorithm(const py::module_& probe, const json& fidelity) {
+  const auto first = fidelity.begin();
+  return probe.attr("algorithm_of")(first == fidelity.end() ? py::none() : py::object(to_py(*first)));
+}
+
+// The size of a side's result file (0 when it has none or it cannot be read): what digesting it costs.
+std::uintmax_t result_bytes(const Side& side) {
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(side.manifest.dir / side.record.file, error);
+  return error ? 0 : size;
+}
+
+// The sides' outputs digested again as the run digested them (parity.probe.digests_of_sides: large results on two
+// threads), with each node's short description: [(side, recomputed, shown)] for the sides whose run recorded digests.
+std::vector<std::tuple<const Side*, py::dict, py::dict>> recompute_digests(const Side& gold, const Side& cand) {
+  const py::module_ probe = py::module_::import("parity.probe");
+  std::vector<std::tuple<const Side*, py::dict, py::dict>> found;
+  py::list jobs;
+  std::uintmax_t nbytes = 0;
+  for (const Side* side : {&gold, &cand}) {
+    if (!side->record.fidelity.is_object()) continue;
+    found.emplace_back(side, py::dict(), py::dict());
+    jobs.append(py::make_tuple(side->outputs, std::get<2>(found.back()), side->arrays,
+                               recorded_algorithm(probe, side->record.fidelity)));
+    nbytes += result_bytes(*side);
+  }
+  const py::list recomputed = probe.attr("digests_of_sides")(jobs, nbytes);
+  for (std::size_t i = 0; i < found.size(); ++i) std::get<1>(found[i]) = recomputed[i];
+  return found;
+}
+
 // fidelity: the reloaded outputs must digest exactly as the scenario's outputs did before writing. An object with a
 // reducer digests part by part at its state's paths, so a failure names the part its rebuild changed.
-void check_fidelity(const Side& side, CheckList& list) {
-  if (!side.record.fidelity.is_object()) return;
-  py::dict shown;
-  py::dict recomputed =
-      py::module_::import("parity.probe").attr("digests")(side.outputs, "outputs", shown, side.arrays);
+void check_fidelity(const Side& side, const py::dict& recomputed, const py::dict& shown, CheckList& list) {
   const json& values = side.record.fidelity_values.is_object() ? side.record.fidelity_values : json::object();
   std::size_t failures = 0;
   for (const auto& [path, digest] : side.record.fidelity.items()) {
@@ -206,8 +238,8 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
   }
   const Side gs{gold.backend.value("name", "gold"), gold, g, rebuilt.gold(), py::dict()},
       cs{candidate.backend.value("name", "candidate"), candidate, c, rebuilt.candidate(), py::dict()};
-  check_fidelity(gs, list);
-  check_fidelity(cs, list);
+  for (const auto& [side, recomputed, shown] : recompute_digests(gs, cs))
+    check_fidelity(*side, recomputed, shown, list);
   check_required_attrs(cs, required, list);
   if (options.pickle_probe) check_pickle(gs, cs, list);
 }

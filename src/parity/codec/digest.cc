@@ -1,0 +1,97 @@
+// XXH3-128 over Python buffers, for parity.probe's fidelity digests and the pickle's buffer table (docs/format.md).
+#include "digest.h"
+
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#if defined(__x86_64__) && __has_include(<xxh_x86dispatch.h>)
+#include <xxh_x86dispatch.h>  // the library's AVX2/AVX-512 code where the CPU has it, SSE2 elsewhere
+#else
+#include <xxhash.h>
+#endif
+
+namespace py = pybind11;
+
+namespace parity {
+namespace {
+
+// Buffers from this size are hashed with the GIL released: below it, releasing costs more than it frees.
+constexpr Py_ssize_t kReleaseFrom = 1 << 16;
+
+// A buffer held for the duration of a hash: PyBUF_SIMPLE, so the exporter refuses (BufferError) what is not
+// one contiguous run of bytes rather than handing strided memory.
+class HeldBuffer {
+ public:
+  explicit HeldBuffer(const py::handle& object) {
+    if (PyObject_GetBuffer(object.ptr(), &view_, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+  }
+  ~HeldBuffer() { PyBuffer_Release(&view_); }
+  HeldBuffer(const HeldBuffer&) = delete;
+  HeldBuffer& operator=(const HeldBuffer&) = delete;
+  const void* data() const { return view_.buf; }
+  Py_ssize_t size() const { return view_.len; }
+
+ private:
+  Py_buffer view_{};
+};
+
+class Xxh3 {
+ public:
+  Xxh3() : state_(XXH3_createState(), &XXH3_freeState) {
+    if (!state_) throw std::bad_alloc();
+    XXH3_128bits_reset(state_.get());
+  }
+
+  void update(const py::handle& data) {
+    const HeldBuffer held(data);
+    if (held.size() < kReleaseFrom) return add(held);
+    const py::gil_scoped_release unlocked;
+    add(held);
+  }
+
+  std::string hexdigest() const {
+    XXH128_canonical_t canonical;
+    {
+      const std::lock_guard<std::mutex> hold(lock_);
+      XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state_.get()));
+    }
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string hex;
+    for (const unsigned char byte : canonical.digest) {
+      hex += kDigits[byte >> 4];
+      hex += kDigits[byte & 15];
+    }
+    return hex;
+  }
+
+ private:
+  // Locked, as hashlib's objects are: another thread may update the same hasher while this one runs unlocked.
+  void add(const HeldBuffer& held) {
+    const std::lock_guard<std::mutex> hold(lock_);
+    if (XXH3_128bits_update(state_.get(), held.data(), static_cast<std::size_t>(held.size())) != XXH_OK)
+      throw std::runtime_error("XXH3_128bits_update failed");
+  }
+
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state_;
+  mutable std::mutex lock_;
+};
+
+}  // namespace
+
+void define_digest_functions(py::module_& module) {
+  py::class_<Xxh3>(module, "Xxh3", "A streaming XXH3-128 hash, with hashlib's update() and hexdigest().")
+      .def(py::init([](const py::handle& data) {
+             auto hasher = std::make_unique<Xxh3>();
+             if (!data.is_none()) hasher->update(data);
+             return hasher;
+           }),
+           py::arg("data") = py::none(), "A hash of `data`'s bytes (none: of nothing yet), as hashlib.sha256(data).")
+      .def("update", &Xxh3::update, py::arg("data"),
+           "Adds the bytes of a C-contiguous buffer, in place (the GIL released for a large one).")
+      .def("hexdigest", &Xxh3::hexdigest, "The digest so far: 32 lowercase hex digits, big-endian.");
+}
+
+}  // namespace parity
