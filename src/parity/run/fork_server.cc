@@ -79,8 +79,10 @@ void become_worker(const Descriptors& fds, pid_t supervisor, pid_t middle) {
 
 // Forks a worker through a middle process; returns its pid in the server (0 when it could not), 0 in the worker.
 pid_t fork_worker(const Descriptors& fds, pid_t supervisor, bool& in_worker) {
-  // What is buffered would be written again by the worker, on its own output.
-  PyRun_SimpleString("import sys\nfor s in (sys.stdout, sys.stderr):\n    s.flush()\n");
+  // What is buffered would be written again by the worker, on its own output. Frozen (gc.freeze), what the server
+  // imported is never traversed by a worker's garbage collector, which would otherwise write into, and so copy,
+  // every page of it.
+  PyRun_SimpleString("import gc, sys\ngc.freeze()\nfor s in (sys.stdout, sys.stderr):\n    s.flush()\n");
   std::fflush(nullptr);
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) return 0;
