@@ -196,6 +196,7 @@ int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py:
   } catch (py::error_already_set& e) {
     return fatal(channel, "backend " + options.backend + ": install() failed: " + e.what());
   }
+  const int workers = options.parts;
   if (options.fork_server) {
     // The supervisor starts the other workers once it knows whether this one forks them (runner.cc).
     options.fork_server = backend.attr("fork_safe").cast<bool>();
@@ -219,6 +220,10 @@ int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py:
     if (code == kExitOk) throw;
     return fatal(channel, py::str(e.value()).cast<std::string>(), code);
   }
+  // A fork server's workers still take the modules in turns, as parts would (discovery.merge routes by it): a
+  // module's scenarios then run in one worker, and what they start or import lazily (joblib's process pool) is
+  // started in that worker only.
+  part.attr("parts") = workers;
   reply(channel, protocol::kImported);  // a death from now on is no scenario module's
   return kExitOk;
 }
