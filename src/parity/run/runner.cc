@@ -6,6 +6,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -253,6 +254,7 @@ class Supervisor {
   std::set<std::size_t> bounced_;  ///< given back once because their worker died before starting them
   bool unsaved_ = false;
   Clock::time_point last_save_ = Clock::now();
+  double last_save_seconds_ = 0;  ///< what the last save took
 };
 
 void Supervisor::start(const std::string& backend) {
@@ -685,12 +687,18 @@ std::vector<ScenarioRecord> Supervisor::finished() const {
   return records;
 }
 
-// What finished reaches the manifest within a second: a run killed outright (SIGKILL) loses at most that much.
+// What finished reaches the manifest within a second, or, once writing it takes longer than 50 ms (thousands of
+// records), within 20 times what the last write took: a run killed outright (SIGKILL) loses at most that much. The
+// whole manifest rewritten every second had been most of the supervisor's CPU at 3,000 scenarios on a loaded machine
+// (bench/README, issue #20 target 3), growing with the run's wall time and its size.
 void Supervisor::save() {
-  if (!unsaved_ || seconds_between(last_save_, Clock::now()) < 1.0) return;
+  const double interval = std::max(1.0, 20 * last_save_seconds_);
+  if (!unsaved_ || seconds_between(last_save_, Clock::now()) < interval) return;
+  const auto start = Clock::now();
   manifest_.scenarios = finished();
   write_manifest(manifest_);
   last_save_ = Clock::now();
+  last_save_seconds_ = seconds_between(start, last_save_);
   unsaved_ = false;
 }
 
