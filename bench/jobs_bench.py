@@ -1,9 +1,13 @@
 """Wall and CPU seconds of parity pipelines, two builds side by side, --jobs 1 against --jobs 2 (bench/README).
 
-python bench/jobs_bench.py OLD_BIN NEW_BIN corpus|N [REPEAT]: `corpus` times a gold run of the bundled corpus, a number
-N gold + fsproxy + compare of N generated scenarios (pipeline_bench's); round robin, medians. CPU is user + system of
-every process of a pipeline (getrusage of the waited-for children: parity's workers and compare processes included),
-the figure a loaded machine distorts least."""
+python bench/jobs_bench.py OLD_BIN NEW_BIN corpus|N|runN [REPEAT]: `corpus` times a gold run of the bundled corpus, a
+number N gold + fsproxy + compare of N generated scenarios (pipeline_bench's), runN the gold run of those alone; round
+robin, medians. CPU is user + system of every process of a pipeline (getrusage of the waited-for children: parity's
+workers and compare processes included), the figure a loaded machine distorts least.
+
+On a loaded machine wall time says nothing about two cores against one, so it also prints, per build, the bound on
+two idle cores: `-j 1` takes at least its CPU, `-j 2` at least its serial part (the run of one scenario: start-up,
+backend, every module imported, which nothing overlaps with a fork server) plus half of the rest of its CPU."""
 import json, resource, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -33,6 +37,15 @@ def pipeline(binary, scenarios, jobs, candidate="fsproxy", compare_jobs=True, st
         r["compare"] = timed([binary, "compare", "-q", out / "gold", out / "candidate", "--json", out / "r.json", "--junit", out / "j.xml", *extra])
     return {k: v for k, v in r.items()}
 
+def first_id(binary, scenarios):
+    listing = subprocess.run([str(binary), "list", "--json", "--scenarios", str(scenarios)], capture_output=True, text=True)
+    return next(e["id"] for e in json.loads(listing.stdout) if "error" not in e)
+
+def serial_cpu(binary, scenarios, one):
+    """CPU of a gold run of one scenario: what -j 2 cannot share between two cores (the gold stage's)."""
+    out = TMP / "serial"; shutil.rmtree(out, ignore_errors=True)
+    return timed([binary, "run", "-q", "--backend", "gold", "--scenarios", scenarios, "--out", out, "--only", one])[1]
+
 def summarize(runs):
     keys = runs[0].keys()
     return {k: (statistics.median(r[k][0] for r in runs), statistics.median(r[k][1] for r in runs)) for k in keys} | {
@@ -43,7 +56,8 @@ def main():
     if what == "corpus":
         scen, stages = CORPUS, ("gold",)
     else:
-        n = int(what); scen = pb.generate(TMP / f"set{n}", n) / "parity"; stages = ("gold", "candidate", "compare")
+        n = int(what.removeprefix("run")); scen = pb.generate(TMP / f"set{n}", n) / "parity"
+        stages = ("gold",) if what.startswith("run") else ("gold", "candidate", "compare")
     configs = {"old j1": (OLD, 1, False), "old j2": (OLD, 2, False), "new j1": (NEW, 1, True), "new j2": (NEW, 2, True)}
     runs = {k: [] for k in configs}
     names = list(configs)
@@ -54,6 +68,14 @@ def main():
             print(name, {k: (round(v[0], 2), round(v[1], 2)) for k, v in runs[name][-1].items()}, flush=True)
     res = {k: summarize(v) for k, v in runs.items()}
     print(json.dumps(res, indent=1))
+    for build in ("old", "new"):
+        j1, j2 = res[f"{build} j1"]["total"][1], res[f"{build} j2"]["total"][1]
+        print(f"{build}: CPU j1 {j1:.2f} s, j2 {j2:.2f} s; bound on two idle cores by CPU alone {2 * j1 / j2:.2f}x")
+    if stages == ("gold",):  # the new build's serial part: its fork server imports everything before any fork
+        serial = statistics.median(serial_cpu(NEW, scen, first_id(NEW, scen)) for _ in range(repeat))
+        j1, j2 = res["new j1"]["total"][1], res["new j2"]["total"][1]
+        print(f"new: serial part {serial:.2f} s CPU; bound on two idle cores with it "
+              f"{j1 / (serial + max(0.0, j2 - serial) / 2):.2f}x")
     shutil.rmtree(TMP, ignore_errors=True)
 
 main()

@@ -136,29 +136,133 @@ IMPORT_LOGGING = """
 """
 
 
-def test_run_jobs_has_no_worker_import_every_scenario_module_and_writes_what_one_worker_writes(tmp_path):
-    """Each of N workers imports every N-th module (the first merges what they found into the plan): importing every
-    module in every worker had cost each worker of the bundled corpus 1-2 s before its first scenario."""
+# A backend that declares its workers may not be forks of one process, as the CUDA backends do (fixtures/cupy.py).
+NOT_FORK_SAFE = "import numpy\n\n__version__ = numpy.__version__\nFORK_SAFE = False\n"
+
+
+def not_fork_safe_backend(tmp_path) -> Path:
+    path = tmp_path / "not_fork_safe.py"
+    path.write_text(NOT_FORK_SAFE)
+    return path
+
+
+def imports_by_process(log: Path) -> dict:
+    """{pid: [module, ...]} of the JOBS_TEST_LOG lines the scenario modules wrote when imported."""
+    by_process = {}
+    for line in log.read_text().splitlines():
+        pid, module = line.split()
+        by_process.setdefault(pid, []).append(module.rpartition(".")[2])
+    return by_process
+
+
+def run_logging_imports(tmp_path, scenarios, backend, jobs, *extra, check=0):
+    """Runs with the import log on; returns ({pid: modules it imported}, the manifest's records, {result: bytes})."""
+    out, log = tmp_path / f"{Path(str(backend)).stem}-j{jobs}", tmp_path / f"imports-{Path(str(backend)).stem}-{jobs}.log"
+    proc = parity("run", "--backend", backend, "--out", out, "-q", "--scenarios", scenarios, "--jobs", jobs, *extra,
+                  env={"JOBS_TEST_LOG": str(log)}, check=check)
+    manifest = json.loads((out / "manifest.json").read_text())
+    return (imports_by_process(log), {s["id"]: s for s in manifest["scenarios"]},
+            {p.name: p.read_bytes() for p in (out / "results").iterdir()}, proc)
+
+
+def logging_modules(tmp_path, count=6):
     scenarios = tmp_path / "scen"
     scenarios.mkdir()
-    modules = [f"mod{i}" for i in range(6)]
+    modules = [f"mod{i}" for i in range(count)]
     for name in modules:
         (scenarios / f"{name}.py").write_text(textwrap.dedent(IMPORT_LOGGING))
+    return scenarios, modules
+
+
+def outcomes(records: dict) -> list:
+    return [(i, s["status"], s["file"]) for i, s in records.items()]
+
+
+def test_run_jobs_of_a_fork_safe_backend_imports_every_module_once_and_writes_what_one_worker_writes(tmp_path):
+    """The workers are forks of one process that loaded the backend and imported every scenario module once (README
+    "Command line"): each worker importing its share of the modules still imported the heavy libraries in each."""
+    scenarios, modules = logging_modules(tmp_path)
     results = {}
     for jobs in (1, 2, 3):
-        log = tmp_path / f"imports-{jobs}.log"
-        parity("run", "--backend", "gold", "--out", tmp_path / f"j{jobs}", "-q", "--scenarios", scenarios, "--jobs",
-               jobs, env={"JOBS_TEST_LOG": str(log)}, check=0)
-        by_worker = {}
-        for line in log.read_text().splitlines():
-            pid, module = line.split()
-            by_worker.setdefault(pid, set()).add(module.rpartition(".")[2])
-        assert set().union(*by_worker.values()) == set(modules)
-        if jobs == 1:
-            assert list(by_worker.values()) == [set(modules)]
-        else:
-            assert len(by_worker) == jobs and min(map(len, by_worker.values())) < len(modules), by_worker
-        manifest = json.loads((tmp_path / f"j{jobs}" / "manifest.json").read_text())
-        results[jobs] = ([(s["id"], s["status"], s["file"]) for s in manifest["scenarios"]],
-                         {p.name: p.read_bytes() for p in (tmp_path / f"j{jobs}" / "results").iterdir()})
+        by_process, records, files, _ = run_logging_imports(tmp_path, scenarios, "gold", jobs)
+        assert list(by_process.values()) == [modules], by_process
+        results[jobs] = (outcomes(records), files)
     assert len(results[1][0]) == 24 and results[2] == results[1] and results[3] == results[1]
+
+
+def test_run_jobs_of_a_backend_that_is_not_fork_safe_has_each_worker_import_its_share(tmp_path):
+    """FORK_SAFE = False: each of N workers imports every N-th module (the first merges what they found into the
+    plan), and the results are those of the forked workers."""
+    scenarios, modules = logging_modules(tmp_path)
+    _, _, forked, _ = run_logging_imports(tmp_path, scenarios, "gold", 2)
+    backend = not_fork_safe_backend(tmp_path)
+    for jobs in (1, 2, 3):
+        by_process, records, files, _ = run_logging_imports(tmp_path, scenarios, backend, jobs)
+        assert set().union(*by_process.values()) == set(modules)
+        if jobs == 1:
+            assert list(by_process.values()) == [modules]
+        else:  # one whose share is done imports another's module for the last scenarios of that share
+            assert len(by_process) >= jobs and min(map(len, by_process.values())) < len(modules), by_process
+        assert len(records) == 24 and {s["status"] for s in records.values()} == {"ok"}
+        assert files == forked
+
+
+FAULTS_AMONG_IMPORTS = IMPORT_LOGGING.replace("""
+    @parity.scenario(params={"n": list(range(4))})
+    def s(xp, n):
+        return {"x": xp.arange(n + 1.0)}
+""", """
+    @parity.scenario(params={"n": list(range(8))})
+    def s(xp, n):
+        if n == 2:
+            os.abort()
+        if n == 5:
+            import time
+            time.sleep(120)
+        return {"x": xp.arange(n + 1.0)}
+""")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_forked_worker_that_crashes_or_times_out_is_replaced_by_a_new_fork_without_importing_again(tmp_path, jobs):
+    """The crashed and the stopped scenario are blamed, the rest runs in forks of the same server: no module is
+    imported again (an exec'd replacement imported its part again)."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "faulty.py").write_text(textwrap.dedent(FAULTS_AMONG_IMPORTS))
+    by_process, records, _, proc = run_logging_imports(tmp_path, scenarios, "gold", jobs, "--timeout", "3", check=1)
+    assert list(by_process.values()) == [["faulty"]], by_process
+    status = {i: (s["status"], s.get("error", {}).get("message", "")) for i, s in records.items()}
+    assert status.pop("faulty.s[n=2]")[0] == "crash" and "signal 6" in records["faulty.s[n=2]"]["error"]["message"]
+    assert status.pop("faulty.s[n=5]")[0] == "timeout", proc.stderr
+    assert {s for s, _ in status.values()} == {"ok"} and len(status) == 6, status
+
+
+BLAS = """
+    import parity
+
+
+    @parity.scenario(params={"n": [64, 400]})
+    def products(xp, rng, n):
+        a = rng.standard_normal((n, n))
+        return {"aat": a @ a.T, "solve": xp.linalg.solve(a + n * xp.eye(n), a[:, 0]),
+                "singular": xp.linalg.svd(a, compute_uv=False)}
+"""
+
+
+def test_gold_runs_are_bitwise_identical_whatever_the_jobs_and_blas_threads_survive_the_fork(tmp_path):
+    """Two -j 2 runs (forked workers, whose BLAS thread pool the server started when it imported NumPy) write the
+    same bytes as each other and as -j 1; a BLAS that hung in a fork would time these scenarios out."""
+    scenarios = tmp_path / "blas"
+    scenarios.mkdir()
+    (scenarios / "blas.py").write_text(textwrap.dedent(BLAS))
+    results = []
+    for name, jobs in (("a", 2), ("b", 2), ("one", 1)):
+        out = tmp_path / name
+        parity("run", "--backend", "gold", "--out", out, "-q", "--scenarios", E2E / "scenarios", scenarios, "--jobs",
+               jobs, "--timeout", "120", check=1)
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert {s["id"]: s["status"] for s in manifest["scenarios"] if s["id"].startswith("blas.")} == {
+            "blas.products[n=64]": "ok", "blas.products[n=400]": "ok"}
+        results.append({p.name: p.read_bytes() for p in (out / "results").iterdir()})
+    assert len(results[0]) > 4 and results[0] == results[1] == results[2]

@@ -222,6 +222,7 @@ TEST(Protocol, AcceptsTheEventsAWorkerSends) {
   EXPECT_EQ(parse_reply(ready)["scenarios"].size(), 1u);
   EXPECT_TRUE(parse_reply(R"({"event": "fatal", "message": "m", "no_tests": true})")["no_tests"]);
   EXPECT_TRUE(parse_reply(R"({"event": "found", "part": {"modules": []}})")["part"].is_object());
+  EXPECT_FALSE(parse_reply(R"({"event": "loaded", "forkable": false})")["forkable"]);
 }
 
 // A worker records every run status of outcome.h itself but timeout, the supervisor's alone (it stopped the worker).
@@ -254,6 +255,8 @@ TEST(Protocol, RefusesWhatAWorkerNeverSends) {
            R"({"event": "ready", "backend": {}, "environment": {}, "errors": [], "scenarios": [{"id": "m.f",
                "meta": {}, "file": "/s/m.py", "part": "0"}]})",
            R"({"event": "found"})",
+           R"({"event": "loaded"})",
+           R"({"event": "loaded", "forkable": 1})",
            R"({"event": "found", "part": []})",
            R"({"event": "done", "retiring": false, "libraries": {"pandas": 3},
                "record": {"id": "m.f", "status": "ok", "file": "", "seconds": 0}})",

@@ -147,6 +147,13 @@ class Backend:
         if not isinstance(libraries, (list, tuple)) or not all(isinstance(m, str) and m for m in libraries):
             raise BackendError(f"backend {name!r}: LIBRARIES must be a list of module names")
         self.libraries = list(libraries)
+        # Whether `parity run` may fork its workers from the process that loaded this backend and imported the
+        # scenario modules (README, "Backend API"): False for a library whose import or install() creates what a
+        # fork cannot copy (a CUDA context, threads holding locks); its workers then each start and import on their own.
+        fork_safe = getattr(module, "FORK_SAFE", True)
+        if not isinstance(fork_safe, bool):
+            raise BackendError(f"backend {name!r}: FORK_SAFE must be True or False")
+        self.fork_safe = fork_safe
         # The generic reducer may rebuild subclasses defined by this backend, and by the types it maps to.
         from parity import reducers
 

@@ -52,17 +52,31 @@ def no_sanitizer_reports():
     assert not found, "sanitizer reports:\n" + "\n".join(f"{p}:\n{p.read_text()}" for p in found)
 
 
-def run(out, *extra):
-    proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", SCENARIOS, "--out", out,
+# Declares that its workers may not be forks of one process (as the CUDA backends do, fixtures/cupy.py): then each
+# worker is started and imports on its own, and a crashed one is replaced by a new process importing again.
+NOT_FORK_SAFE = "import numpy\n\n__version__ = numpy.__version__\nFORK_SAFE = False\n"
+
+
+def not_fork_safe_backend(directory) -> str:
+    path = Path(directory) / "not_fork_safe.py"
+    path.write_text(NOT_FORK_SAFE)
+    return str(path)
+
+
+def run(out, *extra, backend="gold"):
+    proc = subprocess.run([BIN, "run", "--backend", backend, "--scenarios", SCENARIOS, "--out", out,
                            "--max-memory", str(MEMORY_LIMIT_MB), "--timeout", "2", *extra],
                           capture_output=True, text=True, timeout=300)
     return proc, json.loads((Path(out) / "manifest.json").read_text())
 
 
-@pytest.fixture(scope="module", params=[1, 3], ids=["jobs=1", "jobs=3"])
+@pytest.fixture(scope="module", params=[(1, True), (3, True), (2, False)],
+                ids=["jobs=1", "jobs=3", "jobs=2-not-fork-safe"])
 def faulty_run(request, tmp_path_factory):
-    out = tmp_path_factory.mktemp(f"faults-j{request.param}") / "gold"
-    proc, manifest = run(out, "--jobs", str(request.param))
+    jobs, forked = request.param
+    tmp = tmp_path_factory.mktemp(f"faults-j{jobs}")
+    out = tmp / "gold"
+    proc, manifest = run(out, "--jobs", str(jobs), backend="gold" if forked else not_fork_safe_backend(tmp))
     return out, proc, manifest, {s["id"]: s for s in manifest["scenarios"]}
 
 
@@ -136,10 +150,12 @@ def test_sigint_stops_the_run_cleanly_keeping_what_finished(tmp_path):
     assert "stopped by signal 2" in err
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_a_module_whose_import_kills_the_worker_is_a_module_error_and_the_rest_runs(tmp_path, jobs):
+@pytest.mark.parametrize("jobs, forked", [(1, True), (2, True), (2, False)],
+                         ids=["jobs=1", "jobs=2", "jobs=2-not-fork-safe"])
+def test_a_module_whose_import_kills_the_worker_is_a_module_error_and_the_rest_runs(tmp_path, jobs, forked):
     out = tmp_path / "gold"
-    proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", Path(__file__).parent / "crashing_import",
+    backend = "gold" if forked else not_fork_safe_backend(tmp_path)
+    proc = subprocess.run([BIN, "run", "--backend", backend, "--scenarios", Path(__file__).parent / "crashing_import",
                            "--out", out, "--jobs", str(jobs)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stderr
     by_id = {s["id"]: s for s in json.loads((out / "manifest.json").read_text())["scenarios"]}

@@ -2,9 +2,11 @@
 #include "process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -28,6 +31,14 @@ Pipe make_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + strerror(errno));
   return {fds[0], fds[1]};
+}
+
+// A socket pair as a Pipe: `read` the child's end, `write` the parent's (both ways, and descriptors can travel).
+Pipe make_socket_pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    throw std::runtime_error(std::string("cannot create a socket pair: ") + strerror(errno));
+  return {fds[1], fds[0]};
 }
 
 void close_fd(int& fd) {
@@ -82,6 +93,47 @@ bool drain(int fd, std::string& into) {
 
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
+// One kForkRequest byte on `socket`, carrying `fds` (SCM_RIGHTS); false when it cannot be sent (the server ended).
+bool send_fork_request(int socket, const int (&fds)[protocol::kForkDescriptors]) {
+  char byte = protocol::kForkRequest;
+  iovec data{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
+  msghdr message{};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof fds);
+  std::memcpy(CMSG_DATA(header), fds, sizeof fds);
+  ssize_t n;
+  while ((n = ::sendmsg(socket, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  return n == 1;
+}
+
+// The server's answer to a fork request: the new worker's pid, 0 when it could not fork, -1 when none came within
+// `seconds` (or the server ended).
+pid_t receive_forked_pid(int socket, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  pid_t pid = 0;
+  std::size_t got = 0;
+  while (got < sizeof pid) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd fd{socket, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&fd, 1, static_cast<int>(left.count())) == 0) return -1;
+    const ssize_t n = ::read(socket, reinterpret_cast<char*>(&pid) + got, sizeof pid - got);
+    if (n > 0)
+      got += static_cast<std::size_t>(n);
+    else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+      return -1;
+  }
+  return pid;
+}
+
 // SIGKILLs `pid` and the process group it leads: the group for what it started, the process itself in case it
 // left that group (setpgid) or leads another (setsid).
 void kill_process_and_group(pid_t pid) {
@@ -118,12 +170,12 @@ void OutputTail::clear() {
   partial_.clear();
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, std::size_t max_reply_line)
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, std::size_t max_reply_line, bool command_socket)
     : max_reply_line_(max_reply_line) {
   // A command to a child that died must be an error return of send_line, not a SIGPIPE that kills the parent.
   static const bool sigpipe_ignored = std::signal(SIGPIPE, SIG_IGN) != SIG_ERR;
   (void)sigpipe_ignored;
-  Pipe in = make_pipe(), reply = make_pipe(), out = make_pipe();
+  Pipe in = command_socket ? make_socket_pair() : make_pipe(), reply = make_pipe(), out = make_pipe();
   const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) {
@@ -135,10 +187,33 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, std::size_t max
   close_fd(in.read);
   close_fd(reply.write);
   close_fd(out.write);
-  stdin_fd_ = in.write;
-  reply_fd_ = reply.read;
-  output_fd_ = out.read;
+  adopt_channels(in.write, reply.read, out.read);
+}
+
+void ChildProcess::adopt_channels(int commands, int replies, int output) {
+  stdin_fd_ = commands;
+  reply_fd_ = replies;
+  output_fd_ = output;
   for (int fd : {stdin_fd_, reply_fd_, output_fd_}) set_nonblocking(fd);
+}
+
+std::unique_ptr<ChildProcess> ChildProcess::forked_by(ChildProcess& server, double seconds,
+                                                      std::size_t max_reply_line) {
+  std::unique_ptr<ChildProcess> child(new ChildProcess(max_reply_line));
+  Pipe in = make_pipe(), reply = make_pipe(), out = make_pipe();
+  const int theirs[protocol::kForkDescriptors] = {in.read, reply.write, out.write};
+  const bool asked = server.flush_commands() && send_fork_request(server.stdin_fd_, theirs);
+  const pid_t pid = asked ? receive_forked_pid(server.stdin_fd_, seconds) : -1;
+  for (int* fd : {&in.read, &reply.write, &out.write}) close_fd(*fd);
+  if (pid <= 0) {
+    for (int* fd : {&in.write, &reply.read, &out.read}) close_fd(*fd);
+    throw std::runtime_error(pid == 0 ? "the fork server could not fork a worker"
+                                      : "the fork server did not answer within " + std::to_string(int(seconds)) +
+                                            " s (it ended, or hangs)");
+  }
+  child->pid_ = pid;
+  child->adopt_channels(in.write, reply.read, out.read);
+  return child;
 }
 
 ChildProcess::~ChildProcess() {

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <deque>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,8 +40,16 @@ class ChildProcess {
   /// The longest reply line it may send: past it, a reply is refused rather than kept growing in this process.
   static constexpr std::size_t kMaxReplyLine = std::size_t{1} << 28;
 
-  /// Starts it; throws std::runtime_error when the process cannot be created.
-  explicit ChildProcess(const std::vector<std::string>& argv, std::size_t max_reply_line = kMaxReplyLine);
+  /// Starts it; throws std::runtime_error when the process cannot be created. With `command_socket` its command
+  /// channel is a socket pair instead of a pipe, which can carry descriptors: what a fork server needs (forked_by).
+  explicit ChildProcess(const std::vector<std::string>& argv, std::size_t max_reply_line = kMaxReplyLine,
+                        bool command_socket = false);
+  /// A worker forked by `server` (started with a command socket, protocol::kForkRequest): its pipes are made here and
+  /// sent to the server, which forks it and hands it to this process (a child subreaper, OrphanReaper), so that it
+  /// is this process's child like any other. Throws std::runtime_error when the server does not answer with a pid
+  /// within `seconds` (it ended, or cannot fork).
+  static std::unique_ptr<ChildProcess> forked_by(ChildProcess& server, double seconds,
+                                                 std::size_t max_reply_line = kMaxReplyLine);
   /// Kills it (and its group) unless it ended, and reaps it.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
@@ -78,6 +87,9 @@ class ChildProcess {
   bool was_killed() const { return killed_; }
 
  private:
+  explicit ChildProcess(std::size_t max_reply_line) : max_reply_line_(max_reply_line) {}
+  /// Takes the parent's ends of a started child's three channels.
+  void adopt_channels(int commands, int replies, int output);
   bool wait_until(double seconds);
 
   std::size_t max_reply_line_;

@@ -74,6 +74,8 @@ json parse_reply(const std::string& line) {
   } else if (event == kFatal) {
     require(reply, event.c_str(), field::kMessage, {Type::string});
     if (reply.contains(field::kNoTests)) require(reply, event.c_str(), field::kNoTests, {Type::boolean});
+  } else if (event == kLoaded) {
+    require(reply, event.c_str(), field::kForkable, {Type::boolean});
   } else if (event == kFound) {
     require(reply, event.c_str(), field::kPart, {Type::object});
   } else if (event == kReady) {

@@ -32,6 +32,9 @@ inline constexpr const char* kNoPickleProbe = "--no-pickle-probe";
 inline constexpr const char* kCrashedModule = "--crashed-module";  ///< repeated: "FILE=how its worker ended"
 inline constexpr const char* kPart = "--part";    ///< which part of the discovery it imports (worker.h), from 0
 inline constexpr const char* kParts = "--parts";  ///< of how many (the run's --jobs)
+/// Part 0 offers to be the run's fork server: it replies kLoaded once the backend is installed and, when the backend
+/// is fork-safe, imports every module itself and then forks the workers (worker.h); else it goes on as part 0.
+inline constexpr const char* kForkServer = "--fork-server";
 }  // namespace flag
 
 /// A command line to a worker is {kRun: ID, field::kFile: its module} (run that scenario) or, once, to part 0 of
@@ -39,12 +42,19 @@ inline constexpr const char* kParts = "--parts";  ///< of how many (the run's --
 inline constexpr const char* kRun = "run";
 inline constexpr const char* kMerge = "merge";
 
+/// A fork server's command channel is a socket (process.h): after its ready reply, each request to it is one byte
+/// carrying, as SCM_RIGHTS, a new worker's command read end, reply write end and output write end, in that order;
+/// it answers with the new worker's pid (a pid_t), or 0 when it could not fork one.
+inline constexpr char kForkRequest = 'F';
+inline constexpr int kForkDescriptors = 3;
+
 /// Every reply is an object whose kEvent field names its event.
 inline constexpr const char* kEvent = "event";
 
-/// Events, in the order a worker sends them: importing (before each scenario module's import), imported (all of
-/// them are; a death from now on is no module's), found (with more than one part), then ready or fatal (part 0); per
-/// command, started, then done.
+/// Events, in the order a worker sends them: loaded (with --fork-server only), importing (before each scenario module's
+/// import), imported (all of them are; a death from now on is no module's), found (with more than one part), then ready
+/// or fatal (part 0); per command, started, then done.
+inline constexpr const char* kLoaded = "loaded";
 inline constexpr const char* kImporting = "importing";
 inline constexpr const char* kImported = "imported";
 inline constexpr const char* kReady = "ready";
@@ -56,6 +66,8 @@ inline constexpr const char* kDone = "done";
 /// The fields of the events (parse_reply checks which event has which, and their JSON types).
 namespace field {
 inline constexpr const char* kFile = "file";  ///< importing, a ready scenario, a run command: the scenario module
+inline constexpr const char* kForkable = "forkable";        ///< loaded: whether it will fork the workers (the backend's
+                                                            ///< FORK_SAFE), so imports every module itself
 inline constexpr const char* kMessage = "message";          ///< fatal: what is wrong
 inline constexpr const char* kNoTests = "no_tests";         ///< fatal: the selection holds no scenario (exit 5)
 inline constexpr const char* kBackend = "backend";          ///< ready: the backend's info()

@@ -6,6 +6,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -112,10 +113,10 @@ struct Worker {
   bool ready() const { return state == WorkerState::kIdle || has_task(); }
   bool has_task() const { return state == WorkerState::kSent || state == WorkerState::kRunning; }
 
-  /// A new process in this one's place, importing the scenario modules.
-  void restart(const std::vector<std::string>& argv) {
-    process = std::make_unique<ChildProcess>(argv);
-    state = WorkerState::kStarting;
+  /// A new process in this one's place: one importing the scenario modules, or (`ready`) a fork of the fork server.
+  void restart(std::unique_ptr<ChildProcess> started, bool ready) {
+    process = std::move(started);
+    state = ready ? WorkerState::kIdle : WorkerState::kStarting;
     found = merge_sent = false;
     importing.clear();
     tasks.clear();
@@ -160,6 +161,18 @@ struct Worker {
   }
 };
 
+// How the workers start: the first offers to be the fork server (protocol::flag::kForkServer) and says, once it has
+// loaded the backend, whether it will be.
+enum class Launch {
+  kAsking,  ///< it has not said yet: only it runs
+  kFork,    ///< it is: it imports every scenario module once, then forks each worker, a replacement too (fork_server.h)
+  kExec,    ///< the backend is not fork-safe (FORK_SAFE = False): each worker is a process of its own importing its
+            ///< part of the modules (worker.h), and it is the first of them
+};
+
+// A fork takes milliseconds; this bounds the wait for a fork server that hangs (a loaded machine may be slow).
+constexpr double kForkSeconds = 60;
+
 // Scenarios sent ahead to a worker: two, so the next is waiting when one ends. A round trip through the supervisor
 // per scenario had left the workers idle for a fifth of a batch run of small scenarios (py-spy).
 constexpr std::size_t kQueued = 2;
@@ -195,6 +208,7 @@ class Supervisor {
 
  private:
   void spawn(Worker& w);
+  void take_launch(Worker& w, bool forkable);
   void take_plan(const json& ready);
   void take_part(Worker& w, const json& found);
   void send_merge();
@@ -224,6 +238,8 @@ class Supervisor {
   Manifest& manifest_;
   std::vector<std::string> argv_;
   std::vector<Worker> workers_;
+  Launch launch_ = Launch::kAsking;
+  std::unique_ptr<ChildProcess> server_;  ///< the fork server once it is ready (kFork); before, workers_[0]'s process
   std::set<std::string> crashed_modules_;
   bool have_plan_ = false;
   std::vector<ScenarioRecord> module_errors_;
@@ -238,32 +254,56 @@ class Supervisor {
   std::set<std::size_t> bounced_;  ///< given back once because their worker died before starting them
   bool unsaved_ = false;
   Clock::time_point last_save_ = Clock::now();
+  double last_save_seconds_ = 0;  ///< what the last save took
 };
 
 void Supervisor::start(const std::string& backend) {
   argv_ = worker_argv(options_, backend);
   workers_.resize(std::max(1, options_.jobs));
   parts_.assign(workers_.size(), json());
-  for (std::size_t slot = 0; slot < workers_.size(); ++slot) {
-    workers_[slot].slot = slot;
-    spawn(workers_[slot]);
-  }
+  for (std::size_t slot = 0; slot < workers_.size(); ++slot) workers_[slot].slot = slot;
+  spawn(workers_.front());  // the others once it said whether it forks them (take_launch)
   while (!have_plan_) {
     if (g_stop_signal)
       throw RunAbort{"stopped by signal " + std::to_string(g_stop_signal) + " before any scenario ran"};
     poll_workers(nullptr);
   }
+  if (launch_ != Launch::kFork) return;
+  server_ = std::move(workers_.front().process);
+  for (Worker& w : workers_) spawn(w);
 }
 
-// With more than one worker, each imports its part of the scenario modules (discovery.discover_part), so that none
-// imports them all: importing every module had taken each worker of the bundled corpus 1-2 s before its first
-// scenario, whatever --jobs. A replacement imports the same part again.
+// A fork server's workers are its forks, ready at once: nothing is imported twice, and a replacement costs a fork.
+// Without one (a backend that is not fork-safe), with more than one worker each imports its part of the scenario
+// modules (discovery.discover_part), so that none imports them all: importing every module had taken each worker of
+// the bundled corpus 1-2 s before its first scenario, whatever --jobs. A replacement imports the same part again.
 void Supervisor::spawn(Worker& w) {
+  if (server_) {
+    try {
+      return w.restart(ChildProcess::forked_by(*server_, kForkSeconds), true);
+    } catch (const std::runtime_error& e) {
+      server_->read_output();
+      const std::string tail = server_->output().text();
+      throw RunAbort{std::string(e.what()) + (tail.empty() ? std::string() : ", after printing:\n" + tail)};
+    }
+  }
   std::vector<std::string> argv = argv_;
   if (workers_.size() > 1)
     argv.insert(argv.end(), {protocol::flag::kPart, std::to_string(w.slot), protocol::flag::kParts,
                              std::to_string(workers_.size())});
-  w.restart(argv);
+  const bool offer = launch_ != Launch::kExec;  // only the first is started before the answer
+  if (offer) argv.push_back(protocol::flag::kForkServer);
+  w.restart(std::make_unique<ChildProcess>(argv, ChildProcess::kMaxReplyLine, offer), false);
+}
+
+// The first worker loaded the backend and said whether it forks the others: if not, they start now, each importing
+// its part. (A new server, started again after a module's import killed the last, says it again.)
+void Supervisor::take_launch(Worker& w, bool forkable) {
+  if (w.slot != 0 || launch_ == Launch::kExec) throw protocol::ProtocolError("a 'loaded' event it could not have sent");
+  if (launch_ == Launch::kFork) return;
+  launch_ = forkable ? Launch::kFork : Launch::kExec;
+  if (launch_ == Launch::kExec)
+    for (std::size_t slot = 1; slot < workers_.size(); ++slot) spawn(workers_[slot]);
 }
 
 // A worker said what its part found: slot 0's waits for the others' to make the plan; another's is ready for
@@ -312,19 +352,23 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
   const json message = protocol::parse_reply(line);
   const std::string event = message.at(protocol::kEvent).get<std::string>();
   const bool starting = w.state == WorkerState::kStarting;
-  const bool startup_event = event == protocol::kImporting || event == protocol::kImported ||
-                             event == protocol::kFound || event == protocol::kReady || event == protocol::kFatal;
+  const bool startup_event = event == protocol::kLoaded || event == protocol::kImporting ||
+                             event == protocol::kImported || event == protocol::kFound || event == protocol::kReady ||
+                             event == protocol::kFatal;
   if (starting != startup_event)
     throw protocol::ProtocolError("a '" + event + "' event " + (starting ? "before" : "after") + " it was ready");
   if (event == protocol::kFatal)
     throw RunAbort{message.at(protocol::field::kMessage).get<std::string>(),
                    message.value(protocol::field::kNoTests, false) ? kExitNoTests : kExitUsage};
-  if (event == protocol::kImporting) {
+  if (event == protocol::kLoaded) {
+    take_launch(w, message.at(protocol::field::kForkable).get<bool>());
+  } else if (event == protocol::kImporting) {
     w.importing = message.at(protocol::field::kFile).get<std::string>();
   } else if (event == protocol::kImported) {
     w.importing.clear();  // a death from now on is no module's
   } else if (event == protocol::kFound) {
-    if (workers_.size() < 2 || w.found) throw protocol::ProtocolError("a 'found' event it could not have sent");
+    if (workers_.size() < 2 || w.found || launch_ == Launch::kFork)
+      throw protocol::ProtocolError("a 'found' event it could not have sent");
     take_part(w, message.at(protocol::field::kPart));
   } else if (event == protocol::kReady) {
     if (w.slot != 0) throw protocol::ProtocolError("a 'ready' event from a worker that makes no plan");
@@ -550,18 +594,23 @@ void Supervisor::dispatch(Progress& progress) {
 // Waits up to 100 ms for any worker to reply or print, then reads everything available.
 void Supervisor::poll_workers(Progress* progress) {
   std::vector<pollfd> fds;
+  if (server_) server_->read_output();  // it prints nothing once ready, unless something it imported does
   for (Worker& w : workers_) {
+    if (!w.process) continue;  // not started before the first says whether it forks them
     w.process->flush_commands();
     fds.push_back({w.process->reply_fd(), POLLIN, 0});
     fds.push_back({w.process->output_fd(), POLLIN, 0});
   }
   ::poll(fds.data(), fds.size(), 100);
-  for (Worker& w : workers_) poll_worker(w, progress);
+  for (Worker& w : workers_)
+    if (w.process) poll_worker(w, progress);
 }
 
 std::set<pid_t> Supervisor::worker_pids() const {
   std::set<pid_t> pids;
-  for (const Worker& w : workers_) pids.insert(w.process->pid());
+  for (const Worker& w : workers_)
+    if (w.process) pids.insert(w.process->pid());
+  if (server_) pids.insert(server_->pid());
   return pids;
 }
 
@@ -613,6 +662,7 @@ bool Supervisor::run(Progress& progress) {
     save();
   }
   for (Worker& w : workers_) w.process->finish(10.0);
+  if (server_) server_->finish(10.0);  // its socket closed: it ends
   return true;
 }
 
@@ -637,12 +687,18 @@ std::vector<ScenarioRecord> Supervisor::finished() const {
   return records;
 }
 
-// What finished reaches the manifest within a second: a run killed outright (SIGKILL) loses at most that much.
+// What finished reaches the manifest within a second, or, once writing it takes longer than 50 ms (thousands of
+// records), within 20 times what the last write took: a run killed outright (SIGKILL) loses at most that much. The
+// whole manifest rewritten every second had been most of the supervisor's CPU at 3,000 scenarios on a loaded machine
+// (bench/README, issue #20 target 3), growing with the run's wall time and its size.
 void Supervisor::save() {
-  if (!unsaved_ || seconds_between(last_save_, Clock::now()) < 1.0) return;
+  const double interval = std::max(1.0, 20 * last_save_seconds_);
+  if (!unsaved_ || seconds_between(last_save_, Clock::now()) < interval) return;
+  const auto start = Clock::now();
   manifest_.scenarios = finished();
   write_manifest(manifest_);
   last_save_ = Clock::now();
+  last_save_seconds_ = seconds_between(start, last_save_);
   unsaved_ = false;
 }
 

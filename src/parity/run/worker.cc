@@ -14,6 +14,7 @@
 #include "atomic_file.h"
 #include "codec.h"
 #include "config.h"
+#include "fork_server.h"
 #include "interpreter.h"
 #include "json_input.h"
 #include "manifest.h"
@@ -207,8 +208,8 @@ int fatal(std::FILE* channel, const std::string& message, int code = kExitUsage)
 }
 
 // Everything before the plan: backend, install(), this worker's part of the discovery (discovery.discover_part: every
-// module when it is the only worker). A fatal problem is replied.
-int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backend, py::object& part) {
+// module when it is the only worker, or the fork server). A fatal problem is replied.
+int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py::object& part) {
   try {
     backend = py::module_::import("parity.backend").attr("load")(options.backend, options.role);
   } catch (py::error_already_set& e) {
@@ -219,6 +220,13 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
     backend.attr("install")();
   } catch (py::error_already_set& e) {
     return fatal(channel, "backend " + options.backend + ": install() failed: " + e.what());
+  }
+  const int workers = options.parts;
+  if (options.fork_server) {
+    // The supervisor starts the other workers once it knows whether this one forks them (runner.cc).
+    options.fork_server = backend.attr("fork_safe").cast<bool>();
+    reply(channel, protocol::kLoaded, {{protocol::field::kForkable, options.fork_server}});
+    if (options.fork_server) options.parts = 1;  // its workers share what it imports
   }
   py::dict crashed;
   for (const std::string& entry : options.crashed_modules) {
@@ -237,6 +245,10 @@ int prepare(const WorkerOptions& options, std::FILE* channel, py::object& backen
     if (code == kExitOk) throw;
     return fatal(channel, py::str(e.value()).cast<std::string>(), code);
   }
+  // A fork server's workers still take the modules in turns, as parts would (discovery.merge routes by it): a
+  // module's scenarios then run in one worker, and what they start or import lazily (joblib's process pool) is
+  // started in that worker only.
+  part.attr("parts") = workers;
   reply(channel, protocol::kImported);  // a death from now on is no scenario module's
   return kExitOk;
 }
@@ -304,7 +316,8 @@ ScenarioRecord unrunnable(const std::string& id, const std::string& why) {
 
 }  // namespace
 
-int worker_main(const WorkerOptions& options) {
+int worker_main(const WorkerOptions& given) {
+  WorkerOptions options = given;  // a fork server of a fork-safe backend imports every part (prepare)
   std::FILE* channel = ::fdopen(protocol::kReplyFd, "w");
   std::FILE* commands = ::fdopen(protocol::kCommandFd, "r");
   // Not inherited by what a backend starts (loky's workers): the supervisor sees this process's end as theirs.
@@ -329,6 +342,7 @@ int worker_main(const WorkerOptions& options) {
                               : to_json(py::module_::import("parity.discovery").attr("part_payload")(part))}});
   if (options.part == 0)
     if (const int code = plan(options, channel, commands, backend, part); code != kExitOk) return code;
+  if (options.fork_server && !serve_forks()) return kExitOk;  // the server's end; a worker it forked goes on here
   py::dict runnable = py::module_::import("parity.discovery").attr("runnable")(part).cast<py::dict>();
   const py::object library_versions = py::module_::import("parity.discovery").attr("library_versions");
   py::object sent_libraries = py::none();

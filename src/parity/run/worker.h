@@ -22,19 +22,25 @@ struct WorkerOptions {
   /// The part of the discovery it imports (discovery.discover_part): part 0 of 1 is all of it, and with more parts
   /// part 0 also makes the plan from the others' found replies, which the supervisor merges into one command.
   int part = 0, parts = 1;
+  /// Offered to be the run's fork server (protocol::flag::kForkServer): when the backend is fork-safe it imports every
+  /// module (parts is then 1) and, once ready, forks the workers (fork_server.h) instead of running scenarios.
+  bool fork_server = false;
 };
 
-/// `parity _worker`: loads the backend, installs it, discovers its part of the scenarios (replying {"event":
-/// "importing", file} before each module's import, so that an import that kills it is known, and {"event":
-/// "imported"} after the last). With more than one part it replies {"event": "found", part: what it found}; part 0
-/// then reads the command {"merge": [the other parts' found]}. Part 0 replies one JSON line, either {"event":
-/// "ready", backend, environment, scenarios: [{id, meta, file, part}], errors: [records of module errors]} or
+/// `parity _worker`: loads the backend, installs it (with fork_server, replies {"event": "loaded", forkable}),
+/// discovers its part of the scenarios (replying {"event": "importing", file} before each module's import, so that an
+/// import that kills it is known, and {"event": "imported"} after the last). With more than one part it replies
+/// {"event": "found", part: what it found}; part 0 then reads the command {"merge": [the other parts' found]}. Part 0
+/// replies one JSON line, either {"event": "ready", backend, environment, scenarios: [{id, meta, file, part}], errors:
+/// [records of module errors]} or
 /// {"event": "fatal", message, no_tests} (then exits 2, or 5 with no_tests true: the selection holds no scenario);
 /// the others' found is their ready. Then, for each command line {"run": ID, "file": its module} (a module of
 /// another part is imported then), replies {"event": "started"}, runs that scenario, writes its result files under
 /// `out` and replies
 /// {"event": "done", record, retiring}. Exits 0 at the end of the commands, or right after a reply with retiring
-/// true (a MemoryError left it untrustworthy: a crash record). Commands and replies travel on the descriptors
+/// true (a MemoryError left it untrustworthy: a crash record). A fork server of a fork-safe backend runs no command
+/// after its ready reply: it forks workers that do (fork_server.h), and exits 0 when the supervisor closes its socket.
+/// Commands and replies travel on the descriptors
 /// protocol.h names, with the events and their fields.
 int worker_main(const WorkerOptions& options);
 
