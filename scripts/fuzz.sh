@@ -5,6 +5,8 @@
 # Needs clang and compiler-rt (scripts/setup.sh installs them); installs nothing itself.
 #   PARITY_FUZZ_BUILD_DIR  build directory (default: <repo>/build-fuzz), kept apart from build/: every
 #                          object in it, parity_core included, is instrumented
+#   PARITY_FUZZ_STEP       `build`: configure and build only; `run`: fuzz the target already built; unset: both
+#                          (scripts/test.sh builds first, then fuzzes while the sanitize preset builds beside it)
 #   usage: scripts/fuzz.sh [SECONDS] [extra libFuzzer flags...]
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,10 +19,18 @@ python=${PARITY_VENV:-$repo/.venv}/bin/python
 # decoder itself), so a bug inside parity_core is caught where it happens. Debug adds only -g to these.
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link"
 flags+=" -fno-omit-frame-pointer -g -O1"
-CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="$flags" \
-  -DPARITY_FUZZ=ON -DPARITY_REGISTER_SCENARIOS=OFF -DPython_EXECUTABLE="$python" >/dev/null
-cmake --build "$build" --target parity_decoder_fuzz
+step=${PARITY_FUZZ_STEP:-}
+case $step in "" | build | run) ;; *) echo "fuzz: PARITY_FUZZ_STEP must be build or run, got '$step'" >&2; exit 2 ;; esac
 fuzzer=$build/tests/fuzz/parity_decoder_fuzz
+if [ "$step" != run ]; then
+  CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="$flags" \
+    -DPARITY_FUZZ=ON -DPARITY_REGISTER_SCENARIOS=OFF -DPython_EXECUTABLE="$python" >/dev/null
+  cmake --build "$build" --target parity_decoder_fuzz
+  [ "$step" != build ] || exit 0
+elif [ ! -x "$fuzzer" ]; then
+  echo "fuzz: $fuzzer is not built (PARITY_FUZZ_STEP=build first)" >&2
+  exit 2
+fi
 
 # Seeds are written fresh by the fuzz binary itself (write_result on every node kind), beside the hand-made
 # hostile ones of tests/fuzz/seeds (deep nesting); the corpus of inputs that found new coverage is kept
