@@ -82,6 +82,15 @@ def scenario_dir(tmp_path, module, source):
     return directory
 
 
+def not_fork_safe_backend(directory) -> Path:
+    """A backend module in `directory` that declares its workers may not be forks of one process, as the CUDA
+    backends do (fixtures/cupy.py): each worker then starts and imports on its own, and a crashed one is replaced by
+    a new process importing again."""
+    path = Path(directory) / "not_fork_safe.py"
+    path.write_text("import numpy\n\n__version__ = numpy.__version__\nFORK_SAFE = False\n")
+    return path
+
+
 def manifest_entries(results):
     """The manifest's scenario entries by id."""
     return {s["id"]: s for s in json.loads((results / "manifest.json").read_text())["scenarios"]}

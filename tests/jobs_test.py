@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from e2e_test import not_fork_safe_backend  # the shared e2e helpers (tests/conftest.py)
+
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 E2E = REPO / "tests" / "e2e"
@@ -134,16 +136,6 @@ IMPORT_LOGGING = """
     def s(xp, n):
         return {"x": xp.arange(n + 1.0)}
 """
-
-
-# A backend that declares its workers may not be forks of one process, as the CUDA backends do (fixtures/cupy.py).
-NOT_FORK_SAFE = "import numpy\n\n__version__ = numpy.__version__\nFORK_SAFE = False\n"
-
-
-def not_fork_safe_backend(tmp_path) -> Path:
-    path = tmp_path / "not_fork_safe.py"
-    path.write_text(NOT_FORK_SAFE)
-    return path
 
 
 def imports_by_process(log: Path) -> dict:

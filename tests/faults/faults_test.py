@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from e2e_test import not_fork_safe_backend  # the shared e2e helpers (tests/conftest.py)
+
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
@@ -50,17 +52,6 @@ def no_sanitizer_reports():
     yield
     found = sorted(reports.iterdir())
     assert not found, "sanitizer reports:\n" + "\n".join(f"{p}:\n{p.read_text()}" for p in found)
-
-
-# Declares that its workers may not be forks of one process (as the CUDA backends do, fixtures/cupy.py): then each
-# worker is started and imports on its own, and a crashed one is replaced by a new process importing again.
-NOT_FORK_SAFE = "import numpy\n\n__version__ = numpy.__version__\nFORK_SAFE = False\n"
-
-
-def not_fork_safe_backend(directory) -> str:
-    path = Path(directory) / "not_fork_safe.py"
-    path.write_text(NOT_FORK_SAFE)
-    return str(path)
 
 
 def run(out, *extra, backend="gold"):
