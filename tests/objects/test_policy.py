@@ -280,6 +280,15 @@ def test_a_malformed_libraries_list_is_refused_at_run(tmp_path):
     assert "LIBRARIES must be a list of module names" in proc.stderr
 
 
+def test_a_fork_safe_that_is_not_a_bool_is_refused_at_run(tmp_path):
+    # FORK_SAFE decides how run starts the workers (README, "Backend API"); a string such as "no" would be true.
+    backend = tmp_path / "bad_fork_safe.py"
+    backend.write_text("FORK_SAFE = 'no'\n")
+    proc = parity("run", "--backend", backend, "--out", tmp_path / "x", "--scenarios",
+                  scenarios_dir(tmp_path, NUMPY_ONLY, "plain"), check=2)
+    assert f"backend '{backend}': FORK_SAFE must be True or False" in proc.stderr
+
+
 def test_merged_shards_keep_the_libraries_of_each(tmp_path):
     scenarios = scenarios_dir(tmp_path, LIBRARY_SCENARIOS + NUMPY_ONLY.replace("import parity\n", ""), "mixed")
     shards = []
