@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 import warnings
 
-# Per stream: the manifest holding it is rewritten every second during a run, so it must stay small. The tail is
-# kept, as a crash report keeps a worker's last lines: what a scenario printed last is nearest its failure.
+# Per stream: the manifest holding it is rewritten during a run (runner.cc, Supervisor::save), so it must stay small.
+# The tail is kept, as a crash report keeps a worker's last lines: what a scenario printed last is nearest its failure.
 LIMIT = 8192
 
 
