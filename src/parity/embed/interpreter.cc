@@ -41,6 +41,32 @@ void initialize(const std::string& executable) {
   py::initialize_interpreter(&config, 0, nullptr, false);
 }
 
+// OpenBLAS (NumPy's BLAS) starts its threads when NumPy loads, and each spins on sched_yield for 2^28 TSC ticks
+// (about 0.1 s) before it sleeps: 20-30 ms of CPU in every parity process, which does no BLAS work of its own
+// before its first scenario, and a quarter of a short compare's. A timeout of 2^4 ticks lets them sleep at once;
+// what a BLAS call computes does not depend on it. Set only for the load (OpenBLAS reads it once then), and only
+// when the user has not set it: scenarios and what they start see the environment they were given.
+class OpenBlasQuietStart {
+ public:
+  OpenBlasQuietStart() : set_(std::getenv(kTimeout) == nullptr) {
+    if (set_) ::setenv(kTimeout, "4", 0);
+  }
+  // NumPy is loaded: out of the C environment and of os.environ, Python's copy of it.
+  void done() {
+    if (!set_) return;
+    ::unsetenv(kTimeout);
+    py::module_::import("os").attr("environ").attr("pop")(kTimeout, py::none());
+    set_ = false;
+  }
+  ~OpenBlasQuietStart() {
+    if (set_) ::unsetenv(kTimeout);
+  }
+
+ private:
+  static constexpr const char* kTimeout = "OPENBLAS_THREAD_TIMEOUT";
+  bool set_;
+};
+
 }  // namespace
 
 InterpreterPaths configured_paths() {
@@ -59,8 +85,10 @@ void import_numpy_api(const std::string& python) {
 void start_interpreter() {
   if (Py_IsInitialized()) return;
   const InterpreterPaths paths = configured_paths();
+  OpenBlasQuietStart blas;
   initialize(paths.python_executable);
   import_numpy_api(paths.python_executable);
+  blas.done();
   // Empty when pip installed the package into the interpreter's site-packages.
   if (!paths.python_package.empty()) py::module_::import("sys").attr("path").attr("insert")(0, paths.python_package);
   py::module_::import("parity.backend").attr("register_fixtures")(paths.fixtures);
