@@ -104,9 +104,16 @@ def _library(name: str) -> str:
     return name.partition(".")[0]
 
 
+def _in_numpy_ma(name: str) -> bool:
+    return name == "numpy.ma" or name.startswith("numpy.ma.")
+
+
 def _library_reducer(cls: type):
-    """parity's built-in reducer for a pandas, scipy.sparse or scikit-learn type, registered on first use (so
-    that no backend, the gold one included, imports those libraries unless an output is such an object)."""
+    """parity's built-in reducer for a numpy.ma, pandas, scipy.sparse or scikit-learn type, registered on first use
+    (so that no backend, the gold one included, imports those libraries unless an output is such an object)."""
+    if _in_numpy_ma(cls.__module__):
+        _register_masked()
+        return _by_type.get(cls)
     if _library(cls.__module__) not in ("pandas", "scipy", "sklearn"):
         return None
     from parity import library_reducers
@@ -117,6 +124,9 @@ def _by_name_or_library(reducer_name: str):
     """The reducer named `reducer_name`; a built-in library one ("pandas.DataFrame") is registered on demand:
     the name selects parity's own code, which imports the installed library, never a module the file names."""
     reducer = _by_name.get(reducer_name)
+    if reducer is None and _in_numpy_ma(reducer_name.rpartition(".")[0]):
+        _register_masked()
+        return _by_name.get(reducer_name)
     if reducer is None:
         from parity import library_reducers
         if library_reducers.ensure(_library(reducer_name)):
@@ -132,6 +142,8 @@ def has_reducer(obj) -> bool:
 
 def registered(cls: type) -> Reducer | None:
     """The reducer registered for exactly `cls` (not the generic one), or None."""
+    if _in_numpy_ma(getattr(cls, "__module__", None) or ""):
+        _register_masked()
     return _by_type.get(cls)
 
 
@@ -301,7 +313,17 @@ def _memmap_rebuild(values, state):
     return out
 
 
-register(np.ma.MaskedArray, _masked_reduce, _masked_rebuild)
+def _register_masked() -> None:
+    """numpy.ma's reducer, registered when a MaskedArray is first written or rebuilt: importing numpy.ma takes about as
+    long as the rest of parity's modules, in every process, most of which never meet a masked array. A MaskedArray
+    exists only once numpy.ma is imported, and a file's reducer name selects this code, never a module to import.
+    A reducer a backend registered for it first stays."""
+    import numpy.ma
+
+    if numpy.ma.MaskedArray not in _by_type:
+        register(numpy.ma.MaskedArray, _masked_reduce, _masked_rebuild)
+
+
 register(np.memmap, _memmap_reduce, _memmap_rebuild, volatile=("filename",))
 register(np.matrix, lambda a: None, lambda values, state: values.view(np.matrix))
 register(np.recarray, lambda a: None, lambda values, state: values.view(np.recarray))
