@@ -13,13 +13,6 @@ from pathlib import Path
 
 from parity._scenario import Skip, _check_options, describe_exception, format_param, seed_for
 
-try:  # pytest's own hook marker (pluggy comes with pytest); native scenarios need neither
-    from pluggy import HookimplMarker
-
-    _hookimpl = HookimplMarker("pytest")
-except ImportError:  # pragma: no cover - without pytest there is no suite to run
-    _hookimpl = lambda **_: (lambda fn: fn)  # noqa: E731
-
 # The file names pytest collects by default (its `python_files`); a suite's ini may name others.
 TEST_FILES = ("test_*.py", "*_test.py")
 CONFTEST = "conftest.py"
@@ -249,8 +242,7 @@ class _ParityPlugin:
     def pytest_collection_modifyitems(self, session, config, items):
         swap_xfail_markers(items, self.role)
 
-    @_hookimpl(tryfirst=True)
-    def pytest_pyfunc_call(self, pyfuncitem):
+    def pytest_pyfunc_call(self, pyfuncitem):  # tryfirst: marked by _mark_hooks, as @pytest.hookimpl would
         import pytest
 
         try:
@@ -264,6 +256,16 @@ class _ParityPlugin:
     def pytest_runtest_makereport(self, item, call):
         if call.excinfo is not None:
             self.exceptions[(item.nodeid, call.when)] = call.excinfo.value
+
+
+def _mark_hooks():
+    """Marks _ParityPlugin's hooks with pytest's hook marker once, when the first suite starts: pluggy is imported
+    only by a run that has a pytest suite, not by every worker and compare that imports this module."""
+    from pluggy import HookimplMarker  # comes with pytest
+
+    call = _ParityPlugin.pytest_pyfunc_call
+    if not hasattr(call, "pytest_impl"):
+        HookimplMarker("pytest")(tryfirst=True)(call)
 
 
 class Suite:
@@ -283,6 +285,7 @@ class Suite:
         from _pytest.config import _prepareconfig
         from _pytest.main import Session
 
+        _mark_hooks()  # before pytest registers the plugin
         if self.on_import is not None and self.initial_conftest.is_file():
             self.on_import(str(self.initial_conftest))  # imported while the config is made
         disabled = [arg for name in _DISABLED_PLUGINS for arg in ("-p", f"no:{name}")]
