@@ -1,0 +1,93 @@
+"""What a parity process does before its first scenario (bench/README, "Start-up"): compare and the run's worker import
+only what their outputs need, and NumPy's OpenBLAS threads sleep instead of spinning, in the real processes."""
+import json
+import re
+
+from e2e_test import parity, run, scenario_dir  # the shared e2e helpers (tests/conftest.py)
+
+# Imported only when an output needs them (a masked array; a pytest suite; a pandas object).
+ON_DEMAND = ("numpy.ma", "pluggy", "pandas")
+
+PLAIN = """
+@parity.scenario()
+def plain(xp, rng):
+    x = xp.asarray(rng.random(8))
+    return {"exp": xp.exp(x), "n": 3}
+"""
+
+# Run after `plain` (a module's scenarios run in order): what the worker had imported once a scenario's result and
+# pickle were written, and the environment the scenario sees.
+RECORDER = """
+@parity.scenario()
+def zz_recorder(xp, rng):
+    import os
+    import sys
+    from pathlib import Path
+
+    Path({where!r}).write_text(json.dumps({{"modules": sorted(sys.modules),
+                                           "timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT")}}))
+    return {{"x": xp.zeros(2)}}
+"""
+
+
+def imported(stderr: str) -> set:
+    """The modules a process imported, from its PYTHONPROFILEIMPORTTIME lines."""
+    return set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", stderr, re.M))
+
+
+def on_demand_in(modules) -> set:
+    return {m for m in modules for lib in ON_DEMAND if m == lib or m.startswith(lib + ".")}
+
+
+def test_a_compare_of_plain_arrays_imports_no_numpy_ma_pluggy_or_pandas(tmp_path):
+    scenarios = scenario_dir(tmp_path, "startup", PLAIN)
+    for side in ("gold", "gold2"):
+        run("gold", tmp_path / side, "--scenarios", scenarios)
+    proc = parity("compare", tmp_path / "gold", tmp_path / "gold2", "--json", tmp_path / "r.json", check=0,
+                  env={"PYTHONPROFILEIMPORTTIME": "1"})
+    modules = imported(proc.stderr)
+    assert {"numpy", "parity.probe", "parity.trust"} <= modules, proc.stderr[-2000:]  # the profile was read
+    assert on_demand_in(modules) == set()
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["pass"] == 1
+
+
+def test_a_run_of_plain_arrays_imports_none_of_them_and_leaves_the_environment_as_given(tmp_path):
+    where = tmp_path / "recorded.json"
+    scenarios = scenario_dir(tmp_path, "startup", "import json\n" + PLAIN + RECORDER.format(where=str(where)))
+    run("gold", tmp_path / "gold", "--scenarios", scenarios, "--jobs", "1")
+    recorded = json.loads(where.read_text())
+    assert {"numpy", "parity.probe", "parity.discovery"} <= set(recorded["modules"])
+    assert on_demand_in(recorded["modules"]) == set()
+    assert recorded["timeout"] is None  # set for NumPy's load only
+    parity("run", "--backend", "gold", "--out", tmp_path / "gold2", "-q", "--scenarios", scenarios, check=0,
+           env={"OPENBLAS_THREAD_TIMEOUT": "7"})
+    assert json.loads(where.read_text())["timeout"] == "7"  # the user's own setting stays
+
+
+# At import, in `parity list`'s process (NumPy loaded just before): once every thread but this one sleeps, the CPU
+# each has used (ns, /proc's schedstat). OpenBLAS's threads spun on sched_yield for about 0.1 s before they slept:
+# 20-100 ms of CPU each, depending on the load.
+THREADS = """
+import os, time
+from pathlib import Path
+
+def _others():
+    return [t for t in os.listdir("/proc/self/task") if int(t) != os.getpid()]
+
+def _sleeping(t):
+    return Path(f"/proc/self/task/{t}/stat").read_text().rpartition(")")[2].split()[0] in "SD"
+
+_deadline = time.monotonic() + 10
+while not all(_sleeping(t) for t in _others()) and time.monotonic() < _deadline:
+    time.sleep(0.01)
+Path(WHERE).write_text(json.dumps({t: int(Path(f"/proc/self/task/{t}/schedstat").read_text().split()[0])
+                                  for t in _others()}))
+"""
+
+
+def test_numpys_blas_threads_sleep_at_once_in_a_parity_process(tmp_path):
+    where = tmp_path / "threads.json"
+    scenarios = scenario_dir(tmp_path, "startup", "import json\n" + THREADS.replace("WHERE", repr(str(where))) + PLAIN)
+    parity("list", "--scenarios", scenarios, check=0)
+    on_cpu = json.loads(where.read_text())
+    assert all(ns < 5_000_000 for ns in on_cpu.values()), on_cpu  # CPU used, not time waited: load cannot raise it
