@@ -1,5 +1,6 @@
-"""What a parity process does before its first scenario (bench/README, "Start-up"): compare and the run's worker import
-only what their outputs need, and NumPy's OpenBLAS threads sleep instead of spinning, in the real processes."""
+"""What a parity process does before its first scenario (bench/README, "startup_bench"): compare and the run's
+worker import only what their outputs need, and NumPy's OpenBLAS threads sleep instead of spinning, in the real
+processes."""
 import json
 import re
 
