@@ -410,6 +410,7 @@ def pickle_outputs(obj, file: str, arrays=None):
         digest = trust.mac(trust.key(create=True))
     except (trust.NoKey, OSError):  # no usable key: the pickle goes unsigned and compare skips its probe, saying why
         digest = None
+    replaced = False
     try:
         with open(temp, "wb") as raw:
             out = raw if digest is None else trust.MacWriter(raw, digest)
@@ -421,20 +422,24 @@ def pickle_outputs(obj, file: str, arrays=None):
             else:
                 pickle.dump(obj, out, protocol=PROTOCOL)
             stream = raw.tell() - start
-            table = json.dumps(buffers.table).encode()
+            table = json.dumps(buffers.table).encode() if buffers.table else b"[]"
             out.write(table)
             out.write(_FOOTER.pack(stream, len(table)))
             if digest is not None:
                 raw.write(trust.trailer(digest))
         os.replace(temp, file)
+        replaced = True
         return None
     except Exception as exc:  # noqa: BLE001 - a pickling failure is a finding, not a crash
         error = describe_exception(exc)
         error["path"] = _unpicklable_path(obj, "outputs")
         return error
     finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+        if not replaced:  # no stat of a file that is gone after every successful write
+            try:
+                os.unlink(temp)
+            except FileNotFoundError:
+                pass
 
 
 def _split(payload):
@@ -446,7 +451,8 @@ def _split(payload):
     stream, table = _FOOTER.unpack(payload[-_FOOTER.size:])
     if len(MAGIC) + stream + table + _FOOTER.size != len(payload):
         raise ValueError("the pickle file's lengths do not add up")
-    entries = json.loads(bytes(payload[len(MAGIC) + stream:len(MAGIC) + stream + table]))
+    text = bytes(payload[len(MAGIC) + stream:len(MAGIC) + stream + table])
+    entries = [] if text == b"[]" else json.loads(text)  # most pickles reference nothing
     if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
         raise ValueError("the pickle file's buffer table is not a list of entries")
     return payload[len(MAGIC):len(MAGIC) + stream], entries
