@@ -503,7 +503,7 @@ def _prepared(blob: bytes, outputs, arrays):
     return (None, why) if why is not None else ((stream, entries, given), None)
 
 
-def unpicklable(blob: bytes, outputs=None, arrays=None):
+def why_not_unpickled(blob: bytes, outputs=None, arrays=None):
     """None when unpickle would unpickle `blob` (its MAC verifies with the user's key, its buffer table references
     the arrays of `outputs` as they were when it was signed), else why not; nothing is unpickled."""
     return _prepared(blob, outputs, arrays)[1]

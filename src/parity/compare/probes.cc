@@ -152,8 +152,8 @@ void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
   const std::string gold_pickle = read_regular_file(gold.manifest.dir, gold.record.pickle_file),
                     cand_pickle = read_regular_file(cand.manifest.dir, cand.record.pickle_file);
   if (same_bytes_as_gold(gold, cand, gold_pickle, cand_pickle)) {  // the verdict without unpickling either
-    const py::object why =
-        py::module_::import("parity.probe").attr("unpicklable")(py::bytes(gold_pickle), gold.outputs, gold.arrays);
+    const py::object why = py::module_::import("parity.probe")
+                               .attr("why_not_unpickled")(py::bytes(gold_pickle), gold.outputs, gold.arrays);
     if (why.is_none()) return list.pass("pickle");
     for (const char* side : {"gold", "candidate"})  // the same bytes: refused alike, for the same reason
       list.skipped.push_back({"pickle", side, "unverified-pickle", why.cast<std::string>()});
