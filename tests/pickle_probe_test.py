@@ -91,3 +91,81 @@ def test_a_signed_pickle_over_an_altered_result_array_is_never_unpickled(large_r
     assert [(k["side"], k["kind"]) for k in skipped] == [("candidate", "unverified-pickle")], skipped
     assert "outputs['c']" in skipped[0]["reason"] and "not unpickled" in skipped[0]["reason"]
     assert not pickle_checks(report)
+
+
+# Outputs that unpickle nowhere but in the run: unpickling their pickle raises, so a `pickle` verdict on them says
+# whether compare unpickled (old behaviour: both sides raise, and the check is left out) or not.
+FRAGILE = '''
+from parity import reducers
+
+
+class Fragile:
+    def __init__(self, values):
+        self.values = values
+
+    def __reduce__(self):
+        return (_unpickled, (self.values,))
+
+
+def _unpickled(values):
+    raise RuntimeError("compare unpickled a Fragile")
+
+
+reducers.register(Fragile, lambda f: {"values": f.values}, lambda state: Fragile(state["values"]))
+
+
+@parity.scenario()
+def fragile(xp, rng):
+    return {"f": Fragile(xp.arange(4.0)), "plain": xp.arange(3)}
+'''
+
+
+@pytest.fixture(scope="module")
+def fragile_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fragile")
+    scenarios = scenario_dir(root, "fragile", FRAGILE)
+    for name in ("gold", "gold2"):
+        run("gold", root / name, "--scenarios", scenarios)
+    return root, scenarios
+
+
+def test_the_same_result_and_pickle_as_gold_pass_without_unpickling(fragile_runs, tmp_path):
+    root, scenarios = fragile_runs
+    _, report, _ = compare(root / "gold", root / "gold2", tmp_path, "--scenarios", scenarios, check=0)
+    assert [c["ok"] for c in pickle_checks(report)] == [True], report["scenarios"]
+
+
+def test_a_result_that_differs_from_gold_is_unpickled_though_its_pickle_is_the_same(fragile_runs, tmp_path):
+    import shutil
+    root, scenarios = fragile_runs
+    cand = tmp_path / "cand"
+    shutil.copytree(root / "gold2", cand)
+    result = next((cand / "results").glob("*.parity"))
+    data = bytearray(result.read_bytes())
+    at = data.find(numpy.arange(3).tobytes())  # outputs['plain']: the pickle still holds the original
+    assert at > 0
+    data[at:at + 8] = numpy.int64(7).tobytes()
+    result.write_bytes(bytes(data))
+    _, report, _ = compare(root / "gold", cand, tmp_path, "--scenarios", scenarios, check=1)
+    # Both sides unpickled and both raised alike: no verdict, as before; the altered values fail elsewhere.
+    assert not pickle_checks(report), report["scenarios"]
+
+
+def test_the_same_tampered_pickle_on_both_sides_is_refused_not_unpickled(fragile_runs, tmp_path):
+    import shutil
+    root, scenarios = fragile_runs
+    sides = {name: tmp_path / name for name in ("gold", "gold2")}
+    for name, side in sides.items():
+        shutil.copytree(root / name, side)
+        pickled = next((side / "results").glob("*.pickle"))
+        data = bytearray(pickled.read_bytes())
+        data[40] ^= 1
+        pickled.write_bytes(bytes(data))
+    assert next((sides["gold"] / "results").glob("*.pickle")).read_bytes() == \
+        next((sides["gold2"] / "results").glob("*.pickle")).read_bytes()
+    _, report, _ = compare(sides["gold"], sides["gold2"], tmp_path, "--scenarios", scenarios, check=0)
+    skipped = [k for s in report["scenarios"] for k in s.get("skipped_checks", []) if k["check"] == "pickle"]
+    assert sorted((k["side"], k["kind"]) for k in skipped) == [("candidate", "unverified-pickle"),
+                                                               ("gold", "unverified-pickle")], skipped
+    assert all("does not verify" in k["reason"] for k in skipped), skipped
+    assert not pickle_checks(report)

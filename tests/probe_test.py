@@ -248,6 +248,12 @@ def written_and_rebuilt(outputs, tmp_path):
     return (tmp_path / "p.pickle").read_bytes(), rebuilt
 
 
+def test_an_output_that_refuses_pickling_leaves_no_file_behind(key, tmp_path):
+    error = probe.pickle_outputs({"ok": numpy.arange(3), "f": lambda: 0}, str(tmp_path / "p.pickle"))
+    assert error["path"] == "outputs['f']", error
+    assert list(tmp_path.iterdir()) == []  # neither the pickle nor its temporary file
+
+
 @pytest.mark.parametrize("kind", sorted(LARGE))
 def test_a_large_array_is_referenced_not_copied_and_loses_nothing(kind, key, tmp_path):
     outputs = {"x": LARGE[kind]()}

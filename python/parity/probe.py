@@ -410,6 +410,7 @@ def pickle_outputs(obj, file: str, arrays=None):
         digest = trust.mac(trust.key(create=True))
     except (trust.NoKey, OSError):  # no usable key: the pickle goes unsigned and compare skips its probe, saying why
         digest = None
+    replaced = False
     try:
         with open(temp, "wb") as raw:
             out = raw if digest is None else trust.MacWriter(raw, digest)
@@ -421,20 +422,24 @@ def pickle_outputs(obj, file: str, arrays=None):
             else:
                 pickle.dump(obj, out, protocol=PROTOCOL)
             stream = raw.tell() - start
-            table = json.dumps(buffers.table).encode()
+            table = json.dumps(buffers.table).encode() if buffers.table else b"[]"
             out.write(table)
             out.write(_FOOTER.pack(stream, len(table)))
             if digest is not None:
                 raw.write(trust.trailer(digest))
         os.replace(temp, file)
+        replaced = True
         return None
     except Exception as exc:  # noqa: BLE001 - a pickling failure is a finding, not a crash
         error = describe_exception(exc)
         error["path"] = _unpicklable_path(obj, "outputs")
         return error
     finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+        if not replaced:  # no stat of a file that is gone after every successful write
+            try:
+                os.unlink(temp)
+            except FileNotFoundError:
+                pass
 
 
 def _split(payload):
@@ -446,7 +451,8 @@ def _split(payload):
     stream, table = _FOOTER.unpack(payload[-_FOOTER.size:])
     if len(MAGIC) + stream + table + _FOOTER.size != len(payload):
         raise ValueError("the pickle file's lengths do not add up")
-    entries = json.loads(bytes(payload[len(MAGIC) + stream:len(MAGIC) + stream + table]))
+    text = bytes(payload[len(MAGIC) + stream:len(MAGIC) + stream + table])
+    entries = [] if text == b"[]" else json.loads(text)  # most pickles reference nothing
     if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
         raise ValueError("the pickle file's buffer table is not a list of entries")
     return payload[len(MAGIC):len(MAGIC) + stream], entries
@@ -484,22 +490,34 @@ def _mapped_buffers(entries, outputs, arrays):
     return (buffers, referenced, aliases), None
 
 
+def _prepared(blob: bytes, outputs, arrays):
+    """((stream, buffer table, _mapped_buffers's), None) for a blob unpickle may unpickle, or (None, why not)."""
+    payload, untrusted = trust.verified_payload(blob)
+    if payload is None:
+        return None, untrusted
+    try:
+        stream, entries = _split(payload)
+    except ValueError as exc:  # json's errors, a UnicodeDecodeError included, are ValueErrors
+        return None, f"the pickle file is damaged ({exc}): not unpickled"
+    given, why = _mapped_buffers(entries, outputs, {} if arrays is None else arrays)
+    return (None, why) if why is not None else ((stream, entries, given), None)
+
+
+def why_not_unpickled(blob: bytes, outputs=None, arrays=None):
+    """None when unpickle would unpickle `blob` (its MAC verifies with the user's key, its buffer table references
+    the arrays of `outputs` as they were when it was signed), else why not; nothing is unpickled."""
+    return _prepared(blob, outputs, arrays)[1]
+
+
 def unpickle(blob: bytes, outputs=None, arrays=None):
     """(obj, None, None); (None, error, None) when unpickling raises (as the cuDF proxy did); or (None, None, why
     not) when the blob's MAC does not verify with the user's key: it is then never unpickled (it could run code).
     Format 2 buffers reference arrays of `outputs` (the rebuilt result; `arrays`: its digests()'s, when known):
     the unpickled arrays share their memory, nothing is copied."""
-    payload, untrusted = trust.verified_payload(blob)
-    if payload is None:
-        return None, None, untrusted
-    try:
-        stream, entries = _split(payload)
-    except ValueError as exc:  # json's errors, a UnicodeDecodeError included, are ValueErrors
-        return None, None, f"the pickle file is damaged ({exc}): not unpickled"
-    given, why = _mapped_buffers(entries, outputs, {} if arrays is None else arrays)
+    prepared, why = _prepared(blob, outputs, arrays)
     if why is not None:
         return None, None, why
-    buffers, referenced, aliases = given
+    stream, entries, (buffers, referenced, aliases) = prepared
     try:
         if not entries:  # format 1, or nothing referenced: no copy of the stream
             return pickle.loads(stream), None, None
@@ -580,9 +598,10 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     if isinstance(faithful, _NAMED) and isinstance(unpickled, _NAMED):
         same = _qualified(faithful) == _qualified(unpickled)
         return [] if same else [_loss(path, "values", _qualified(faithful), _qualified(unpickled))]
-    ftype, utype = reducers.qualified_name(type(faithful)), reducers.qualified_name(type(unpickled))
-    if ftype != utype:  # the bare names: declared differences match them (fixtures/memmap.py)
-        return [_loss(path, "type", ftype, utype)]
+    if type(faithful) is not type(unpickled):
+        ftype, utype = reducers.qualified_name(type(faithful)), reducers.qualified_name(type(unpickled))
+        if ftype != utype:  # the bare names: declared differences match them (fixtures/memmap.py)
+            return [_loss(path, "type", ftype, utype)]
     if isinstance(faithful, (dict, list, tuple)):
         return _container_losses(faithful, unpickled, path, depth, seen)
     if isinstance(faithful, np.ndarray):
@@ -605,18 +624,44 @@ def _container_losses(faithful, unpickled, path, depth, seen):
     return found
 
 
+def _same_aspects(a: np.ndarray, b: np.ndarray) -> bool:
+    """_array_aspects(a) == _array_aspects(b), without building them, for the common case (no structured dtype);
+    False means they may differ."""
+    if type(a) is not type(b) or a.shape != b.shape or a.strides != b.strides:
+        return False
+    da, db, fa, fb = a.dtype, b.dtype, a.flags, b.flags
+    return (da.names is None and db.names is None and da.str == db.str and fa.c_contiguous == fb.c_contiguous
+            and fa.f_contiguous == fb.f_contiguous and fa.writeable == fb.writeable)
+
+
+def _small_plain(a: np.ndarray) -> bool:
+    """Smaller than any array a pickle references, and all its element bytes values (no object, no structured
+    dtype with its padding, no x87 long double with its unused bytes): tobytes() is its value bytes."""
+    kind, size = a.dtype.kind, a.dtype.itemsize
+    return (a.nbytes < _REFERENCED and kind != "O" and a.dtype.names is None
+            and not (kind in "fc" and size // (2 if kind == "c" else 1) in (12, 16)))
+
+
 def _array_losses(faithful, unpickled, path, depth, seen):
-    fa, ua = _array_aspects(faithful), _array_aspects(unpickled)
-    # What NumPy's own pickle loses costs a pickle round trip to find out: only asked when something differs.
-    differing = [k for k in fa if fa[k] != ua[k]]
-    inherent = _numpy_losses(faithful) if differing else set()
-    found = [_loss(path, k, repr(fa[k]), repr(ua[k])) for k in differing if k not in inherent]
+    if _same_aspects(faithful, unpickled):
+        differing, found = (), []
+    else:
+        fa, ua = _array_aspects(faithful), _array_aspects(unpickled)
+        # What NumPy's own pickle loses costs a pickle round trip to find out: only asked when something differs.
+        differing = [k for k in fa if fa[k] != ua[k]]
+        inherent = _numpy_losses(faithful) if differing else set()
+        found = [_loss(path, k, repr(fa[k]), repr(ua[k])) for k in differing if k not in inherent]
     if _is_object_array(faithful) and faithful.shape == unpickled.shape and _is_object_array(unpickled):
         for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
             found += losses(f, u, child_path, depth + 1, seen)
-    # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included).
+    # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included). A small array's
+    # are compared at once: no buffer of the pickle references it, so its memory is never the same.
     elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
-        if not _same_memory(faithful, unpickled) and not _same_values(faithful, unpickled):
+        if _small_plain(faithful) and _small_plain(unpickled):
+            same = faithful.view(np.ndarray).tobytes() == unpickled.view(np.ndarray).tobytes()
+        else:
+            same = _same_memory(faithful, unpickled) or _same_values(faithful, unpickled)
+        if not same:
             found.append(_loss(path, "values", "as written", "different"))
     return found + _dict_losses(_attributes(faithful), _attributes(unpickled), path, depth, seen)
 

@@ -57,6 +57,7 @@ def register(cls: type, reduce: Callable, rebuild: Callable, *, name: str | None
     if reducer.name in _by_name and _by_name[reducer.name].cls is not cls:
         raise ValueError(f"a reducer named {reducer.name!r} is already registered for {_by_name[reducer.name].cls}")
     _by_name[reducer.name] = _by_type[cls] = reducer
+    _like.clear()
     return reducer
 
 
@@ -73,6 +74,7 @@ def register_family(name: str, reduce: Callable, rebuild: Callable, *, volatile:
 def use_family(cls: type, name: str) -> Reducer:
     """Instances of exactly `cls` use the family reducer registered as `name`."""
     _by_type[cls] = _by_name[name]
+    _like.clear()
     return _by_type[cls]
 
 
@@ -114,7 +116,7 @@ def _library_reducer(cls: type):
     if _in_numpy_ma(cls.__module__):
         _register_masked()
         return _by_type.get(cls)
-    if _library(cls.__module__) not in ("pandas", "scipy", "sklearn"):
+    if _library(cls.__module__) not in _LIBRARIES:
         return None
     from parity import library_reducers
     return library_reducers.reducer_for(cls)
@@ -185,14 +187,24 @@ def array_form(obj) -> np.ndarray | None:
     return None
 
 
+# registered_like's answers for types outside the libraries _library_reducer registers on demand, until the next
+# registration: the probes ask for every array they walk, and a miss scans every registered type.
+_like: dict = {}
+_LIBRARIES = ("pandas", "scipy", "sklearn")
+
+
 def registered_like(cls: type) -> Reducer | None:
     """The reducer registered for `cls`, else one registered for a type of the same qualified name: pint makes a
     Quantity class per unit registry, and an object of another registry's class is still a pint.Quantity."""
+    if cls in _like:
+        return _like[cls]
     reducer = _by_type.get(cls) or _library_reducer(cls)
     if reducer is None:
         name = qualified_name(cls)
         # By the registered class (a family reducer serves many classes and names none).
         reducer = next((r for c, r in list(_by_type.items()) if qualified_name(c) == name), None)
+    if _library(cls.__module__) not in _LIBRARIES:
+        _like[cls] = reducer
     return reducer
 
 

@@ -6,6 +6,7 @@ its MAC verifies with the user's own key (README, "Safety: what parity trusts"; 
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
@@ -29,14 +30,30 @@ class NoKey(Exception):
 
 def key_file() -> Path:
     """$PARITY_KEY_FILE, else $XDG_CONFIG_HOME/parity/key, else ~/.config/parity/key."""
+    return Path(_key_file_text())
+
+
+def _key_file_text() -> str:
+    """key_file() as text, without pathlib's parsing (asked once per scenario)."""
     named = os.environ.get(KEY_FILE_ENV)
     if named:
-        return Path(named)
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(config) / "parity" / "key"
+        return named
+    return _default_key_file(os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=4)
+def _default_key_file(config_home, home) -> str:
+    """$XDG_CONFIG_HOME/parity/key, else ~/.config/parity/key (`home`: $HOME, which ~ stands for when set)."""
+    config = config_home or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(config, "parity", "key")
 
 
 def _read_key(path: Path) -> bytes:
+    return _read_key_and_identity(path)[0]
+
+
+def _read_key_and_identity(path) -> tuple:
+    """(the key, the identity of the file it was read from: _identity of its fstat)."""
     # O_NOFOLLOW | O_NONBLOCK: a symlink or FIFO planted at the key's place is refused, never waited on.
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
@@ -51,7 +68,7 @@ def _read_key(path: Path) -> bytes:
         os.close(fd)
     if len(key) < 32:
         raise NoKey(f"key file {path} holds fewer than 32 bytes")
-    return key
+    return key, _identity(info)
 
 
 def _create_key(path: Path) -> bytes:
@@ -73,18 +90,43 @@ def _create_key(path: Path) -> bytes:
     return _read_key(path)
 
 
+# The key file last read, as (where it was looked for, its lstat identity, its key): a run or compare asks for the
+# key once per scenario, and a file whose inode, mode, size and times are unchanged holds the same accepted key.
+_last_read = None
+
+
+def _identity(info: os.stat_result) -> tuple:
+    return info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def _read_key_once(path: str) -> bytes:
+    """_read_key, or the key read before when the file at `path` is still that same, unchanged file (a symlink or
+    FIFO put in its place, a chmod or a rewrite change its lstat identity, and it is read and checked again)."""
+    global _last_read
+    if _last_read is not None and _last_read[0] == path:
+        try:
+            if _identity(os.lstat(path)) == _last_read[1]:
+                return _last_read[2]
+        except OSError:
+            pass  # gone or unreadable now: _read_key says why
+    _last_read = None
+    value, identity = _read_key_and_identity(path)
+    _last_read = (path, identity, value)
+    return value
+
+
 def key(create: bool = False) -> bytes:
     """The MAC key: $PARITY_PROBE_KEY, else the key file's (created when `create` and missing). Raises NoKey
     when there is none (or it is unusable), with a message saying where it was looked for."""
     given = os.environ.get(KEY_ENV)
     if given:
         return given.encode()
-    path = key_file()
+    path = _key_file_text()
     try:
-        return _read_key(path)
+        return _read_key_once(path)
     except FileNotFoundError:
         if create:
-            return _create_key(path)
+            return _create_key(Path(path))
         raise NoKey(f"no key: {KEY_ENV} is unset and {path} does not exist (parity run creates it)") from None
     except OSError as exc:
         raise NoKey(f"key file {path} cannot be read: {exc}") from None

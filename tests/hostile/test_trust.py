@@ -168,6 +168,31 @@ def test_a_key_file_others_can_write_is_refused(tmp_path):
     assert "refused:" in proc.stdout and "writable by others" in proc.stdout, proc.stdout
 
 
+def test_the_key_file_is_read_once_while_it_is_unchanged_and_checked_again_when_it_changes(tmp_path, monkeypatch):
+    from parity import trust
+    key = tmp_path / "key"
+    key.write_text("a" * 64)
+    key.chmod(0o600)
+    monkeypatch.setenv(trust.KEY_FILE_ENV, str(key))
+    monkeypatch.delenv(trust.KEY_ENV, raising=False)
+    reads = []
+    real = trust._read_key_and_identity
+    monkeypatch.setattr(trust, "_read_key_and_identity", lambda path: reads.append(path) or real(path))
+    assert trust.key() == trust.key() == b"a" * 64 and len(reads) == 1  # a run asks once per scenario
+    key.write_text("b" * 64)  # rewritten (mtime, ctime): read again
+    assert trust.key() == b"b" * 64 and len(reads) == 2
+    key.chmod(0o666)  # made writable by others after it was read: refused, never the key read before
+    with pytest.raises(trust.NoKey, match="writable by others"):
+        trust.key()
+    key.chmod(0o600)
+    assert trust.key() == b"b" * 64
+    key.unlink()
+    (tmp_path / "planted").write_text("c" * 64)
+    key.symlink_to(tmp_path / "planted")  # a symlink in its place: refused (O_NOFOLLOW), never followed
+    with pytest.raises(trust.NoKey):
+        trust.key()
+
+
 # --- D15: a type name in a file never makes compare import a module ---------------------------------------------
 
 def test_rebuilding_a_type_never_imports_its_module():
