@@ -367,18 +367,20 @@ def test_two_large_sides_are_digested_on_two_threads_as_on_one(monkeypatch):
     threads = []
     real = probe._settle  # where the large arrays' bytes are hashed when compare's values kernel did not
     monkeypatch.setattr(probe, "_settle", lambda *a: threads.append(threading.current_thread().name) or real(*a))
-    assert probe.digests_of_sides(sides, nbytes=1 << 20) == alone and len(set(threads)) == 1  # small: one thread
+    assert probe.finish_digests(probe.begin_digests(sides)[0], nbytes=1 << 20) == alone  # small results: one thread
+    assert len(set(threads)) == 1
     threads.clear()
-    assert probe.digests_of_sides(sides, nbytes=1 << 30) == alone and len(set(threads)) == 2  # large: two
+    assert probe.finish_digests(probe.begin_digests(sides)[0], nbytes=1 << 30) == alone and len(set(threads)) == 2
     assert sides[0][1]["outputs['s']"] == "builtins.str 'x'" and "outputs['a']" in sides[0][2]  # shown, arrays filled
 
 
 def test_the_time_limit_stops_both_threads_of_the_digests():
-    sides = [({"a": numpy.arange(10.0)}, {}, {}, "xxh3:")] * 2
+    sides = [({"a": numpy.arange(300_000.0)}, {}, {}, "xxh3:")] * 2
+    begun = probe.begin_digests(sides)[0]
     probe.set_deadline(1e-9)
     try:
         with pytest.raises(probe.DeadlineExceeded):
-            probe.digests_of_sides(sides, nbytes=1 << 30)
+            probe.finish_digests(begun, nbytes=1 << 30)
     finally:
         probe.set_deadline(None)
 

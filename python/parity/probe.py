@@ -325,11 +325,6 @@ def _settle(out, arrays, pending) -> dict:
     return out
 
 
-def digests_of_sides(sides, nbytes=0) -> list:
-    """digests() of each of compare's sides, given as (outputs, shown, arrays, algorithm), in one go (no values
-    kernel between): the second side on a thread of its own from `nbytes` >= 64 MB (finish_digests)."""
-    return finish_digests(begin_digests(sides)[0], nbytes)
-
 
 def _referable(obj) -> bool:
     """An array whose memory is one contiguous run of exactly the bytes its digest covers (so equal digests mean
