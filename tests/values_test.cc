@@ -1,4 +1,4 @@
-// Unit tests of the values kernel: compare_values and close_enough against numpy.testing's allclose semantics.
+// Unit tests of the values kernel: compare_values and close_enough against allclose semantics, and DigestTaps.
 #include "values.h"
 
 #include <gtest/gtest.h>

@@ -542,7 +542,7 @@ void iterate(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER ord
   npy_intp* strides = NpyIter_GetInnerStrideArray(it);
   npy_intp* size = NpyIter_GetInnerLoopSizePtr(it);
   const std::size_t itemsize = static_cast<std::size_t>(PyDataType_ELSIZE(dtypes[0]));
-  // Nothing in the pass calls Python unless a cast needs it: the GIL is free for the digests' threads meanwhile.
+  // Nothing in the pass calls Python unless a cast needs it: it runs without the GIL, as the digests' hashing did.
   std::optional<py::gil_scoped_release> unlocked;
   if (!NpyIter_IterationNeedsAPI(it)) unlocked.emplace();
   std::int64_t flat = 0;
