@@ -9,6 +9,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import numpy
 import pytest
 
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
@@ -635,6 +636,27 @@ def test_a_result_file_changed_after_writing_fails_fidelity(tmp_path):
     assert ("fidelity", "outputs['v']") in checks, checks
     message = next(c["message"] for c in report["scenarios"][0]["checks"] if c["check"] == "fidelity")
     assert "parity's codec, or the backend's reducer for this type, changed it" in message and str(result) in message
+
+
+@pytest.mark.parametrize("leaf, dtype", [("v", "<f8"), ("be", ">f8")])
+def test_a_large_array_changed_after_writing_fails_fidelity_though_its_values_pass(leaf, dtype, tmp_path):
+    # 2 MB arrays, which compare hashes in its values kernel's pass (values.h, DigestTaps): one float64's lowest bit,
+    # far inside the tolerance of `values`, is still caught by `fidelity`.
+    scenarios = scenario_dir(tmp_path, "large", "@parity.scenario()\ndef arrays(xp, rng):\n    n = 1 << 18\n"
+                             "    return {'v': xp.arange(1, n + 1, dtype='<f8'), 'be': xp.arange(1, n + 1, dtype='>f8')}\n")
+    for name in ("gold", "cand"):
+        run("gold", tmp_path / name, "--scenarios", scenarios)
+    manifest = json.loads((tmp_path / "cand" / "manifest.json").read_text())
+    result = tmp_path / "cand" / manifest["scenarios"][0]["file"]
+    data = bytearray(result.read_bytes())
+    pattern = numpy.arange(1001, 1005, dtype=dtype).tobytes()
+    at = data.find(pattern)
+    assert at > 0 and data.find(pattern, at + 1) < 0
+    data[at + (0 if dtype == "<f8" else 7)] ^= 0x01  # the lowest bit of element 1000's significand
+    result.write_bytes(bytes(data))
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "cand", tmp_path, check=1)
+    failed = {(c["check"], c["path"]) for c in report["scenarios"][0]["checks"] if not c["ok"]}
+    assert failed == {("fidelity", f"outputs['{leaf}']")}, report["scenarios"][0]["checks"]
 
 
 def test_no_pickle_probe_leaves_the_stored_pickles_alone(e2e_gold, tmp_path):

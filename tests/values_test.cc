@@ -1,4 +1,4 @@
-// Unit tests of the values kernel: compare_values and close_enough against numpy.testing's allclose semantics.
+// Unit tests of the values kernel: compare_values and close_enough against allclose semantics, and DigestTaps.
 #include "values.h"
 
 #include <gtest/gtest.h>
@@ -999,6 +999,65 @@ TEST(ValuesProperty, KernelAgreesWithANumPyReferenceOnRandomArrays) {
                   << "\ncandidate: " << reference.attr("describe")(c[1]).cast<std::string>();
   }
   EXPECT_EQ(failed, 0) << "of " << cases << " cases disagree with the reference (seed " << seed << ")";
+}
+
+// The fidelity digests fused into the kernel's pass (DigestTaps): parity.probe's hasher of each array, fed by
+// compare_values, gives the digest parity.probe's own pass gives, in every layout. C order and big-endian (C order in
+// memory) are fed whole, across many pieces and sizes that are no multiple of one, mismatching or cast values too; F
+// order, strided, a column (compared in slabs) and empty arrays are not, and are hashed in a pass of their own.
+TEST(DigestTaps, FusedDigestsEqualTheSeparatePassInEveryLayout) {
+  const py::module_ probe = py::module_::import("parity.probe");
+  const py::object fused_from = probe.attr("_FUSED_FROM");
+  probe.attr("_FUSED_FROM") = 0;  // every array pending, small ones too
+  const std::vector<std::tuple<std::string, std::string, bool>> cases = {
+      {"np.arange(49157.0)", "np.arange(49157.0)", true},               // 3 pieces of 2^14 and 5 elements
+      {"np.arange(100003, dtype='>f8')", "np.arange(100003.0)", true},  // buffered: swapped 8192 at a time
+      {"np.arange(40000.0).reshape(200, 200)", "np.arange(40000.0).reshape(200, 200) + 1", true},     // all differ
+      {"np.arange(70000, dtype=np.int8)", "np.arange(70000, dtype=np.int8).astype(np.int64)", true},  // cast
+      {"np.full((), 3.5)", "np.full((), 3.5)", true},                                                 // 0-d
+      {"np.asfortranarray(np.arange(60000.0).reshape(300, 200))", "np.arange(60000.0).reshape(300, 200)", false},
+      {"np.arange(100000.0)[::3]", "np.arange(100000.0)[::3]", false},
+      {"np.arange(40000.0).reshape(-1, 1)", "np.arange(40000.0).reshape(-1, 1)", false},
+      {"np.zeros((0, 5))", "np.zeros((0, 5))", false},
+  };
+  for (const auto& [gold_expr, candidate_expr, fed] : cases) {
+    SCOPED_TRACE(gold_expr + " against " + candidate_expr);
+    const py::object gold = np_eval(gold_expr), candidate = np_eval(candidate_expr);
+    py::list sides;
+    for (const py::object& side : {gold, candidate})
+      sides.append(py::make_tuple(side, py::none(), py::none(), "xxh3:"));
+    const py::tuple begun = probe.attr("begin_digests")(sides);
+    parity::DigestTaps taps;
+    for (py::handle tap : begun[1]) taps.add(tap[py::int_(0)], tap[py::int_(1)]);
+    compare_values(gold, candidate, {}, &taps);
+    const py::list pending = begun[0][py::int_(0)][py::int_(2)];
+    ASSERT_EQ(pending.size(), 1u);
+    const bool empty = py::len(gold.attr("ravel")()) == 0;
+    EXPECT_EQ(pending[0].attr("fed")().cast<bool>(), fed || empty) << "the kernel fed the gold hasher";
+    const py::list finished = probe.attr("finish_digests")(begun[0]);
+    for (std::size_t i = 0; i < 2; ++i) {
+      const py::object separate = probe.attr("digests")(i == 0 ? gold : candidate), now = finished[i];
+      EXPECT_TRUE(now.equal(separate)) << py::str(now).cast<std::string>()
+                                       << " != " << py::str(separate).cast<std::string>();
+    }
+  }
+  probe.attr("_FUSED_FROM") = fused_from;
+}
+
+// A hasher takes its array's bytes only in order from the first: a second pass over the same array (the same output
+// twice) gives it nothing more, and its digest stays the array's.
+TEST(DigestTaps, AnArrayComparedTwiceIsHashedOnce) {
+  const py::module_ probe = py::module_::import("parity.probe");
+  const py::object gold = np_eval("np.arange(300000.0)"), candidate = np_eval("np.arange(300000.0)");
+  const py::tuple begun =
+      probe.attr("begin_digests")(py::make_tuple(py::make_tuple(gold, py::none(), py::none(), "xxh3:")));
+  parity::DigestTaps taps;
+  for (py::handle tap : begun[1]) taps.add(tap[py::int_(0)], tap[py::int_(1)]);
+  compare_values(gold, candidate, {}, &taps);
+  compare_values(gold, candidate, {}, &taps);
+  const py::list finished = probe.attr("finish_digests")(begun[0]);
+  const py::object now = finished[0];
+  EXPECT_TRUE(now.equal(probe.attr("digests")(gold)));
 }
 
 }  // namespace

@@ -161,18 +161,57 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return all(bytes(x) == bytes(y) for x, y in zip(_value_blocks(a, both), _value_blocks(b, both)))
 
 
-def _leaf_digest(obj, state=None, algorithm=DIGEST) -> str:
+def _leaf_digest(obj, state=None, algorithm=DIGEST, pending=None):
     """The whole digest of a leaf, its algorithm's prefix first: fidelity records the prefix and the first 16 hex
-    digits, the pickle's buffer table all of it."""
+    digits, the pickle's buffer table all of it. With `pending` (a list), a large array's is a _Pending instead,
+    appended to it: its element bytes are hashed later, by compare's values kernel or by finish_digests."""
     if not isinstance(obj, np.ndarray):
         return _hash(algorithm, _leaf_description(obj, state))
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
     flags = (obj.flags.c_contiguous, obj.flags.f_contiguous, obj.flags.writeable, obj.flags.aligned)
     aspects = (obj.dtype.str, _dtype_description(obj.dtype), obj.shape, obj.strides, flags)
-    digest = _ALGORITHMS[algorithm](kind + b"|" + repr(aspects).encode() + b"|")
-    for part in _value_blocks(obj):
-        digest.update(part)
-    return algorithm + digest.hexdigest()
+    leaf = _Pending(obj, kind + b"|" + repr(aspects).encode() + b"|", algorithm)
+    if pending is not None and obj.nbytes >= _FUSED_FROM:
+        pending.append(leaf)
+        return leaf
+    return leaf.finish()
+
+
+_FUSED_FROM = 1 << 20  # bytes of an array from which compare hashes its elements after its values kernel's pass
+
+
+def _fusable(a: np.ndarray, algorithm) -> bool:
+    """Whether the bytes a digest covers are exactly the memory of `a`, in order, so that compare's values kernel can
+    hash them as it reads them: XXH3 (the C++ hasher it feeds), C order, no object elements, no x87 long double
+    (whose padding is not digested)."""
+    return algorithm == DIGEST and a.flags.c_contiguous and _referable(a)
+
+
+class _Pending:
+    """An array leaf's digest with its head (type, dtype, shape, strides, flags) hashed and its element bytes left for
+    compare's values kernel, which gives them to `hasher` as its pass reads them (values.h, DigestTaps). finish()
+    hashes them in a pass of their own unless the kernel gave them all."""
+
+    __slots__ = ("array", "head", "algorithm", "hasher", "whole")
+
+    def __init__(self, array, head: bytes, algorithm):
+        self.array, self.head, self.algorithm = array, head, algorithm
+        self.hasher, self.whole = _ALGORITHMS[algorithm](head), None
+
+    def fed(self) -> bool:
+        """Whether the values kernel gave the hasher every element byte."""
+        return getattr(self.hasher, "length", -1) == len(self.head) + self.array.nbytes
+
+    def finish(self) -> str:
+        """The whole digest, the element bytes hashed here if the kernel did not give them all (from the head
+        again: it may have given some)."""
+        if self.whole is None:
+            if not self.fed():
+                self.hasher = _ALGORITHMS[self.algorithm](self.head)
+                for part in _value_blocks(self.array):
+                    self.hasher.update(part)
+            self.whole = self.algorithm + self.hasher.hexdigest()
+        return self.whole
 
 
 def _dtype_description(dtype):
@@ -228,33 +267,63 @@ def _description(obj, state=None) -> str:
     return f"{kind} with state {sorted(state)}" if isinstance(state, dict) else kind
 
 
-def digests(obj, path="outputs", shown=None, arrays=None, algorithm=DIGEST) -> dict:
+def digests(obj, path="outputs", shown=None, arrays=None, algorithm=DIGEST, pending=None) -> dict:
     """{path: digest} for every leaf: type, dtype (byte order too), shape, strides, flags, values, state, made with
     `algorithm` (a key of _ALGORITHMS: compare checks a run's digests with the one they name). An object
     with a reducer is digested as its type and its state's keys, and its state part by part at the state's paths.
     When `shown` is a dict, it receives {path: short description} (_description) for the failures' messages.
     When `arrays` is a dict, it receives {path: (array, whole digest)} for every array whose memory a pickle's
-    out-of-band buffer may reference (_referable): one hash serves fidelity and the pickle probe."""
+    out-of-band buffer may reference (_referable): one hash serves fidelity and the pickle probe.
+    When `pending` is a list, the large arrays compare's values kernel can hash (_fusable) are left to it: their
+    digests here, and in `arrays`, are _Pending leaves, appended to `pending`, until _settle finishes them."""
     out = {}
-    _digest_into(obj, path, out, 0, {}, shown, arrays, algorithm)
+    _digest_into(obj, path, out, 0, {}, shown, arrays, algorithm, pending)
     return out
+
+
+def begin_digests(sides) -> tuple:
+    """digests() of each of compare's sides, given as (outputs, shown, arrays, algorithm), before its values kernel
+    runs, the large arrays' element bytes not hashed yet: ([(digests, arrays, pending leaves)] for finish_digests,
+    [(array, hasher)] for the kernel to feed each array's bytes to as it compares them (values.h, DigestTaps))."""
+    begun = []
+    for outputs, shown, arrays, algorithm in sides:
+        pending = []
+        begun.append((digests(outputs, "outputs", shown, arrays, algorithm, pending), arrays, pending))
+    taps = [(leaf.array, leaf.hasher) for _, _, pending in begun for leaf in pending
+            if _fusable(leaf.array, leaf.algorithm)]
+    return begun, taps
 
 
 _TWO_THREADS_FROM = 64 << 20  # bytes of result files from which compare digests its two sides on two threads
 
 
-def digests_of_sides(sides, nbytes=0) -> list:
-    """digests() of each of compare's sides, given as (outputs, shown, arrays, algorithm). The second is digested on
-    a thread of its own when the result files hold `nbytes` >= 64 MB together: XXH3 hashes a large array with the GIL
-    released, so both cores hash at once. Small outputs stay on this thread, where a thread would cost more."""
-    walk = lambda outputs, shown, arrays, algorithm: digests(outputs, "outputs", shown, arrays, algorithm)  # noqa: E731
-    if len(sides) != 2 or nbytes < _TWO_THREADS_FROM:
-        return [walk(*side) for side in sides]
+def finish_digests(begun, nbytes=0) -> list:
+    """The digests begin_digests began, each pending leaf finished: hashed here unless the values kernel hashed all
+    of it. The second side is hashed on a thread of its own when the result files hold `nbytes` >= 64 MB together:
+    XXH3 hashes a large array with the GIL released, so both cores hash at once. Small outputs stay on this thread,
+    where a thread would cost more."""
+    if len(begun) != 2 or nbytes < _TWO_THREADS_FROM or all(leaf.fed() for _, _, p in begun for leaf in p):
+        return [_settle(*side) for side in begun]
     import concurrent.futures  # here: it imports logging, ~3 ms of every process that imports parity.probe
 
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="parity-digest") as pool:
-        second = pool.submit(walk, *sides[1])
-        return [walk(*sides[0]), second.result()]
+        second = pool.submit(_settle, *begun[1])
+        return [_settle(*begun[0]), second.result()]
+
+
+def _settle(out, arrays, pending) -> dict:
+    """`out` (and `arrays`) with each _Pending leaf finished, as digests() without `pending` would have made them."""
+    for leaf in pending:
+        _check_deadline()
+        leaf.finish()
+    for path, digest in out.items():
+        if isinstance(digest, _Pending):
+            out[path] = digest.finish()[:len(digest.algorithm) + 16]
+    for path, (array, digest) in (arrays or {}).items():
+        if isinstance(digest, _Pending):
+            arrays[path] = (array, digest.finish())
+    return out
+
 
 
 def _referable(obj) -> bool:
@@ -268,7 +337,7 @@ def _referable(obj) -> bool:
     return kind not in "fc" or size // (2 if kind == "c" else 1) not in (12, 16)
 
 
-def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm):
+def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=None):
     # An object met again (the codec writes it once and reads it back as one object) is not walked again:
     # its digest is the first one's, and a hostile file cannot make the walk exponential.
     if depth > 500:
@@ -289,17 +358,17 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm):
         head = repr(_array_aspects(obj)) if _is_object_array(obj) else f"{type(obj).__module__}.{type(obj).__qualname__}"
         out[path] = _hash(algorithm, f"{head}:{len(children)}".encode())[:len(algorithm) + 16]
         for child_path, child in children:
-            _digest_into(child, child_path, out, depth + 1, seen, shown, arrays, algorithm)
+            _digest_into(child, child_path, out, depth + 1, seen, shown, arrays, algorithm, pending)
         return
-    whole = _leaf_digest(obj, state, algorithm)
-    out[path] = whole[:len(algorithm) + 16]
+    whole = _leaf_digest(obj, state, algorithm, pending)
+    out[path] = whole if isinstance(whole, _Pending) else whole[:len(algorithm) + 16]
     if arrays is not None and _referable(obj):
         arrays[path] = (obj, whole)
     if isinstance(state, dict):
         for name, value in state.items():
-            _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown, arrays, algorithm)
+            _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown, arrays, algorithm, pending)
     elif state is not None:
-        _digest_into(state, paths.state_path(path, "state"), out, depth + 1, seen, shown, arrays, algorithm)
+        _digest_into(state, paths.state_path(path, "state"), out, depth + 1, seen, shown, arrays, algorithm, pending)
 
 
 def _unpicklable_path(obj, path, depth=0):

@@ -38,48 +38,55 @@ class HeldBuffer {
   Py_buffer view_{};
 };
 
-class Xxh3 {
- public:
-  Xxh3() : state_(XXH3_createState(), &XXH3_freeState) {
-    if (!state_) throw std::bad_alloc();
-    XXH3_128bits_reset(state_.get());
-  }
+}  // namespace
 
-  void update(const py::handle& data) {
-    const HeldBuffer held(data);
-    if (held.size() < kReleaseFrom) return add(held);
-    const py::gil_scoped_release unlocked;
-    add(held);
-  }
-
-  std::string hexdigest() const {
-    XXH128_canonical_t canonical;
-    {
-      const std::lock_guard<std::mutex> hold(lock_);
-      XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state_.get()));
-    }
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string hex;
-    for (const unsigned char byte : canonical.digest) {
-      hex += kDigits[byte >> 4];
-      hex += kDigits[byte & 15];
-    }
-    return hex;
-  }
-
- private:
-  // Locked, as hashlib's objects are: another thread may update the same hasher while this one runs unlocked.
-  void add(const HeldBuffer& held) {
-    const std::lock_guard<std::mutex> hold(lock_);
-    if (XXH3_128bits_update(state_.get(), held.data(), static_cast<std::size_t>(held.size())) != XXH_OK)
-      throw std::runtime_error("XXH3_128bits_update failed");
-  }
-
-  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state_;
-  mutable std::mutex lock_;
+struct Xxh3::State {
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> xxh{XXH3_createState(), &XXH3_freeState};
+  std::uint64_t length = 0;
 };
 
-}  // namespace
+Xxh3::Xxh3() : state_(std::make_unique<State>()) {
+  if (!state_->xxh) throw std::bad_alloc();
+  XXH3_128bits_reset(state_->xxh.get());
+}
+
+Xxh3::~Xxh3() = default;
+
+// Locked, as hashlib's objects are: another thread may update the same hasher while this one runs unlocked.
+void Xxh3::add(const void* data, std::size_t size) {
+  const std::lock_guard<std::mutex> hold(lock_);
+  if (XXH3_128bits_update(state_->xxh.get(), data, size) != XXH_OK)
+    throw std::runtime_error("XXH3_128bits_update failed");
+  state_->length += size;
+}
+
+void Xxh3::update(const py::handle& data) {
+  const HeldBuffer held(data);
+  const auto size = static_cast<std::size_t>(held.size());
+  if (held.size() < kReleaseFrom) return add(held.data(), size);
+  const py::gil_scoped_release unlocked;
+  add(held.data(), size);
+}
+
+std::uint64_t Xxh3::length() const {
+  const std::lock_guard<std::mutex> hold(lock_);
+  return state_->length;
+}
+
+std::string Xxh3::hexdigest() const {
+  XXH128_canonical_t canonical;
+  {
+    const std::lock_guard<std::mutex> hold(lock_);
+    XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state_->xxh.get()));
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (const unsigned char byte : canonical.digest) {
+    hex += kDigits[byte >> 4];
+    hex += kDigits[byte & 15];
+  }
+  return hex;
+}
 
 void define_digest_functions(py::module_& module) {
   py::class_<Xxh3>(module, "Xxh3", "A streaming XXH3-128 hash, with hashlib's update() and hexdigest().")
@@ -91,7 +98,8 @@ void define_digest_functions(py::module_& module) {
            py::arg("data") = py::none(), "A hash of `data`'s bytes (none: of nothing yet), as hashlib.sha256(data).")
       .def("update", &Xxh3::update, py::arg("data"),
            "Adds the bytes of a C-contiguous buffer, in place (the GIL released for a large one).")
-      .def("hexdigest", &Xxh3::hexdigest, "The digest so far: 32 lowercase hex digits, big-endian.");
+      .def("hexdigest", &Xxh3::hexdigest, "The digest so far: 32 lowercase hex digits, big-endian.")
+      .def_property_readonly("length", &Xxh3::length, "Bytes hashed so far.");
 }
 
 }  // namespace parity

@@ -35,8 +35,10 @@ struct CheckList {
 };
 
 /// Compares two decoded output trees leaf by leaf. A per-path tolerance that applied to no values compared is an
-/// `error` check at that path (a misspelt path would otherwise loosen nothing, silently).
-CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy& policy);
+/// `error` check at that path (a misspelt path would otherwise loosen nothing, silently). `taps`: the fidelity
+/// digests' hashers the values kernel feeds as it reads the arrays (DigestTaps), if any.
+CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy& policy,
+                          const DigestTaps* taps = nullptr);
 
 struct CompareReport {
   const Manifest* gold = nullptr;

@@ -55,21 +55,22 @@ std::uintmax_t result_bytes(const Side& side) {
   return error ? 0 : size;
 }
 
-// The sides' outputs digested again as the run digested them (parity.probe.digests_of_sides: large results on two
-// threads), with each node's short description: [(side, recomputed, shown)] for the sides whose run recorded digests.
-std::vector<std::tuple<const Side*, py::dict, py::dict>> recompute_digests(const Side& gold, const Side& cand) {
-  const py::module_ probe = py::module_::import("parity.probe");
+// The sides' outputs digested again as the run digested them, the digests begun before the values walk finished
+// (parity.probe.finish_digests: what the values kernel did not hash, large results on two threads), with each node's
+// short description: [(side, recomputed, shown)] for the sides whose run recorded digests.
+std::vector<std::tuple<const Side*, py::dict, py::dict>> recompute_digests(const Side& gold, const Side& cand,
+                                                                           const BegunDigests& begun) {
   std::vector<std::tuple<const Side*, py::dict, py::dict>> found;
   py::list jobs;
   std::uintmax_t nbytes = 0;
-  for (const Side* side : {&gold, &cand}) {
-    if (!side->record.fidelity.is_object()) continue;
-    found.emplace_back(side, py::dict(), py::dict());
-    jobs.append(py::make_tuple(side->outputs, std::get<2>(found.back()), side->arrays,
-                               recorded_algorithm(probe, side->record.fidelity)));
+  for (const auto& [side, begun_side] : {std::pair{&gold, &begun.gold}, std::pair{&cand, &begun.candidate}}) {
+    if (!*begun_side) continue;
+    found.emplace_back(side, py::dict(), (*begun_side)->shown);
+    jobs.append((*begun_side)->job);
     nbytes += result_bytes(*side);
   }
-  const py::list recomputed = probe.attr("digests_of_sides")(jobs, nbytes);
+  if (found.empty()) return found;
+  const py::list recomputed = py::module_::import("parity.probe").attr("finish_digests")(jobs, nbytes);
   for (std::size_t i = 0; i < found.size(); ++i) std::get<1>(found[i]) = recomputed[i];
   return found;
 }
@@ -240,8 +241,29 @@ std::string load_scenario_reducers(const FormatError& e, const json& meta, const
       .value_or("");
 }
 
+BegunDigests begin_digests(const ScenarioRecord& g, const ScenarioRecord& c, Rebuilt& rebuilt) {
+  BegunDigests begun;
+  if (!g.fidelity.is_object() && !c.fidelity.is_object()) return begun;
+  if (!rebuilt.error().empty()) return begun;  // run_probes says why not
+  const py::module_ probe = py::module_::import("parity.probe");
+  py::list sides;
+  std::vector<BegunDigests::Side*> order;
+  for (const auto& [record, outputs, side] :
+       {std::tuple{&g, rebuilt.gold(), &begun.gold}, std::tuple{&c, rebuilt.candidate(), &begun.candidate}}) {
+    if (!record->fidelity.is_object()) continue;
+    side->emplace();
+    order.push_back(&**side);
+    sides.append(py::make_tuple(outputs, (*side)->shown, (*side)->arrays, recorded_algorithm(probe, record->fidelity)));
+  }
+  const py::tuple started = probe.attr("begin_digests")(sides);
+  const py::list jobs = started[0];
+  for (std::size_t i = 0; i < order.size(); ++i) order[i]->job = jobs[i];
+  for (py::handle tap : started[1]) begun.taps.add(tap[py::int_(0)], tap[py::int_(1)]);
+  return begun;
+}
+
 void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
-                Rebuilt& rebuilt, const CompareOptions& options, CheckList& list) {
+                Rebuilt& rebuilt, const BegunDigests& begun, const CompareOptions& options, CheckList& list) {
   const bool digests = g.fidelity.is_object() || c.fidelity.is_object();
   const bool pickles = options.pickle_probe && (c.pickle_error.is_object() || !c.pickle_file.empty());
   const json required = candidate.backend.value("required_attrs", json::object());
@@ -261,9 +283,10 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
     return skip_probes(digests, pickles && !refused, !required.empty(), {{"candidate", scenarios_why}},
                        "untrusted-scenarios", list);
   }
-  const Side gs{gold.backend.value("name", "gold"), gold, g, rebuilt.gold(), py::dict()},
-      cs{candidate.backend.value("name", "candidate"), candidate, c, rebuilt.candidate(), py::dict()};
-  for (const auto& [side, recomputed, shown] : recompute_digests(gs, cs))
+  const auto arrays = [](const std::optional<BegunDigests::Side>& side) { return side ? side->arrays : py::dict(); };
+  const Side gs{gold.backend.value("name", "gold"), gold, g, rebuilt.gold(), arrays(begun.gold)},
+      cs{candidate.backend.value("name", "candidate"), candidate, c, rebuilt.candidate(), arrays(begun.candidate)};
+  for (const auto& [side, recomputed, shown] : recompute_digests(gs, cs, begun))
     check_fidelity(*side, recomputed, shown, list);
   check_required_attrs(cs, required, list);
   if (options.pickle_probe) check_pickle(gs, cs, list);

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,10 +58,27 @@ class Rebuilt {
   std::string error_, scenarios_why_;
 };
 
+/// The fidelity digests of a scenario's rebuilt outputs, begun before the values walk so that the values kernel
+/// hashes the large arrays' bytes as it compares them (`taps`, for compare_outputs); run_probes finishes them.
+struct BegunDigests {
+  /// One side's: parity.probe.begin_digests' job (digests, arrays, pending leaves), the short descriptions of its
+  /// nodes and the arrays a pickle may reference (parity.probe.digests' `shown` and `arrays`).
+  struct Side {
+    pybind11::object job;
+    pybind11::dict shown, arrays;
+  };
+  std::optional<Side> gold, candidate;  ///< for each side whose run recorded digests
+  DigestTaps taps;
+};
+
+/// Begins the fidelity digests of the sides whose runs recorded them, when their outputs rebuild (else begins none).
+BegunDigests begin_digests(const ScenarioRecord& g, const ScenarioRecord& c, Rebuilt& rebuilt);
+
 /// The probes a scenario's records and the candidate backend call for: fidelity (each side's reloaded outputs
-/// digest as written), REQUIRED_ATTRS, pickle; a side compare does not trust gets them skipped, saying why.
+/// digest as written: `begun`, finished here), REQUIRED_ATTRS, pickle; a side compare does not trust gets them
+/// skipped, saying why.
 void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
-                Rebuilt& rebuilt, const CompareOptions& options, CheckList& list);
+                Rebuilt& rebuilt, const BegunDigests& begun, const CompareOptions& options, CheckList& list);
 
 /// assert_eq: the asserter a pytest test's mark names, called on both rebuilt outputs (parity.asserters).
 void check_assert_eq(const std::string& id, const nlohmann::json& meta, Rebuilt& rebuilt, const CompareOptions& options,

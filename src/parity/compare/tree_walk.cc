@@ -25,6 +25,7 @@ namespace {
 struct WalkState {
   std::int64_t visits = 0;
   std::set<std::string> tolerance_paths_used;
+  const DigestTaps* taps = nullptr;  // the fidelity digests' hashers the values kernel feeds
 };
 
 // A hostile file can make references expand exponentially; no real output needs this many visits.
@@ -316,7 +317,7 @@ void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::s
   const Tolerance tol = policy_.tolerance_for(path, g.attr("dtype"), c.attr("dtype"), &tolerance_path);
   if (!tolerance_path.empty()) state_.tolerance_paths_used.insert(tolerance_path);
   const DistinctElements distinct = distinct_elements(g, c);
-  ValueReport r = compare_values(distinct.gold, distinct.candidate, tol);
+  ValueReport r = compare_values(distinct.gold, distinct.candidate, tol, state_.taps);
   scale_report(r, distinct.repeats, PyArray_SIZE(reinterpret_cast<PyArrayObject*>(g.ptr())));
   if (r.ok()) return pass("values");
   if (!r.not_comparable.empty())
@@ -652,9 +653,10 @@ void TreeComparer::walk(const Node& gold_node, const Node& candidate_node, const
 
 }  // namespace
 
-CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy& policy) {
+CheckList compare_outputs(const Node& gold, const Node& candidate, const Policy& policy, const DigestTaps* taps) {
   const NodeIndex gold_index(gold), candidate_index(candidate);
   WalkState state;
+  state.taps = taps;
   TreeComparer comparer(policy, gold_index, candidate_index, state);
   comparer.walk(gold, candidate, "outputs");
   for (const auto& [path, _] : policy.by_path) {

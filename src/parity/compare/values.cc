@@ -119,6 +119,8 @@ std::optional<MapCounter> map_counter(PyArrayObject* a) {
   return MapCounter(ndim, rows, PyArray_DIM(a, ndim - 1));
 }
 
+class PassTaps;
+
 // Receives every violation; `stop_at_first` makes a pass a yes/no verdict. Elements may arrive out of C order (slab by
 // slab, see compare_values): `first` keeps the smallest C indices, a maximum met twice keeps the smaller index, and the
 // map counts by C index, so the result is the one a single C-order pass would give.
@@ -133,6 +135,7 @@ struct Sink {
   // in the slab's C order; this maps that count to the C index in the whole array. width 0: no slab.
   std::int64_t slab_start = 0, slab_width = 0, row = 0;
   std::optional<MapCounter> map;  // for a locating pass over an array that has a map
+  const PassTaps* taps = nullptr;  // for the one C-order pass over a C-contiguous pair (compare_values)
 
   // A NaN difference is one that cannot be measured (a complex value's finite part beside equal NaN parts, an
   // exact comparison); it counts, but takes no part in the maxima.
@@ -170,6 +173,33 @@ struct Sink {
     list.insert(at, {flat, kind});
     if (list.size() > kFirstMismatches) list.pop_back();
   }
+};
+
+// The hashers (DigestTaps) of both arrays of a pass in C order over C-contiguous arrays, where the pass's element
+// count is the memory offset in items: each is given the bytes its array has just given the pass, still in cache.
+class PassTaps {
+ public:
+  PassTaps(const DigestTaps* taps, PyArrayObject* g, PyArrayObject* c) {
+    if (!taps) return;
+    for (PyArrayObject* a : {g, c})
+      for (const DigestTaps::Tap& tap : taps->of(reinterpret_cast<PyObject*>(a)))
+        feeds_.push_back({tap, PyArray_BYTES(a), static_cast<std::uint64_t>(PyArray_ITEMSIZE(a))});
+  }
+  // Elements [flat, flat + n) of both arrays were compared.
+  void compared(std::int64_t flat, npy_intp n) const {
+    for (const Feed& f : feeds_) {
+      const std::uint64_t offset = static_cast<std::uint64_t>(flat) * f.itemsize;
+      DigestTaps::feed(f.tap, f.base + offset, offset, static_cast<std::uint64_t>(n) * f.itemsize);
+    }
+  }
+
+ private:
+  struct Feed {
+    DigestTaps::Tap tap;
+    const char* base;
+    std::uint64_t itemsize;
+  };
+  std::vector<Feed> feeds_;
 };
 
 template <class T>
@@ -489,6 +519,9 @@ void run_loop(const Plan& plan, char** data, const npy_intp* strides, npy_intp n
   }
 }
 
+// Elements compared at a time: 128 kB of float64 per side, which stays in the cache for the hashers (PassTaps).
+constexpr npy_intp kPiece = 1 << 14;
+
 // One pass over both arrays. In C order the running element count is the flat C index, which locates
 // mismatches; in NPY_KEEPORDER the iterator follows memory order, which is faster for F-ordered operands.
 void iterate(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER order, const Tolerance& tol, Sink& out) {
@@ -509,11 +542,19 @@ void iterate(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER ord
   npy_intp* strides = NpyIter_GetInnerStrideArray(it);
   npy_intp* size = NpyIter_GetInnerLoopSizePtr(it);
   const std::size_t itemsize = static_cast<std::size_t>(PyDataType_ELSIZE(dtypes[0]));
+  // Nothing in the pass calls Python unless a cast needs it: it runs without the GIL, as the digests' hashing did.
+  std::optional<py::gil_scoped_release> unlocked;
+  if (!NpyIter_IterationNeedsAPI(it)) unlocked.emplace();
   std::int64_t flat = 0;
   do {
-    check_deadline("array values");
-    run_loop(plan, data, strides, *size, flat, tol, itemsize, out);
-    flat += *size;
+    // In pieces, so that the hashers fed after each (Sink::taps) read bytes the comparison has just brought into cache.
+    for (npy_intp done = 0, n = 0; done < *size && !out.done(); done += n, flat += n) {
+      check_deadline("array values");
+      n = std::min(kPiece, *size - done);
+      char* at[2] = {data[0] + done * strides[0], data[1] + done * strides[1]};
+      run_loop(plan, at, strides, n, flat, tol, itemsize, out);
+      if (out.taps) out.taps->compared(flat, n);
+    }
   } while (!out.done() && next(it));
 }
 
@@ -622,7 +663,30 @@ bool close_enough(double gold, double candidate, const Tolerance& tol) {
   return report.mismatched == 0;
 }
 
-ValueReport compare_values(py::handle gold, py::handle candidate, const Tolerance& tol) {
+void DigestTaps::add(py::handle array, py::handle hasher) {
+  if (!PyArray_Check(array.ptr()) || !PyArray_IS_C_CONTIGUOUS(reinterpret_cast<PyArrayObject*>(array.ptr()))) return;
+  auto* a = reinterpret_cast<PyArrayObject*>(array.ptr());
+  Xxh3& xxh3 = hasher.cast<Xxh3&>();
+  taps_.insert({{PyArray_BYTES(a), static_cast<std::uint64_t>(PyArray_NBYTES(a))}, {&xxh3, xxh3.length()}});
+  held_.push_back(py::reinterpret_borrow<py::object>(array));
+  held_.push_back(py::reinterpret_borrow<py::object>(hasher));
+}
+
+std::vector<DigestTaps::Tap> DigestTaps::of(py::handle array) const {
+  std::vector<Tap> found;
+  if (taps_.empty() || !PyArray_Check(array.ptr())) return found;
+  auto* a = reinterpret_cast<PyArrayObject*>(array.ptr());
+  if (!PyArray_IS_C_CONTIGUOUS(a)) return found;
+  const auto [first, last] = taps_.equal_range({PyArray_BYTES(a), static_cast<std::uint64_t>(PyArray_NBYTES(a))});
+  for (auto at = first; at != last; ++at) found.push_back(at->second);
+  return found;
+}
+
+void DigestTaps::feed(const Tap& tap, const char* bytes, std::uint64_t offset, std::uint64_t size) {
+  if (tap.hasher->length() - tap.start == offset) tap.hasher->add(bytes, size);
+}
+
+ValueReport compare_values(py::handle gold, py::handle candidate, const Tolerance& tol, const DigestTaps* taps) {
   auto* g = reinterpret_cast<PyArrayObject*>(gold.ptr());
   auto* c = reinterpret_cast<PyArrayObject*>(candidate.ptr());
   ValueReport report;
@@ -651,10 +715,13 @@ ValueReport compare_values(py::handle gold, py::handle candidate, const Toleranc
   out.map = map_counter(g);
   // Walking an operand whose last axis is not its fastest in C order reads a cache line and a page per element;
   // slabs keep them cached, and the sink puts the slabs' mismatches back in C order.
-  if (across_rows(g) || across_rows(c))
+  const PassTaps tapped(taps, g, c);  // C order over a C-contiguous array is its memory order: it can be hashed
+  if (across_rows(g) || across_rows(c)) {
     iterate_slabs(gold, candidate, plan, NPY_CORDER, tol, out);
-  else
+  } else {
+    out.taps = &tapped;
     iterate(g, c, plan, NPY_CORDER, tol, out);
+  }
   report.first = located(out.first, gold, candidate);
   report.first_nonfinite = located(out.first_nonfinite, gold, candidate);
   if (out.max_abs_flat >= 0) report.max_abs.index = unravel(out.max_abs_flat, g);

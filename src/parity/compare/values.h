@@ -4,8 +4,12 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "digest.h"
 
 namespace parity {
 
@@ -76,11 +80,36 @@ inline constexpr std::size_t kFirstMismatches = 5;
 /// The scalar predicate of the allclose criterion; the array kernel applies the same rule.
 bool close_enough(double gold, double candidate, const Tolerance& tol);
 
+/// Hashers waiting for the bytes of C-contiguous arrays, fed by compare_values as its one C-order pass over a pair
+/// reads them: compare's fidelity digests fused into the values kernel's pass (probes.cc), so that the mapped result
+/// files are read once. A hasher takes an array's bytes only in order from the first, so a pass that stops early or
+/// walks the array again leaves it short or untouched, and parity.probe then hashes that array in a pass of its own.
+class DigestTaps {
+ public:
+  struct Tap {
+    Xxh3* hasher;
+    std::uint64_t start;  ///< what the hasher held when added (the leaf's head); the array's bytes follow
+  };
+  /// Adds `hasher` (a parity.probe Xxh3) for the memory of `array`, a C-contiguous numpy.ndarray (else ignored).
+  void add(pybind11::handle array, pybind11::handle hasher);
+  /// The hashers waiting for exactly the memory of `array` (none unless it is a C-contiguous numpy.ndarray).
+  std::vector<Tap> of(pybind11::handle array) const;
+  /// Gives `tap` the `size` bytes at `bytes`, bytes [offset, offset + size) of its array, if they are the next it
+  /// waits for.
+  static void feed(const Tap& tap, const char* bytes, std::uint64_t offset, std::uint64_t size);
+
+ private:
+  std::multimap<std::pair<const char*, std::uint64_t>, Tap> taps_;  // by the memory (start, bytes) they wait for
+  std::vector<pybind11::object> held_;  // the arrays and hashers, alive while their taps point at them
+};
+
 /// Compares `gold` and `candidate` (numpy.ndarray, same shape, any byte order, strides or alignment).
 /// Floating or complex on either side: allclose in float64/complex128 (long double when either side has it).
 /// Integers: exact, as mathematical integers (int64 against uint64 included). Datetimes and timedeltas: exact
 /// in their common unit, NaT equal to NaT. Anything else: exact, in the common dtype. Structured dtypes are
-/// compared by the caller, field by field. The result never depends on byte order or memory layout.
-ValueReport compare_values(pybind11::handle gold, pybind11::handle candidate, const Tolerance& tol);
+/// compared by the caller, field by field. The result never depends on byte order or memory layout. `taps`' hashers
+/// of either array are fed its bytes when the arrays are compared in one C-order pass (both C-contiguous).
+ValueReport compare_values(pybind11::handle gold, pybind11::handle candidate, const Tolerance& tol,
+                           const DigestTaps* taps = nullptr);
 
 }  // namespace parity
