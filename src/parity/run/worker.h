@@ -25,6 +25,9 @@ struct WorkerOptions {
   /// Offered to be the run's fork server (protocol::flag::kForkServer): when the backend is fork-safe it imports every
   /// module (parts is then 1) and, once ready, forks the workers (fork_server.h) instead of running scenarios.
   bool fork_server = false;
+  /// With fork_server (protocol::flag::kStream): a fork-safe server sends the plan module by module and forks workers
+  /// meanwhile (worker.cc, stream_plan).
+  bool stream = false;
 };
 
 /// `parity _worker`: loads the backend, installs it (with fork_server, replies {"event": "loaded", forkable}),
