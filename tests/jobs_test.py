@@ -323,3 +323,17 @@ def test_run_jobs_streamed_selection_of_nothing_is_refused_and_writes_nothing(tm
     proc = parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 2, "-k", "nothing",
                   env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")}, check=5)
     assert "-k 'nothing' selects none of the 12 scenarios" in proc.stderr and not out.exists()
+
+
+def test_run_jobs_a_module_whose_import_kills_the_streaming_fork_server_midway_is_a_module_error(tmp_path):
+    """The workers already run the first module's scenarios; a new server imports the modules again, skipping the
+    one that killed the last, and the plan goes on where it was."""
+    scenarios, _ = logging_modules(tmp_path, count=3)
+    (scenarios / "mod1.py").write_text("import ctypes\nctypes.string_at(0)\n")
+    out = tmp_path / "out"
+    parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 2,
+           env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")}, check=1)
+    records = {s["id"]: s for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
+    assert records.pop("mod1")["error"]["message"].startswith("importing it killed the worker process (signal 11")
+    assert sorted(records) == [f"mod{m}.s[n={n}]" for m in (0, 2) for n in range(4)]
+    assert {s["status"] for s in records.values()} == {"ok"}
