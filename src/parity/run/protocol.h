@@ -91,7 +91,8 @@ inline constexpr const char* kSeq = "seq";  ///< piece: its place among the piec
                                             ///< is its module's: a worker forked after that many pieces has it)
 inline constexpr const char* kId = "id";
 inline constexpr const char* kMeta = "meta";
-inline constexpr const char* kPart = "part";  ///< ready: the part that imported it (-1: pytest's, part 0 alone);
+inline constexpr const char* kPart = "part";  ///< ready: the part that imported it (-1: pytest's, part 0 alone; a
+                                              ///< piece's: its module's index);
                                               ///< found: what that part found (discovery.part_payload)
 inline constexpr const char* kRecord = "record";        ///< done: the scenario's record (manifest.h)
 inline constexpr const char* kRetiring = "retiring";    ///< done: the worker exits after this reply

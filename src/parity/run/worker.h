@@ -43,6 +43,9 @@ struct WorkerOptions {
 /// {"event": "done", record, retiring}. Exits 0 at the end of the commands, or right after a reply with retiring
 /// true (a MemoryError left it untrustworthy: a crash record). A fork server of a fork-safe backend runs no command
 /// after its ready reply: it forks workers that do (fork_server.h), and exits 0 when the supervisor closes its socket.
+/// With `stream` it replies, after loaded (which then carries backend and environment), importing and a piece
+/// {seq, scenarios, errors} per module, then ready with no scenarios; it forks its first `parts` workers once a piece
+/// selected something, and the others between two modules.
 /// Commands and replies travel on the descriptors
 /// protocol.h names, with the events and their fields.
 int worker_main(const WorkerOptions& options);
