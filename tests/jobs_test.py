@@ -258,3 +258,82 @@ def test_gold_runs_are_bitwise_identical_whatever_the_jobs_and_blas_threads_surv
             "blas.products[n=64]": "ok", "blas.products[n=400]": "ok"}
         results.append({p.name: p.read_bytes() for p in (out / "results").iterdir()})
     assert len(results[0]) > 4 and results[0] == results[1] == results[2]
+
+
+MARKS = """
+    import os
+    import pathlib
+
+    import parity
+
+
+    @parity.scenario(params={"n": list(range(3))})
+    def marks(xp, n):
+        pathlib.Path(os.environ["JOBS_TEST_MARK"]).touch()
+        return {"x": xp.arange(n + 1.0)}
+"""
+
+WAITS_FOR_A_SCENARIO = """
+    import os
+    import pathlib
+    import time
+
+    import parity
+
+    for _ in range(1200):  # at most a minute: then this module is an import error, and the test fails
+        if pathlib.Path(os.environ["JOBS_TEST_MARK"]).exists():
+            break
+        time.sleep(0.05)
+    else:
+        raise RuntimeError("imported before a scenario of an earlier module ran")
+
+
+    @parity.scenario(params={"n": list(range(3))})
+    def waits(xp, n):
+        return {"x": xp.arange(n + 2.0)}
+"""
+
+
+def test_run_jobs_runs_the_first_modules_scenarios_while_the_fork_server_imports_the_next(tmp_path):
+    """With -j 2 the fork server sends the plan module by module and forks the workers once a module selects
+    something (README "Command line"): a module whose import waits for a scenario of an earlier module to have run
+    is imported. A fork server that imports every module before the first fork waited for it a minute in vain."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "a_marks.py").write_text(textwrap.dedent(MARKS))
+    (scenarios / "b_waits.py").write_text(textwrap.dedent(WAITS_FOR_A_SCENARIO))
+    for name in ("c_later", "d_last"):  # modules after it: workers forked before they were imported are replaced
+        (scenarios / f"{name}.py").write_text(textwrap.dedent(IMPORT_LOGGING))
+    out = tmp_path / "out"
+    proc = parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 2,
+                  env={"JOBS_TEST_MARK": str(tmp_path / "mark"), "JOBS_TEST_LOG": str(tmp_path / "imports.log")})
+    assert proc.returncode == 0, proc.stderr
+    records = json.loads((out / "manifest.json").read_text())["scenarios"]
+    assert [(s["id"], s["status"]) for s in records] == [
+        *((f"a_marks.marks[n={n}]", "ok") for n in range(3)), *((f"b_waits.waits[n={n}]", "ok") for n in range(3)),
+        *((f"{m}.s[n={n}]", "ok") for m in ("c_later", "d_last") for n in range(4))]
+    assert "parity run: 14 scenarios in" in proc.stderr
+    assert list(imports_by_process(tmp_path / "imports.log").values()) == [["c_later", "d_last"]]
+
+
+def test_run_jobs_streamed_selection_of_nothing_is_refused_and_writes_nothing(tmp_path):
+    """-k is applied module by module; one that selects nothing is still exit 5, and no results directory is made."""
+    scenarios, _ = logging_modules(tmp_path, count=3)
+    out = tmp_path / "out"
+    proc = parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 2, "-k", "nothing",
+                  env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")}, check=5)
+    assert "-k 'nothing' selects none of the 12 scenarios" in proc.stderr and not out.exists()
+
+
+def test_run_jobs_a_module_whose_import_kills_the_streaming_fork_server_midway_is_a_module_error(tmp_path):
+    """The workers already run the first module's scenarios; a new server imports the modules again, skipping the
+    one that killed the last, and the plan goes on where it was."""
+    scenarios, _ = logging_modules(tmp_path, count=3)
+    (scenarios / "mod1.py").write_text("import ctypes\nctypes.string_at(0)\n")
+    out = tmp_path / "out"
+    parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 2,
+           env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")}, check=1)
+    records = {s["id"]: s for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
+    assert records.pop("mod1")["error"]["message"].startswith("importing it killed the worker process (signal 11")
+    assert sorted(records) == [f"mod{m}.s[n={n}]" for m in (0, 2) for n in range(4)]
+    assert {s["status"] for s in records.values()} == {"ok"}

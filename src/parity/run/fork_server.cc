@@ -3,6 +3,7 @@
 
 #include <Python.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -118,17 +119,19 @@ pid_t fork_worker(const Descriptors& fds, pid_t supervisor, bool& in_worker) {
 
 }  // namespace
 
-bool serve_forks() {
+Served serve_forks(std::uint32_t horizon, int wait) {
   const pid_t supervisor = ::getppid();
   Descriptors fds = {-1, -1, -1};
-  while (receive_request(protocol::kCommandFd, fds)) {
+  for (int served = 0;; ++served) {
+    pollfd waiting{protocol::kCommandFd, POLLIN, 0};
+    if (wait != kUntilClosed && served >= wait && ::poll(&waiting, 1, 0) <= 0) return Served::kIdle;
+    if (!receive_request(protocol::kCommandFd, fds)) return Served::kClosed;
     bool in_worker = false;
-    const pid_t pid = fork_worker(fds, supervisor, in_worker);
-    if (in_worker) return true;
+    const protocol::ForkAnswer answer{fork_worker(fds, supervisor, in_worker), horizon};
+    if (in_worker) return Served::kWorker;
     for (int& fd : fds) ::close(fd), fd = -1;
-    if (!write_all(protocol::kCommandFd, &pid, sizeof pid)) break;
+    if (!write_all(protocol::kCommandFd, &answer, sizeof answer)) return Served::kClosed;
   }
-  return false;
 }
 
 }  // namespace parity

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -115,23 +116,27 @@ bool send_fork_request(int socket, const int (&fds)[protocol::kForkDescriptors])
 }
 
 // The server's answer to a fork request: the new worker's pid, 0 when it could not fork, -1 when none came within
-// `seconds` (or the server ended).
-pid_t receive_forked_pid(int socket, double seconds) {
+// `seconds` (or the server ended). What it replies meanwhile is read into `replies`: a server that streams its plan
+// (protocol::kPiece) answers after its next piece, which may be more than its reply pipe holds.
+protocol::ForkAnswer receive_fork_answer(int socket, double seconds, int reply_fd, std::string& replies) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  pid_t pid = 0;
+  protocol::ForkAnswer answer;
   std::size_t got = 0;
-  while (got < sizeof pid) {
+  while (got < sizeof answer) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    pollfd fd{socket, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&fd, 1, static_cast<int>(left.count())) == 0) return -1;
-    const ssize_t n = ::read(socket, reinterpret_cast<char*>(&pid) + got, sizeof pid - got);
+    pollfd fds[] = {{socket, POLLIN, 0}, {reply_fd, POLLIN, 0}};
+    if (left.count() <= 0) return {-1, 0};
+    ::poll(fds, 2, static_cast<int>(std::min<long>(left.count(), 100)));
+    if ((fds[1].revents & (POLLIN | POLLHUP)) && !drain(reply_fd, replies)) reply_fd = -1;  // its end: poll ignores -1
+    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    const ssize_t n = ::read(socket, reinterpret_cast<char*>(&answer) + got, sizeof answer - got);
     if (n > 0)
       got += static_cast<std::size_t>(n);
     else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-      return -1;
+      return {-1, 0};
   }
-  return pid;
+  return answer;
 }
 
 // SIGKILLs `pid` and the process group it leads: the group for what it started, the process itself in case it
@@ -197,13 +202,17 @@ void ChildProcess::adopt_channels(int commands, int replies, int output) {
   for (int fd : {stdin_fd_, reply_fd_, output_fd_}) set_nonblocking(fd);
 }
 
-std::unique_ptr<ChildProcess> ChildProcess::forked_by(ChildProcess& server, double seconds,
+std::unique_ptr<ChildProcess> ChildProcess::forked_by(ChildProcess& server, double seconds, std::uint32_t& horizon,
                                                       std::size_t max_reply_line) {
   std::unique_ptr<ChildProcess> child(new ChildProcess(max_reply_line));
   Pipe in = make_pipe(), reply = make_pipe(), out = make_pipe();
   const int theirs[protocol::kForkDescriptors] = {in.read, reply.write, out.write};
   const bool asked = server.flush_commands() && send_fork_request(server.stdin_fd_, theirs);
-  const pid_t pid = asked ? receive_forked_pid(server.stdin_fd_, seconds) : -1;
+  const protocol::ForkAnswer answer =
+      asked ? receive_fork_answer(server.stdin_fd_, seconds, server.reply_fd_, server.reply_partial_)
+            : protocol::ForkAnswer{-1, 0};
+  const pid_t pid = answer.pid;
+  horizon = answer.horizon;
   for (int* fd : {&in.read, &reply.write, &out.write}) close_fd(*fd);
   if (pid <= 0) {
     for (int* fd : {&in.write, &reply.read, &out.read}) close_fd(*fd);
@@ -291,8 +300,10 @@ void ChildProcess::kill() {
   kill_process_and_group(pid_);
 }
 
+void ChildProcess::close_commands() { close_fd(stdin_fd_); }
+
 std::string ChildProcess::finish(double grace) {
-  close_fd(stdin_fd_);
+  close_commands();
   return wait_end(grace);
 }
 
