@@ -240,6 +240,15 @@ def digests(obj, path="outputs", shown=None, arrays=None, algorithm=DIGEST) -> d
     return out
 
 
+def descriptions(obj, path="outputs") -> dict:
+    """{path: short description} as digests() puts into `shown`, walked without hashing: compare needs the
+    reloaded outputs' descriptions only for the paths whose digests differ, and describing a small array
+    (array2string) costs more than digesting it."""
+    shown = {}
+    _digest_into(obj, path, None, 0, {}, shown, None, DIGEST)
+    return shown
+
+
 _TWO_THREADS_FROM = 64 << 20  # bytes of result files from which compare digests its two sides on two threads
 
 
@@ -275,7 +284,8 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm):
         return
     _check_deadline()
     if id(obj) in seen:
-        out[path] = out[seen[id(obj)][0]]
+        if out is not None:
+            out[path] = out[seen[id(obj)][0]]
         return
     seen[id(obj)] = (path, obj)  # the object is kept alive so its id is not reused
     children = list(_children(obj, path))
@@ -286,15 +296,18 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm):
         if len(text) <= 2 * _SHOWN:
             shown[path] = text
     if container:
-        head = repr(_array_aspects(obj)) if _is_object_array(obj) else f"{type(obj).__module__}.{type(obj).__qualname__}"
-        out[path] = _hash(algorithm, f"{head}:{len(children)}".encode())[:len(algorithm) + 16]
+        if out is not None:
+            head = (repr(_array_aspects(obj)) if _is_object_array(obj)
+                    else f"{type(obj).__module__}.{type(obj).__qualname__}")
+            out[path] = _hash(algorithm, f"{head}:{len(children)}".encode())[:len(algorithm) + 16]
         for child_path, child in children:
             _digest_into(child, child_path, out, depth + 1, seen, shown, arrays, algorithm)
         return
-    whole = _leaf_digest(obj, state, algorithm)
-    out[path] = whole[:len(algorithm) + 16]
-    if arrays is not None and _referable(obj):
-        arrays[path] = (obj, whole)
+    if out is not None:  # None: only the descriptions (descriptions())
+        whole = _leaf_digest(obj, state, algorithm)
+        out[path] = whole[:len(algorithm) + 16]
+        if arrays is not None and _referable(obj):
+            arrays[path] = (obj, whole)
     if isinstance(state, dict):
         for name, value in state.items():
             _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown, arrays, algorithm)
