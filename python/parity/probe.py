@@ -120,7 +120,10 @@ def _repeated_axes(a: np.ndarray) -> tuple:
 def _distinct(a: np.ndarray, repeated=None) -> np.ndarray:
     """`a` with each repeated axis cut to its first element: the strides in the digest say where the repeats are,
     and a broadcast of 10^12 elements over 8 bytes digests in a moment."""
-    repeated = _repeated_axes(a) if repeated is None else repeated
+    if repeated is None:
+        if 0 not in a.strides:  # no axis can repeat (most arrays): the flags per axis are not built
+            return a
+        repeated = _repeated_axes(a)
     if a.size == 0 or not any(repeated):
         return a
     return a[tuple(slice(0, 1) if r else slice(None) for r in repeated)]
@@ -167,7 +170,8 @@ def _leaf_digest(obj, state=None, algorithm=DIGEST) -> str:
     if not isinstance(obj, np.ndarray):
         return _hash(algorithm, _leaf_description(obj, state))
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
-    flags = (obj.flags.c_contiguous, obj.flags.f_contiguous, obj.flags.writeable, obj.flags.aligned)
+    f = obj.flags  # each .flags makes a new object
+    flags = (f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
     aspects = (obj.dtype.str, _dtype_description(obj.dtype), obj.shape, obj.strides, flags)
     digest = _ALGORITHMS[algorithm](kind + b"|" + repr(aspects).encode() + b"|")
     for part in _value_blocks(obj):
@@ -271,7 +275,8 @@ def _referable(obj) -> bool:
     equal memory): C or F order, not empty, no object elements, no x87 long double (its padding is not digested)."""
     if not isinstance(obj, np.ndarray) or obj.dtype.hasobject or obj.size == 0:
         return False
-    if not (obj.flags.c_contiguous or obj.flags.f_contiguous):
+    flags = obj.flags
+    if not (flags.c_contiguous or flags.f_contiguous):
         return False
     kind, size = obj.dtype.kind, obj.dtype.itemsize
     return kind not in "fc" or size // (2 if kind == "c" else 1) not in (12, 16)
