@@ -6,14 +6,17 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <pugixml.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "codec.h"
+#include "compare_internal.h"
 #include "deadline.h"
 #include "json_report.h"
 #include "junit.h"
@@ -1406,3 +1409,25 @@ TEST_F(CompareOutputs, CoverageCountsTheLeavesEachCheckReached) {
 }
 
 }  // namespace
+
+// compare's to_py builds a JSON value's Python object directly: it must be exactly what json.loads makes of the
+// value's text, which it replaced (types, key order, -0.0, numbers nlohmann writes as null, deep values).
+TEST(ToPy, IsWhatJsonLoadsMakesOfTheText) {
+  std::vector<json> values = {
+      json::parse(
+          R"({"b": [1, -2, 3.5, -0.0, 1e308, true, false, null, "\u00e9\ud83d\ude00"], "a": {"x": {}}, "": []})"),
+      json(std::numeric_limits<std::uint64_t>::max()),
+      json(std::numeric_limits<std::int64_t>::min()),
+      json(std::nan("")),
+      json(std::numeric_limits<double>::infinity()),
+      json::object(),
+      json::array(),
+      json("s")};
+  json deep = json::array({1});
+  for (int i = 0; i < 200; ++i) deep = json::array({deep, i});
+  values.push_back(deep);
+  const py::object loads = py::module_::import("json").attr("loads");
+  for (const json& value : values)
+    EXPECT_EQ(py::repr(to_py(value)).cast<std::string>(), py::repr(loads(value.dump())).cast<std::string>())
+        << value.dump().substr(0, 200);
+}

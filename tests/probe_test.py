@@ -178,6 +178,18 @@ def test_a_rebuild_that_drops_an_index_name_differs_only_at_that_part():
     assert reloaded_shown["outputs['df'].index.name"] == "builtins.NoneType None"
 
 
+def test_descriptions_are_what_digests_shows_without_hashing():
+    # compare describes the reloaded outputs only when a digest differs (descriptions()): the same texts, every node.
+    shared = numpy.arange(4)
+    objects = numpy.empty(2, dtype=object)
+    objects[:] = [1.5, "x"]
+    outputs = {"df": Table(numpy.arange(3.0), Labels(numpy.arange(3), "idx")), "a": shared, "again": [shared, shared],
+               "big": numpy.zeros((20, 3), ">f4"), "obj": objects, "s": "t" * 200, "n": None, "t": (1, 2.5, 3j)}
+    shown = {}
+    probe.digests(outputs, shown=shown)
+    assert probe.descriptions(outputs) == shown and len(shown) > 10
+
+
 def test_an_object_is_digested_without_its_repr():
     class Opaque:
         pass

@@ -120,7 +120,10 @@ def _repeated_axes(a: np.ndarray) -> tuple:
 def _distinct(a: np.ndarray, repeated=None) -> np.ndarray:
     """`a` with each repeated axis cut to its first element: the strides in the digest say where the repeats are,
     and a broadcast of 10^12 elements over 8 bytes digests in a moment."""
-    repeated = _repeated_axes(a) if repeated is None else repeated
+    if repeated is None:
+        if 0 not in a.strides:  # no axis can repeat (most arrays): the flags per axis are not built
+            return a
+        repeated = _repeated_axes(a)
     if a.size == 0 or not any(repeated):
         return a
     return a[tuple(slice(0, 1) if r else slice(None) for r in repeated)]
@@ -168,7 +171,8 @@ def _leaf_digest(obj, state=None, algorithm=DIGEST, pending=None):
     if not isinstance(obj, np.ndarray):
         return _hash(algorithm, _leaf_description(obj, state))
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
-    flags = (obj.flags.c_contiguous, obj.flags.f_contiguous, obj.flags.writeable, obj.flags.aligned)
+    f = obj.flags  # each .flags makes a new object
+    flags = (f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
     aspects = (obj.dtype.str, _dtype_description(obj.dtype), obj.shape, obj.strides, flags)
     leaf = _Pending(obj, kind + b"|" + repr(aspects).encode() + b"|", algorithm)
     if pending is not None and obj.nbytes >= _FUSED_FROM:
@@ -294,6 +298,15 @@ def begin_digests(sides) -> tuple:
     return begun, taps
 
 
+def descriptions(obj, path="outputs") -> dict:
+    """{path: short description} as digests() puts into `shown`, walked without hashing: compare needs the
+    reloaded outputs' descriptions only for the paths whose digests differ, and describing a small array
+    (array2string) costs more than digesting it."""
+    shown = {}
+    _digest_into(obj, path, None, 0, {}, shown, None, DIGEST)
+    return shown
+
+
 _TWO_THREADS_FROM = 64 << 20  # bytes of result files from which compare digests its two sides on two threads
 
 
@@ -331,7 +344,8 @@ def _referable(obj) -> bool:
     equal memory): C or F order, not empty, no object elements, no x87 long double (its padding is not digested)."""
     if not isinstance(obj, np.ndarray) or obj.dtype.hasobject or obj.size == 0:
         return False
-    if not (obj.flags.c_contiguous or obj.flags.f_contiguous):
+    flags = obj.flags
+    if not (flags.c_contiguous or flags.f_contiguous):
         return False
     kind, size = obj.dtype.kind, obj.dtype.itemsize
     return kind not in "fc" or size // (2 if kind == "c" else 1) not in (12, 16)
@@ -344,7 +358,8 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
         return
     _check_deadline()
     if id(obj) in seen:
-        out[path] = out[seen[id(obj)][0]]
+        if out is not None:
+            out[path] = out[seen[id(obj)][0]]
         return
     seen[id(obj)] = (path, obj)  # the object is kept alive so its id is not reused
     children = list(_children(obj, path))
@@ -355,15 +370,18 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
         if len(text) <= 2 * _SHOWN:
             shown[path] = text
     if container:
-        head = repr(_array_aspects(obj)) if _is_object_array(obj) else f"{type(obj).__module__}.{type(obj).__qualname__}"
-        out[path] = _hash(algorithm, f"{head}:{len(children)}".encode())[:len(algorithm) + 16]
+        if out is not None:
+            head = (repr(_array_aspects(obj)) if _is_object_array(obj)
+                    else f"{type(obj).__module__}.{type(obj).__qualname__}")
+            out[path] = _hash(algorithm, f"{head}:{len(children)}".encode())[:len(algorithm) + 16]
         for child_path, child in children:
             _digest_into(child, child_path, out, depth + 1, seen, shown, arrays, algorithm, pending)
         return
-    whole = _leaf_digest(obj, state, algorithm, pending)
-    out[path] = whole if isinstance(whole, _Pending) else whole[:len(algorithm) + 16]
-    if arrays is not None and _referable(obj):
-        arrays[path] = (obj, whole)
+    if out is not None:  # None: only the descriptions (descriptions())
+        whole = _leaf_digest(obj, state, algorithm, pending)
+        out[path] = whole if isinstance(whole, _Pending) else whole[:len(algorithm) + 16]
+        if arrays is not None and _referable(obj):
+            arrays[path] = (obj, whole)
     if isinstance(state, dict):
         for name, value in state.items():
             _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown, arrays, algorithm, pending)

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <set>
 #include <string_view>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -56,35 +55,37 @@ std::uintmax_t result_bytes(const Side& side) {
 }
 
 // The sides' outputs digested again as the run digested them, the digests begun before the values walk finished
-// (parity.probe.finish_digests: what the values kernel did not hash, large results on two threads), with each node's
-// short description: [(side, recomputed, shown)] for the sides whose run recorded digests.
-std::vector<std::tuple<const Side*, py::dict, py::dict>> recompute_digests(const Side& gold, const Side& cand,
-                                                                           const BegunDigests& begun) {
-  std::vector<std::tuple<const Side*, py::dict, py::dict>> found;
+// (parity.probe.finish_digests: what the values kernel did not hash, large results on two threads): [(side,
+// recomputed)] for the sides whose run recorded digests. The nodes' short descriptions are made only for a side whose
+// digests differ (check_fidelity): most scenarios pass, and describing costs more than hashing.
+std::vector<std::pair<const Side*, py::dict>> recompute_digests(const Side& gold, const Side& cand,
+                                                                const BegunDigests& begun) {
+  std::vector<std::pair<const Side*, py::dict>> found;
   py::list jobs;
   std::uintmax_t nbytes = 0;
   for (const auto& [side, begun_side] : {std::pair{&gold, &begun.gold}, std::pair{&cand, &begun.candidate}}) {
     if (!*begun_side) continue;
-    found.emplace_back(side, py::dict(), (*begun_side)->shown);
+    found.emplace_back(side, py::dict());
     jobs.append((*begun_side)->job);
     nbytes += result_bytes(*side);
   }
   if (found.empty()) return found;
   const py::list recomputed = py::module_::import("parity.probe").attr("finish_digests")(jobs, nbytes);
-  for (std::size_t i = 0; i < found.size(); ++i) std::get<1>(found[i]) = recomputed[i];
+  for (std::size_t i = 0; i < found.size(); ++i) found[i].second = recomputed[i];
   return found;
 }
 
 // fidelity: the reloaded outputs must digest exactly as the scenario's outputs did before writing. An object with a
 // reducer digests part by part at its state's paths, so a failure names the part its rebuild changed.
-void check_fidelity(const Side& side, const py::dict& recomputed, const py::dict& shown, CheckList& list) {
+void check_fidelity(const Side& side, const py::dict& recomputed, CheckList& list) {
   const json& values = side.record.fidelity_values.is_object() ? side.record.fidelity_values : json::object();
   std::size_t failures = 0;
+  py::dict shown;  // the reloaded nodes' short descriptions, made at the first failure
   for (const auto& [path, digest] : side.record.fidelity.items()) {
     const py::str key(path);
     const std::string now = recomputed.contains(key) ? recomputed[key].cast<std::string>() : "absent";
     if (now == digest.get<std::string>()) continue;
-    ++failures;
+    if (failures++ == 0) shown = py::module_::import("parity.probe").attr("descriptions")(side.outputs);
     const std::string reloaded_value = shown.contains(key) ? shown[key].cast<std::string>() : "";
     const json written_value = values.value(path, json());
     json details = {{"side", side.name}, {"written", digest}, {"reloaded", now}};
@@ -253,7 +254,7 @@ BegunDigests begin_digests(const ScenarioRecord& g, const ScenarioRecord& c, Reb
     if (!record->fidelity.is_object()) continue;
     side->emplace();
     order.push_back(&**side);
-    sides.append(py::make_tuple(outputs, (*side)->shown, (*side)->arrays, recorded_algorithm(probe, record->fidelity)));
+    sides.append(py::make_tuple(outputs, py::none(), (*side)->arrays, recorded_algorithm(probe, record->fidelity)));
   }
   const py::tuple started = probe.attr("begin_digests")(sides);
   const py::list jobs = started[0];
@@ -286,8 +287,7 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
   const auto arrays = [](const std::optional<BegunDigests::Side>& side) { return side ? side->arrays : py::dict(); };
   const Side gs{gold.backend.value("name", "gold"), gold, g, rebuilt.gold(), arrays(begun.gold)},
       cs{candidate.backend.value("name", "candidate"), candidate, c, rebuilt.candidate(), arrays(begun.candidate)};
-  for (const auto& [side, recomputed, shown] : recompute_digests(gs, cs, begun))
-    check_fidelity(*side, recomputed, shown, list);
+  for (const auto& [side, recomputed] : recompute_digests(gs, cs, begun)) check_fidelity(*side, recomputed, list);
   check_required_attrs(cs, required, list);
   if (options.pickle_probe) check_pickle(gs, cs, list);
 }

@@ -61,11 +61,11 @@ class Rebuilt {
 /// The fidelity digests of a scenario's rebuilt outputs, begun before the values walk so that the values kernel
 /// hashes the large arrays' bytes as it compares them (`taps`, for compare_outputs); run_probes finishes them.
 struct BegunDigests {
-  /// One side's: parity.probe.begin_digests' job (digests, arrays, pending leaves), the short descriptions of its
-  /// nodes and the arrays a pickle may reference (parity.probe.digests' `shown` and `arrays`).
+  /// One side's: parity.probe.begin_digests' job (digests, arrays, pending leaves) and the arrays a pickle may
+  /// reference (parity.probe.digests' `arrays`).
   struct Side {
     pybind11::object job;
-    pybind11::dict shown, arrays;
+    pybind11::dict arrays;
   };
   std::optional<Side> gold, candidate;  ///< for each side whose run recorded digests
   DigestTaps taps;
