@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace parity;
 using parity::testing::TempDir;
+using parity::testing::contains;
 
 namespace {
 
@@ -55,8 +56,6 @@ sys.modules["parity_test"].MyArray = MyArray
 }
 
 py::object eval(const std::string& expr) { return py::eval(expr, scope()); }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Nodes come from the codec, so each test compares exactly what `parity compare` would read from disk.
 class CompareOutputs : public ::testing::Test {

@@ -6,8 +6,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "test_support.h"
+
 using json = nlohmann::json;
 using parity::report_to_html;
+using parity::testing::contains;
 
 namespace {
 
@@ -79,8 +82,6 @@ json report() {
       {"summary", {{"total", 4}, {"pass", 1}, {"fail", 2}, {"error", 1}, {"xfail", 0}, {"xpass", 0}, {"skip", 0}}},
       {"scenarios", scenarios}};
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(HtmlReport, HeaderCarriesCountsBackendsAndEnvironment) {
   const std::string html = report_to_html(report());

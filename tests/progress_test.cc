@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "test_support.h"
+
 using namespace parity;
+using parity::testing::contains;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::size_t occurrences(const std::string& text, const std::string& part) {
   std::size_t n = 0;

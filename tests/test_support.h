@@ -1,4 +1,5 @@
-// Shared by the test files: a per-test temporary directory, and the fresh-process half of the codec round-trip test.
+// Shared by the test files: a per-test temporary directory, `contains`, and the fresh-process half of the codec
+// round-trip test.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -47,5 +48,8 @@ class TempDir {
 
   std::filesystem::path path_;
 };
+
+/// Whether `text` holds `part` (what most message checks ask).
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace parity::testing

@@ -13,6 +13,7 @@
 using json = nlohmann::json;
 using namespace parity;
 using parity::testing::TempDir;
+using parity::testing::contains;
 
 namespace {
 
@@ -217,8 +218,6 @@ class Baselines : public ::testing::Test {
 
   TempDir dir_;
 };
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST_F(Baselines, AnEarlierCompareOfTheSameCandidateIsReadInTheOrderGiven) {
   const std::string newer = write("newer.json", compare(kDay2, {{"m.a", "pass"}}, "0.2.0").dump());

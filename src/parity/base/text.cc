@@ -104,7 +104,12 @@ std::string shell_quote(std::string_view s) {
 
 std::string shell_join(const std::vector<std::string>& words) {
   std::string line;
-  for (const std::string& word : words) line += (line.empty() ? "" : " ") + shell_quote(word);
+  // Appended in two steps: GCC 12's -O3 flagged `" " + shell_quote(word)` with a bogus -Wstringop-overflow once this
+  // file was batched with others (the unity build of pyproject.toml).
+  for (const std::string& word : words) {
+    if (!line.empty()) line += ' ';
+    line += shell_quote(word);
+  }
   return line;
 }
 

@@ -47,7 +47,8 @@ void define_path_functions(pybind11::module_& module) {
   module.def("state_path", &state_path, py::arg("path"), py::arg("key"),
              "The path of entry `key` of a reducer's dict state: path.key, or path + key for a key starting with "
              "'[' or '.'.");
-  module.def("index_path", &index_path, py::arg("index"),
+  // Qualified: batched with decode.cc (CMAKE_UNITY_BUILD), its `using namespace detail` would add detail::index_path.
+  module.def("index_path", &parity::index_path, py::arg("index"),
              "An object array element's index as a path suffix: [2, 0], or [()] for a 0-d array.");
 }
 

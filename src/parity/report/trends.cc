@@ -137,7 +137,8 @@ std::string mark_of(const json& entry) {
   return has_string(trend, "mark") ? trend["mark"].get<std::string>() : "";
 }
 
-json summary_of(const json& report) {
+// Not summary_of: merge.cc has one, and a unity build (CMAKE_UNITY_BUILD) compiles both files as one.
+json trend_summary_of(const json& report) {
   json counts = json::object();
   for (const MarkName& m : kMarks) {
     int n = 0;
@@ -213,7 +214,7 @@ void add_trends(json& report, std::vector<Baseline> baselines) {
   json list = json::array();
   for (const Baseline& b : baselines) list.push_back(baseline_json(b));
   report["baselines"] = std::move(list);
-  report["trend_summary"] = summary_of(report);
+  report["trend_summary"] = trend_summary_of(report);
 }
 
 std::string trend_label(const json& trend) {
