@@ -337,3 +337,44 @@ def test_run_jobs_a_module_whose_import_kills_the_streaming_fork_server_midway_i
     assert records.pop("mod1")["error"]["message"].startswith("importing it killed the worker process (signal 11")
     assert sorted(records) == [f"mod{m}.s[n={n}]" for m in (0, 2) for n in range(4)]
     assert {s["status"] for s in records.values()} == {"ok"}
+
+
+SUITE_WITH_MODULE_FIXTURE = """
+    import numpy as np
+    import pytest
+
+
+    @pytest.fixture(scope="module")
+    def resource():
+        yield 1
+        raise RuntimeError("the module fixture's teardown failed")
+
+
+    def test_one(resource):
+        return np.arange(3.0)
+
+
+    def test_two(resource):
+        return np.arange(4.0)
+"""
+
+
+def test_run_jobs_streamed_pytest_tests_tear_down_their_fixtures_as_one_worker_does(tmp_path):
+    """A worker forked before the streaming server sent the pytest piece has its tests unlinked (pytest_suite.link: which
+    test follows which): it must not run them. One that did kept the module fixture set up after test_two, so its
+    failing teardown was lost there and blamed on test_other, the next test it ran."""
+    scenarios, _ = logging_modules(tmp_path, count=1)  # a native piece first: the workers are forked after it
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_a.py").write_text(textwrap.dedent(SUITE_WITH_MODULE_FIXTURE))
+    (suite / "test_b.py").write_text("import numpy as np\n\n\ndef test_other():\n    return np.arange(2.0)\n")
+    statuses = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}"
+        parity("run", "--backend", "gold", "--out", out, "-q", "--scenarios", scenarios, "--scenarios", suite,
+               "--jobs", jobs, env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")}, check=1)
+        statuses[jobs] = {s["id"]: (s["status"], (s.get("error") or {}).get("message", ""))
+                          for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
+    assert statuses[1]["test_a.py::test_two"] == ("error", "in teardown: the module fixture's teardown failed")
+    assert statuses[1]["test_b.py::test_other"][0] == "ok"
+    assert statuses[2] == statuses[1]
