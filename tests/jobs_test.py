@@ -378,3 +378,33 @@ def test_run_jobs_streamed_pytest_tests_tear_down_their_fixtures_as_one_worker_d
     assert statuses[1]["test_a.py::test_two"] == ("error", "in teardown: the module fixture's teardown failed")
     assert statuses[1]["test_b.py::test_other"][0] == "ok"
     assert statuses[2] == statuses[1]
+
+
+PRINTS_AT_IMPORT = """
+    import time
+
+    import parity
+
+    time.sleep(0.5)  # imported while the supervisor waits for a replacement worker's fork
+    for _ in range(4000):  # 400 kB: more than the output pipe holds
+        print("x" * 99)
+
+
+    @parity.scenario(params={"n": list(range(4))})
+    def s(xp, n):
+        return {"x": xp.arange(n + 1.0)}
+"""
+
+
+def test_run_jobs_a_module_printing_much_at_import_does_not_block_a_streamed_fork(tmp_path):
+    """A streaming server answers a fork request between two modules; what it prints meanwhile is read while the
+    supervisor waits. Unread, a module printing more than the pipe holds blocked the server, and the run ended after
+    60 s: "the fork server did not answer within 60 s"."""
+    scenarios, _ = logging_modules(tmp_path, count=2)  # mod1's piece makes a worker behind: it is replaced
+    (scenarios / "mod2.py").write_text(textwrap.dedent(PRINTS_AT_IMPORT))
+    out = tmp_path / "out"
+    proc = parity("run", "--backend", "gold", "--out", out, "-q", "--scenarios", scenarios, "--jobs", 2,
+                  env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = json.loads((out / "manifest.json").read_text())["scenarios"]
+    assert [s["id"] for s in records] == [f"mod{m}.s[n={n}]" for m in range(3) for n in range(4)]
