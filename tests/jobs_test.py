@@ -2,8 +2,10 @@
 import json
 import os
 import re
+import signal
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -408,3 +410,32 @@ def test_run_jobs_a_module_printing_much_at_import_does_not_block_a_streamed_for
     assert proc.returncode == 0, proc.stderr[-2000:]
     records = json.loads((out / "manifest.json").read_text())["scenarios"]
     assert [s["id"] for s in records] == [f"mod{m}.s[n={n}]" for m in range(3) for n in range(4)]
+
+
+SLOW_TO_IMPORT = """
+    import os
+    import pathlib
+    import time
+
+    pathlib.Path(os.environ["JOBS_TEST_MARK"]).touch()
+    time.sleep(60)
+"""
+
+
+def test_run_jobs_a_signal_while_the_first_module_imports_is_an_interruption(tmp_path):
+    """SIGTERM before any scenario ran (the streaming server still imports the first module) ends the run as an
+    interruption, exit 130 (README "Ctrl-C or SIGTERM"), not as a usage error (exit 2), and leaves no results."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "a_slow.py").write_text(textwrap.dedent(SLOW_TO_IMPORT))
+    mark, out = tmp_path / "mark", tmp_path / "out"
+    proc = subprocess.Popen([BIN, "run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "JOBS_TEST_MARK": str(mark)})
+    deadline = time.monotonic() + 60
+    while not mark.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "stopped by signal 15 before any scenario ran" in err and not (out / "results").exists()

@@ -283,7 +283,8 @@ void Supervisor::start(const std::string& backend, bool stream) {
   spawn(workers_.front());  // the others once it said whether it forks them (take_launch)
   while (!have_plan_ && total() == 0) {  // a streamed plan's pieces that select nothing start no worker
     if (g_stop_signal)
-      throw RunAbort{"stopped by signal " + std::to_string(g_stop_signal) + " before any scenario ran"};
+      throw RunAbort{"stopped by signal " + std::to_string(g_stop_signal) + " before any scenario ran",
+                     kExitInterrupted};
     poll_workers(nullptr);
   }
   if (launch_ != Launch::kFork) return;
