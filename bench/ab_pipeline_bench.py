@@ -21,11 +21,7 @@ import pipeline_bench as pb  # noqa: E402
 
 
 def main():
-    argv = sys.argv[1:]
-    base = None
-    if "--dir" in argv:
-        at = argv.index("--dir")
-        base, argv = argv[at + 1], argv[:at] + argv[at + 2:]
+    base, argv = pb.take_dir(sys.argv[1:])
     fresh = "--fresh" in argv
     args = [a for a in argv if a != "--fresh"]
     old, new = args[0], args[1]

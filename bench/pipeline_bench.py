@@ -43,6 +43,15 @@ BODIES = [
 ]
 
 
+def take_dir(argv):
+    """(the folder `--dir DIR` names, None without it; `argv` without it): where an A/B bench makes its temporary
+    folder."""
+    if "--dir" not in argv:
+        return None, argv
+    at = argv.index("--dir")
+    return argv[at + 1], argv[:at] + argv[at + 2:]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The scenario sets: one body, two spellings (a parity scenario, a pytest test)
 

@@ -46,11 +46,7 @@ def commands(binary: str, scenarios: Path, out: Path) -> dict:
 
 
 def main():
-    argv = sys.argv[1:]
-    base = None
-    if "--dir" in argv:
-        at = argv.index("--dir")
-        base, argv = argv[at + 1], argv[:at] + argv[at + 2:]
+    base, argv = pb.take_dir(sys.argv[1:])
     builds = {"old": argv[0], "new": argv[1]}
     repeat = int(argv[2]) if len(argv) > 2 else 5
     python = Path(builds["new"]).resolve().parent / "share" / "parity" / "python-executable"

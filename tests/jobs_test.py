@@ -2,8 +2,10 @@
 import json
 import os
 import re
+import signal
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -337,3 +339,103 @@ def test_run_jobs_a_module_whose_import_kills_the_streaming_fork_server_midway_i
     assert records.pop("mod1")["error"]["message"].startswith("importing it killed the worker process (signal 11")
     assert sorted(records) == [f"mod{m}.s[n={n}]" for m in (0, 2) for n in range(4)]
     assert {s["status"] for s in records.values()} == {"ok"}
+
+
+SUITE_WITH_MODULE_FIXTURE = """
+    import numpy as np
+    import pytest
+
+
+    @pytest.fixture(scope="module")
+    def resource():
+        yield 1
+        raise RuntimeError("the module fixture's teardown failed")
+
+
+    def test_one(resource):
+        return np.arange(3.0)
+
+
+    def test_two(resource):
+        return np.arange(4.0)
+"""
+
+
+def test_run_jobs_streamed_pytest_tests_tear_down_their_fixtures_as_one_worker_does(tmp_path):
+    """A worker forked before the streaming server sent the pytest piece has its tests unlinked (pytest_suite.link: which
+    test follows which): it must not run them. One that did kept the module fixture set up after test_two, so its
+    failing teardown was lost there and blamed on test_other, the next test it ran."""
+    scenarios, _ = logging_modules(tmp_path, count=1)  # a native piece first: the workers are forked after it
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_a.py").write_text(textwrap.dedent(SUITE_WITH_MODULE_FIXTURE))
+    (suite / "test_b.py").write_text("import numpy as np\n\n\ndef test_other():\n    return np.arange(2.0)\n")
+    statuses = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}"
+        parity("run", "--backend", "gold", "--out", out, "-q", "--scenarios", scenarios, "--scenarios", suite,
+               "--jobs", jobs, env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")}, check=1)
+        statuses[jobs] = {s["id"]: (s["status"], (s.get("error") or {}).get("message", ""))
+                          for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
+    assert statuses[1]["test_a.py::test_two"] == ("error", "in teardown: the module fixture's teardown failed")
+    assert statuses[1]["test_b.py::test_other"][0] == "ok"
+    assert statuses[2] == statuses[1]
+
+
+PRINTS_AT_IMPORT = """
+    import time
+
+    import parity
+
+    time.sleep(0.5)  # imported while the supervisor waits for a replacement worker's fork
+    for _ in range(4000):  # 400 kB: more than the output pipe holds
+        print("x" * 99)
+
+
+    @parity.scenario(params={"n": list(range(4))})
+    def s(xp, n):
+        return {"x": xp.arange(n + 1.0)}
+"""
+
+
+def test_run_jobs_a_module_printing_much_at_import_does_not_block_a_streamed_fork(tmp_path):
+    """A streaming server answers a fork request between two modules; what it prints meanwhile is read while the
+    supervisor waits. Unread, a module printing more than the pipe holds blocked the server, and the run ended after
+    60 s: "the fork server did not answer within 60 s"."""
+    scenarios, _ = logging_modules(tmp_path, count=2)  # mod1's piece makes a worker behind: it is replaced
+    (scenarios / "mod2.py").write_text(textwrap.dedent(PRINTS_AT_IMPORT))
+    out = tmp_path / "out"
+    proc = parity("run", "--backend", "gold", "--out", out, "-q", "--scenarios", scenarios, "--jobs", 2,
+                  env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = json.loads((out / "manifest.json").read_text())["scenarios"]
+    assert [s["id"] for s in records] == [f"mod{m}.s[n={n}]" for m in range(3) for n in range(4)]
+
+
+SLOW_TO_IMPORT = """
+    import os
+    import pathlib
+    import time
+
+    pathlib.Path(os.environ["JOBS_TEST_MARK"]).touch()
+    time.sleep(60)
+"""
+
+
+def test_run_jobs_a_signal_while_the_first_module_imports_is_an_interruption(tmp_path):
+    """SIGTERM before any scenario ran (the streaming server still imports the first module) ends the run as an
+    interruption, exit 130 (README "Ctrl-C or SIGTERM"), not as a usage error (exit 2), and leaves no results."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "a_slow.py").write_text(textwrap.dedent(SLOW_TO_IMPORT))
+    mark, out = tmp_path / "mark", tmp_path / "out"
+    proc = subprocess.Popen([BIN, "run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "JOBS_TEST_MARK": str(mark)})
+    deadline = time.monotonic() + 60
+    while not mark.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "stopped by signal 15 before any scenario ran" in err and not (out / "results").exists()

@@ -13,6 +13,7 @@ import os
 import secrets
 import shlex
 import stat
+import time
 from pathlib import Path
 
 # The end of every pickle parity writes: a fixed-length line with the HMAC-SHA256 of everything before it.
@@ -94,6 +95,12 @@ def _create_key(path: Path) -> bytes:
 # key once per scenario, and a file whose inode, mode, size and times are unchanged holds the same accepted key.
 _last_read = None
 
+# A file's times are as coarse as its filesystem's ticks (FAT's 2 s, ext3's 1 s): one changed within a tick of a read
+# may change again with the same identity. Its key is reused only once its times are older than this at the read
+# (git's "racily clean" entries).
+_RACY_NS = 3 * 10**9
+_clock = time.time_ns
+
 
 def _identity(info: os.stat_result) -> tuple:
     return info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns
@@ -111,7 +118,8 @@ def _read_key_once(path: str) -> bytes:
             pass  # gone or unreadable now: _read_key says why
     _last_read = None
     value, identity = _read_key_and_identity(path)
-    _last_read = (path, identity, value)
+    if _clock() - max(identity[4], identity[5]) > _RACY_NS:
+        _last_read = (path, identity, value)
     return value
 
 

@@ -5,6 +5,7 @@ import pickle
 import stat
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -178,6 +179,7 @@ def test_the_key_file_is_read_once_while_it_is_unchanged_and_checked_again_when_
     reads = []
     real = trust._read_key_and_identity
     monkeypatch.setattr(trust, "_read_key_and_identity", lambda path: reads.append(path) or real(path))
+    monkeypatch.setattr(trust, "_clock", lambda: time.time_ns() + 10 * 10**9)  # its times older than a tick: reused
     assert trust.key() == trust.key() == b"a" * 64 and len(reads) == 1  # a run asks once per scenario
     key.write_text("b" * 64)  # rewritten (mtime, ctime): read again
     assert trust.key() == b"b" * 64 and len(reads) == 2
@@ -191,6 +193,24 @@ def test_the_key_file_is_read_once_while_it_is_unchanged_and_checked_again_when_
     key.symlink_to(tmp_path / "planted")  # a symlink in its place: refused (O_NOFOLLOW), never followed
     with pytest.raises(trust.NoKey):
         trust.key()
+
+
+def test_a_key_rewritten_in_place_on_a_filesystem_with_coarse_times_is_read_again(tmp_path, monkeypatch):
+    """The key file's identity holds its times; on a filesystem whose times are coarse (ext3 and HFS+ keep seconds,
+    FAT two), a key rewritten in place, at the same size, within a tick of its last change keeps every field of
+    it. A key read that close to its file's last change is not reused: the rotated key is read, never the old one."""
+    from parity import trust
+    coarse = trust._identity
+    # Times truncated to whole seconds, as such a filesystem records them.
+    monkeypatch.setattr(trust, "_identity", lambda info: (*coarse(info)[:4], *(t - t % 10**9 for t in coarse(info)[4:])))
+    key = tmp_path / "key"
+    key.write_text("a" * 64)
+    key.chmod(0o600)
+    monkeypatch.setenv(trust.KEY_FILE_ENV, str(key))
+    monkeypatch.delenv(trust.KEY_ENV, raising=False)
+    assert trust.key() == b"a" * 64
+    key.write_text("b" * 64)  # the same inode, size and (coarse) times
+    assert trust.key() == b"b" * 64
 
 
 # --- D15: a type name in a file never makes compare import a module ---------------------------------------------

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 
@@ -116,19 +117,22 @@ bool send_fork_request(int socket, const int (&fds)[protocol::kForkDescriptors])
 }
 
 // The server's answer to a fork request: the new worker's pid, 0 when it could not fork, -1 when none came within
-// `seconds` (or the server ended). What it replies meanwhile is read into `replies`: a server that streams its plan
-// (protocol::kPiece) answers after its next piece, which may be more than its reply pipe holds.
-protocol::ForkAnswer receive_fork_answer(int socket, double seconds, int reply_fd, std::string& replies) {
+// `seconds` (or the server ended). What it replies meanwhile is read into `replies`, and what it prints by
+// `read_output` (its output_fd): a server that streams its plan (protocol::kPiece) answers after the module it imports
+// now, whose replies and prints may be more than their pipes hold.
+protocol::ForkAnswer receive_fork_answer(int socket, double seconds, int reply_fd, std::string& replies, int output_fd,
+                                         const std::function<bool()>& read_output) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   protocol::ForkAnswer answer;
   std::size_t got = 0;
   while (got < sizeof answer) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    pollfd fds[] = {{socket, POLLIN, 0}, {reply_fd, POLLIN, 0}};
+    pollfd fds[] = {{socket, POLLIN, 0}, {reply_fd, POLLIN, 0}, {output_fd, POLLIN, 0}};
     if (left.count() <= 0) return {-1, 0};
-    ::poll(fds, 2, static_cast<int>(std::min<long>(left.count(), 100)));
+    ::poll(fds, 3, static_cast<int>(std::min<long>(left.count(), 100)));
     if ((fds[1].revents & (POLLIN | POLLHUP)) && !drain(reply_fd, replies)) reply_fd = -1;  // its end: poll ignores -1
+    if ((fds[2].revents & (POLLIN | POLLHUP)) && !read_output()) output_fd = -1;
     if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     const ssize_t n = ::read(socket, reinterpret_cast<char*>(&answer) + got, sizeof answer - got);
     if (n > 0)
@@ -209,7 +213,8 @@ std::unique_ptr<ChildProcess> ChildProcess::forked_by(ChildProcess& server, doub
   const int theirs[protocol::kForkDescriptors] = {in.read, reply.write, out.write};
   const bool asked = server.flush_commands() && send_fork_request(server.stdin_fd_, theirs);
   const protocol::ForkAnswer answer =
-      asked ? receive_fork_answer(server.stdin_fd_, seconds, server.reply_fd_, server.reply_partial_)
+      asked ? receive_fork_answer(server.stdin_fd_, seconds, server.reply_fd_, server.reply_partial_, server.output_fd_,
+                                  [&server] { return server.read_output(); })
             : protocol::ForkAnswer{-1, 0};
   const pid_t pid = answer.pid;
   horizon = answer.horizon;

@@ -283,7 +283,8 @@ void Supervisor::start(const std::string& backend, bool stream) {
   spawn(workers_.front());  // the others once it said whether it forks them (take_launch)
   while (!have_plan_ && total() == 0) {  // a streamed plan's pieces that select nothing start no worker
     if (g_stop_signal)
-      throw RunAbort{"stopped by signal " + std::to_string(g_stop_signal) + " before any scenario ran"};
+      throw RunAbort{"stopped by signal " + std::to_string(g_stop_signal) + " before any scenario ran",
+                     kExitInterrupted};
     poll_workers(nullptr);
   }
   if (launch_ != Launch::kFork) return;
@@ -663,13 +664,15 @@ void Supervisor::make_queues() {
 // The next scenario for worker `w`: pytest's for slot 0 (no other has them), else the next of its own part, else the
 // last of the part with the most left (its module is imported for it): both ends of that part then meet in the middle.
 // Of a streamed plan, only a scenario whose module the worker has (its horizon): it was forked after that module's
-// piece.
+// piece. A pytest test (no part) comes in the last piece, which also links the suites' tests (pytest_suite.link: which
+// follows which, so that fixtures end as in one pytest session): only a worker forked after it may run one.
 std::optional<std::size_t> Supervisor::take(const Worker& w) {
   const auto pop = [&](std::deque<std::size_t>& queue, bool back) -> std::optional<std::size_t> {
     while (!queue.empty()) {
       const std::size_t index = back ? queue.back() : queue.front();
       const int part = plan_[index].part;
-      if (!plan_[index].result && part >= 0 && static_cast<std::uint32_t>(part) >= w.horizon) return std::nullopt;
+      const std::uint32_t needs = part >= 0 ? static_cast<std::uint32_t>(part) + 1 : pieces_;  // pieces it must have
+      if (!plan_[index].result && needs > w.horizon) return std::nullopt;
       back ? queue.pop_back() : queue.pop_front();
       if (!plan_[index].result) return index;  // else finished already (the run this one resumes)
     }
