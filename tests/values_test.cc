@@ -1060,4 +1060,50 @@ TEST(DigestTaps, AnArrayComparedTwiceIsHashedOnce) {
   EXPECT_TRUE(now.equal(probe.attr("digests")(gold)));
 }
 
+// A large C-contiguous pair is compared in two halves on two threads (split_from, here forced down to 0 bytes): the
+// report is the one pass's (counts add, the first mismatches stay the first in C order, a maximum met in both halves
+// keeps the smaller index, the map adds up), and the hashers still get every byte in order, for mismatches in either
+// half, both, and lengths that are odd and no multiple of the kernel's pieces.
+TEST(DigestTaps, ASplitPassGivesTheOnePassReportAndDigests) {
+  const py::module_ probe = py::module_::import("parity.probe");
+  const py::object fused_from = probe.attr("_FUSED_FROM");
+  probe.attr("_FUSED_FROM") = 0;
+  const std::string base = "np.arange(100003.0)";  // halves of 50001 and 50002 elements
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {base, base},                                                           // no mismatch
+      {base, "np.where(np.arange(100003) % 9973 == 7, 0.5, 1.0) + " + base},  // first half and second half
+      {base, "np.where(np.arange(100003) == 3, 2.0, 0.0) + " + base},         // first half only
+      {base, "np.where(np.arange(100003) >= 50001, 1.0, 0.0) + " + base},     // second half only, all of it
+      {base, "np.where(np.isin(np.arange(100003), [10, 50002, 70000]), 1.0, 0.0) + " + base},  // tied maxima
+      {"np.arange(30001, dtype='>f8').reshape(1, 30001)",  // big-endian, one row, NaN
+       "np.where(np.arange(30001) % 7 == 0, np.nan, np.arange(30001.0)).reshape(1, 30001)"},
+      {"np.arange(3.0)", "np.arange(3.0) + np.array([0, 0, 1.0])"},  // tiny: halves of 1 and 2
+  };
+  for (const auto& [gold_expr, candidate_expr] : cases) {
+    SCOPED_TRACE(gold_expr + " against " + candidate_expr);
+    const py::object gold = np_eval(gold_expr), candidate = np_eval(candidate_expr);
+    std::vector<ValueReport> reports;
+    for (const std::int64_t split_from : {std::numeric_limits<std::int64_t>::max(), std::int64_t{0}}) {
+      py::list sides;
+      for (const py::object& side : {gold, candidate})
+        sides.append(py::make_tuple(side, py::none(), py::none(), "xxh3:"));
+      const py::tuple begun = probe.attr("begin_digests")(sides);
+      parity::DigestTaps taps;
+      for (py::handle tap : begun[1]) taps.add(tap[py::int_(0)], tap[py::int_(1)]);
+      reports.push_back(compare_values(gold, candidate, {}, &taps, split_from));
+      const py::list pending = begun[0][py::int_(0)][py::int_(2)];
+      ASSERT_EQ(pending.size(), 1u);
+      EXPECT_TRUE(pending[0].attr("fed")().cast<bool>()) << "split_from " << split_from;
+      const py::list finished = probe.attr("finish_digests")(begun[0]);
+      for (std::size_t i = 0; i < 2; ++i) {
+        const py::object separate = probe.attr("digests")(i == 0 ? gold : candidate), now = finished[i];
+        EXPECT_TRUE(now.equal(separate)) << "split_from " << split_from << ": " << py::str(now).cast<std::string>()
+                                         << " != " << py::str(separate).cast<std::string>();
+      }
+    }
+    EXPECT_TRUE(same_report(reports[0], reports[1]));
+  }
+  probe.attr("_FUSED_FROM") = fused_from;
+}
+
 }  // namespace

@@ -9,10 +9,12 @@
 #include <emmintrin.h>
 #endif
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "deadline.h"
 #include "numpy_api.h"
@@ -68,6 +70,12 @@ class MapCounter {
   }
   // The map of what was counted; empty when nothing was.
   MismatchMap result() const;
+  // Adds what `other`, a counter of the same array, counted (another part of the pass).
+  void merge(const MapCounter& other) {
+    if (other.counts_.empty()) return;
+    if (counts_.empty()) start();
+    for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+  }
 
  private:
   // Out of line, so that the sink's add stays small. A pass moves forward along a row (a C-order pass along the whole
@@ -159,6 +167,18 @@ struct Sink {
     add(count, MismatchKind::Value, static_cast<double>(diff), ref > 0 ? static_cast<double>(diff / ref) : HUGE_VAL);
   }
   bool done() const { return stop_at_first && report.mismatched > 0; }
+  // Takes in what `later` found over elements all after this sink's (the second part of a split pass), so that the
+  // result is the one pass's over both: counts add, the first stay the first in C order, ties keep the smaller index.
+  void merge(const Sink& later) {
+    const ValueReport& r = later.report;
+    report.mismatched += r.mismatched, report.nan_mismatched += r.nan_mismatched;
+    report.inf_mismatched += r.inf_mismatched, report.signed_zero_mismatched += r.signed_zero_mismatched;
+    if (r.max_abs.found) keep_max(report.max_abs, max_abs_flat, r.max_abs.value, later.max_abs_flat);
+    if (r.max_rel.found) keep_max(report.max_rel, max_rel_flat, r.max_rel.value, later.max_rel_flat);
+    for (const auto& [flat, kind] : later.first) keep_first(first, flat, kind);
+    for (const auto& [flat, kind] : later.first_nonfinite) keep_first(first_nonfinite, flat, kind);
+    if (map && later.map) map->merge(*later.map);
+  }
 
  private:
   static void keep_max(Extreme& extreme, std::int64_t& at, double value, std::int64_t flat) {
@@ -187,6 +207,7 @@ class PassTaps {
   }
   // Elements [flat, flat + n) of both arrays were compared.
   void compared(std::int64_t flat, npy_intp n) const {
+    if (feeds_.empty()) return;
     for (const Feed& f : feeds_) {
       const std::uint64_t offset = static_cast<std::uint64_t>(flat) * f.itemsize;
       DigestTaps::feed(f.tap, f.base + offset, offset, static_cast<std::uint64_t>(n) * f.itemsize);
@@ -522,30 +543,36 @@ void run_loop(const Plan& plan, char** data, const npy_intp* strides, npy_intp n
 // Elements compared at a time: 128 kB of float64 per side, which stays in the cache for the hashers (PassTaps).
 constexpr npy_intp kPiece = 1 << 14;
 
-// One pass over both arrays. In C order the running element count is the flat C index, which locates
-// mismatches; in NPY_KEEPORDER the iterator follows memory order, which is faster for F-ordered operands.
-void iterate(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER order, const Tolerance& tol, Sink& out) {
+using IterPtr = std::unique_ptr<NpyIter, int (*)(NpyIter*)>;
+
+// An iterator over both arrays in `order`, over elements [begin, end) of its pass when end >= 0 (C order), else all;
+// null when there are none.
+IterPtr make_iter(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER order, std::int64_t begin = 0,
+                  std::int64_t end = -1) {
   PyArrayObject* ops[2] = {g, c};
   npy_uint32 op_flags[2] = {NPY_ITER_READONLY | NPY_ITER_NBO | NPY_ITER_ALIGNED,
                             NPY_ITER_READONLY | NPY_ITER_NBO | NPY_ITER_ALIGNED};
   PyArray_Descr* dtypes[2] = {reinterpret_cast<PyArray_Descr*>(plan.gold_dtype.ptr()),
                               reinterpret_cast<PyArray_Descr*>(plan.candidate_dtype.ptr())};
-  NpyIter* it =
-      NpyIter_MultiNew(2, ops, NPY_ITER_EXTERNAL_LOOP | NPY_ITER_BUFFERED | NPY_ITER_GROWINNER | NPY_ITER_ZEROSIZE_OK,
-                       order, NPY_UNSAFE_CASTING, op_flags, dtypes);
+  const npy_uint32 ranged = end >= 0 ? NPY_ITER_RANGED : 0;
+  NpyIter* it = NpyIter_MultiNew(
+      2, ops, NPY_ITER_EXTERNAL_LOOP | NPY_ITER_BUFFERED | NPY_ITER_GROWINNER | NPY_ITER_ZEROSIZE_OK | ranged, order,
+      NPY_UNSAFE_CASTING, op_flags, dtypes);
   if (!it) throw py::error_already_set();
-  std::unique_ptr<NpyIter, int (*)(NpyIter*)> guard(it, NpyIter_Deallocate);
-  if (NpyIter_GetIterSize(it) == 0) return;
+  IterPtr guard(it, NpyIter_Deallocate);
+  if (NpyIter_GetIterSize(it) == 0 || (end >= 0 && begin >= end)) return IterPtr(nullptr, NpyIter_Deallocate);
+  if (ranged && NpyIter_ResetToIterIndexRange(it, begin, end, nullptr) != NPY_SUCCEED) throw py::error_already_set();
+  return guard;
+}
+
+// Walks `it`, whose first element is element `flat` of the pass. Nothing here calls Python unless a cast needs it.
+void walk(NpyIter* it, const Plan& plan, const Tolerance& tol, std::int64_t flat, Sink& out) {
   NpyIter_IterNextFunc* next = NpyIter_GetIterNext(it, nullptr);
   if (!next) throw py::error_already_set();
   char** data = NpyIter_GetDataPtrArray(it);
   npy_intp* strides = NpyIter_GetInnerStrideArray(it);
   npy_intp* size = NpyIter_GetInnerLoopSizePtr(it);
-  const std::size_t itemsize = static_cast<std::size_t>(PyDataType_ELSIZE(dtypes[0]));
-  // Nothing in the pass calls Python unless a cast needs it: it runs without the GIL, as the digests' hashing did.
-  std::optional<py::gil_scoped_release> unlocked;
-  if (!NpyIter_IterationNeedsAPI(it)) unlocked.emplace();
-  std::int64_t flat = 0;
+  const std::size_t itemsize = static_cast<std::size_t>(PyDataType_ELSIZE(NpyIter_GetDescrArray(it)[0]));
   do {
     // In pieces, so that the hashers fed after each (Sink::taps) read bytes the comparison has just brought into cache.
     for (npy_intp done = 0, n = 0; done < *size && !out.done(); done += n, flat += n) {
@@ -556,6 +583,58 @@ void iterate(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER ord
       if (out.taps) out.taps->compared(flat, n);
     }
   } while (!out.done() && next(it));
+}
+
+// One pass over both arrays. In C order the running element count is the flat C index, which locates
+// mismatches; in NPY_KEEPORDER the iterator follows memory order, which is faster for F-ordered operands.
+void iterate(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER order, const Tolerance& tol, Sink& out) {
+  const IterPtr it = make_iter(g, c, plan, order);
+  if (!it) return;
+  // Nothing in the pass calls Python unless a cast needs it: it runs without the GIL, as the digests' hashing did.
+  std::optional<py::gil_scoped_release> unlocked;
+  if (!NpyIter_IterationNeedsAPI(it.get())) unlocked.emplace();
+  walk(it.get(), plan, tol, 0, out);
+}
+
+// The locating C-order pass over a C-contiguous pair, feeding `tapped`'s hashers. A pair of `split_from` bytes or more
+// is compared in two halves at once, the second on a thread of its own (values only); this thread compares the first
+// half and feeds the hashers, then gives them the second half's bytes (XXH3 takes bytes only in order), while the
+// other thread may still be comparing. One part is the unsplit pass.
+void iterate_parts(PyArrayObject* g, PyArrayObject* c, const Plan& plan, const Tolerance& tol, const PassTaps& tapped,
+                   std::int64_t split_from, Sink& out) {
+  const std::int64_t n = PyArray_SIZE(g);
+  const bool split = n >= 2 && PyArray_NBYTES(g) + PyArray_NBYTES(c) >= split_from;
+  std::int64_t mid = split ? n / 2 : n;
+  IterPtr first = make_iter(g, c, plan, NPY_CORDER, 0, mid), second(nullptr, NpyIter_Deallocate);
+  if (!first) return;
+  const bool api = NpyIter_IterationNeedsAPI(first.get());
+  if (split && !api) second = make_iter(g, c, plan, NPY_CORDER, mid, n);
+  if (split && !second) first = make_iter(g, c, plan, NPY_CORDER, 0, mid = n);  // a cast that needs Python: one part
+  ValueReport later_report;
+  later_report.has_differences = out.report.has_differences;
+  Sink later(later_report);
+  later.map = map_counter(g);
+  out.taps = &tapped;
+  {
+    std::optional<py::gil_scoped_release> unlocked;
+    if (!api) unlocked.emplace();
+    std::exception_ptr failed;
+    std::jthread other;  // joined before the GIL is taken back, also when this thread's part throws
+    if (second)
+      other = std::jthread([&] {
+        try {
+          walk(second.get(), plan, tol, mid, later);
+        } catch (...) {
+          failed = std::current_exception();
+        }
+      });
+    walk(first.get(), plan, tol, 0, out);
+    for (std::int64_t flat = mid; flat < n; flat += kPiece)
+      tapped.compared(flat, std::min<std::int64_t>(kPiece, n - flat));
+    if (other.joinable()) other.join();
+    if (failed) std::rethrow_exception(failed);
+  }
+  out.merge(later);
 }
 
 Index unravel(std::int64_t flat, PyArrayObject* a) {
@@ -686,7 +765,8 @@ void DigestTaps::feed(const Tap& tap, const char* bytes, std::uint64_t offset, s
   if (tap.hasher->length() - tap.start == offset) tap.hasher->add(bytes, size);
 }
 
-ValueReport compare_values(py::handle gold, py::handle candidate, const Tolerance& tol, const DigestTaps* taps) {
+ValueReport compare_values(py::handle gold, py::handle candidate, const Tolerance& tol, const DigestTaps* taps,
+                           std::int64_t split_from) {
   auto* g = reinterpret_cast<PyArrayObject*>(gold.ptr());
   auto* c = reinterpret_cast<PyArrayObject*>(candidate.ptr());
   ValueReport report;
@@ -719,8 +799,7 @@ ValueReport compare_values(py::handle gold, py::handle candidate, const Toleranc
   if (across_rows(g) || across_rows(c)) {
     iterate_slabs(gold, candidate, plan, NPY_CORDER, tol, out);
   } else {
-    out.taps = &tapped;
-    iterate(g, c, plan, NPY_CORDER, tol, out);
+    iterate_parts(g, c, plan, tol, tapped, split_from, out);
   }
   report.first = located(out.first, gold, candidate);
   report.first_nonfinite = located(out.first_nonfinite, gold, candidate);

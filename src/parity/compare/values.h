@@ -77,6 +77,10 @@ struct ValueReport {
 
 inline constexpr std::size_t kFirstMismatches = 5;
 
+/// The pair size (bytes, both sides) from which compare_values splits its C-order pass over two threads: below it a
+/// thread costs more than half the pass saves.
+inline constexpr std::int64_t kSplitFrom = std::int64_t{64} << 20;
+
 /// The scalar predicate of the allclose criterion; the array kernel applies the same rule.
 bool close_enough(double gold, double candidate, const Tolerance& tol);
 
@@ -108,8 +112,9 @@ class DigestTaps {
 /// Integers: exact, as mathematical integers (int64 against uint64 included). Datetimes and timedeltas: exact
 /// in their common unit, NaT equal to NaT. Anything else: exact, in the common dtype. Structured dtypes are
 /// compared by the caller, field by field. The result never depends on byte order or memory layout. `taps`' hashers
-/// of either array are fed its bytes when the arrays are compared in one C-order pass (both C-contiguous).
+/// of either array are fed its bytes when the arrays are compared in one C-order pass (both C-contiguous). A
+/// C-contiguous pair of `split_from` bytes or more (both sides together) is compared in two halves on two threads.
 ValueReport compare_values(pybind11::handle gold, pybind11::handle candidate, const Tolerance& tol,
-                           const DigestTaps* taps = nullptr);
+                           const DigestTaps* taps = nullptr, std::int64_t split_from = kSplitFrom);
 
 }  // namespace parity
