@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "deadline.h"
@@ -567,8 +568,9 @@ IterPtr make_iter(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDE
 
 // Walks `it`, whose first element is element `flat` of the pass. Nothing here calls Python unless a cast needs it.
 void walk(NpyIter* it, const Plan& plan, const Tolerance& tol, std::int64_t flat, Sink& out) {
+  // errmsg nullptr: no Python error is set, so this may run on the split pass's second thread, without the GIL.
   NpyIter_IterNextFunc* next = NpyIter_GetIterNext(it, nullptr);
-  if (!next) throw py::error_already_set();
+  if (!next) throw std::runtime_error("NumPy cannot iterate over the compared arrays");
   char** data = NpyIter_GetDataPtrArray(it);
   npy_intp* strides = NpyIter_GetInnerStrideArray(it);
   npy_intp* size = NpyIter_GetInnerLoopSizePtr(it);
