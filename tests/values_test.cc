@@ -1001,6 +1001,28 @@ TEST(ValuesProperty, KernelAgreesWithANumPyReferenceOnRandomArrays) {
   EXPECT_EQ(failed, 0) << "of " << cases << " cases disagree with the reference (seed " << seed << ")";
 }
 
+// parity.probe.begin_digests of a gold and a candidate array, with `taps` given each pending hasher for
+// compare_values to feed: what compare's begin_digests does (probes.cc), for the DigestTaps tests below.
+py::tuple begin_with_taps(const py::module_& probe, const py::object& gold, const py::object& candidate,
+                          parity::DigestTaps& taps) {
+  py::list sides;
+  for (const py::object& side : {gold, candidate}) sides.append(py::make_tuple(side, py::none(), py::none(), "xxh3:"));
+  const py::tuple begun = probe.attr("begin_digests")(sides);
+  for (py::handle tap : begun[1]) taps.add(tap[py::int_(0)], tap[py::int_(1)]);
+  return begun;
+}
+
+// The finished digests of both sides equal parity.probe's own separate pass over each array.
+void expect_finished_as_separate(const py::module_& probe, const py::tuple& begun, const py::object& gold,
+                                 const py::object& candidate, const std::string& context) {
+  const py::list finished = probe.attr("finish_digests")(begun[0]);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const py::object separate = probe.attr("digests")(i == 0 ? gold : candidate), now = finished[i];
+    EXPECT_TRUE(now.equal(separate)) << context << py::str(now).cast<std::string>()
+                                     << " != " << py::str(separate).cast<std::string>();
+  }
+}
+
 // The fidelity digests fused into the kernel's pass (DigestTaps): parity.probe's hasher of each array, fed by
 // compare_values, gives the digest parity.probe's own pass gives, in every layout. C order and big-endian (C order in
 // memory) are fed whole, across many pieces and sizes that are no multiple of one, mismatching or cast values too; F
@@ -1023,23 +1045,14 @@ TEST(DigestTaps, FusedDigestsEqualTheSeparatePassInEveryLayout) {
   for (const auto& [gold_expr, candidate_expr, fed] : cases) {
     SCOPED_TRACE(gold_expr + " against " + candidate_expr);
     const py::object gold = np_eval(gold_expr), candidate = np_eval(candidate_expr);
-    py::list sides;
-    for (const py::object& side : {gold, candidate})
-      sides.append(py::make_tuple(side, py::none(), py::none(), "xxh3:"));
-    const py::tuple begun = probe.attr("begin_digests")(sides);
     parity::DigestTaps taps;
-    for (py::handle tap : begun[1]) taps.add(tap[py::int_(0)], tap[py::int_(1)]);
+    const py::tuple begun = begin_with_taps(probe, gold, candidate, taps);
     compare_values(gold, candidate, {}, &taps);
     const py::list pending = begun[0][py::int_(0)][py::int_(2)];
     ASSERT_EQ(pending.size(), 1u);
     const bool empty = py::len(gold.attr("ravel")()) == 0;
     EXPECT_EQ(pending[0].attr("fed")().cast<bool>(), fed || empty) << "the kernel fed the gold hasher";
-    const py::list finished = probe.attr("finish_digests")(begun[0]);
-    for (std::size_t i = 0; i < 2; ++i) {
-      const py::object separate = probe.attr("digests")(i == 0 ? gold : candidate), now = finished[i];
-      EXPECT_TRUE(now.equal(separate)) << py::str(now).cast<std::string>()
-                                       << " != " << py::str(separate).cast<std::string>();
-    }
+    expect_finished_as_separate(probe, begun, gold, candidate, "");
   }
   probe.attr("_FUSED_FROM") = fused_from;
 }
@@ -1084,22 +1097,13 @@ TEST(DigestTaps, ASplitPassGivesTheOnePassReportAndDigests) {
     const py::object gold = np_eval(gold_expr), candidate = np_eval(candidate_expr);
     std::vector<ValueReport> reports;
     for (const std::int64_t split_from : {std::numeric_limits<std::int64_t>::max(), std::int64_t{0}}) {
-      py::list sides;
-      for (const py::object& side : {gold, candidate})
-        sides.append(py::make_tuple(side, py::none(), py::none(), "xxh3:"));
-      const py::tuple begun = probe.attr("begin_digests")(sides);
       parity::DigestTaps taps;
-      for (py::handle tap : begun[1]) taps.add(tap[py::int_(0)], tap[py::int_(1)]);
+      const py::tuple begun = begin_with_taps(probe, gold, candidate, taps);
       reports.push_back(compare_values(gold, candidate, {}, &taps, split_from));
       const py::list pending = begun[0][py::int_(0)][py::int_(2)];
       ASSERT_EQ(pending.size(), 1u);
       EXPECT_TRUE(pending[0].attr("fed")().cast<bool>()) << "split_from " << split_from;
-      const py::list finished = probe.attr("finish_digests")(begun[0]);
-      for (std::size_t i = 0; i < 2; ++i) {
-        const py::object separate = probe.attr("digests")(i == 0 ? gold : candidate), now = finished[i];
-        EXPECT_TRUE(now.equal(separate)) << "split_from " << split_from << ": " << py::str(now).cast<std::string>()
-                                         << " != " << py::str(separate).cast<std::string>();
-      }
+      expect_finished_as_separate(probe, begun, gold, candidate, "split_from " + std::to_string(split_from) + ": ");
     }
     EXPECT_TRUE(same_report(reports[0], reports[1]));
   }
