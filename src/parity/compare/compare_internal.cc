@@ -23,12 +23,13 @@ std::string py_str(py::handle obj) { return py::str(obj).cast<std::string>(); }
 namespace {
 
 constexpr int kDirectDepth = 64;  // deeper values go through json.loads, whose own recursion limit then applies
-struct TooDeep {};
+// Thrown where build_py does not build a value itself (too deep, or a kind json.loads should name): to_py then parses.
+struct NotBuiltDirectly {};
 
 // `value` built directly as json.loads would build it from value.dump(): a number nlohmann cannot write (NaN, an
 // infinity) is written as null, so it is None here too; std::map keeps the keys in dump()'s order.
 py::object build_py(const json& value, int depth) {
-  if (depth > kDirectDepth) throw TooDeep{};
+  if (depth > kDirectDepth) throw NotBuiltDirectly{};
   switch (value.type()) {
     case json::value_t::null:
       return py::none();
@@ -55,7 +56,7 @@ py::object build_py(const json& value, int depth) {
       return fields;
     }
     default:  // binary, discarded: never in what compare reads; json.loads says what they are
-      throw TooDeep{};
+      throw NotBuiltDirectly{};
   }
 }
 
@@ -66,7 +67,7 @@ py::object build_py(const json& value, int depth) {
 py::object to_py(const json& value) {
   try {
     return build_py(value, 0);
-  } catch (const TooDeep&) {
+  } catch (const NotBuiltDirectly&) {
     return py::module_::import("json").attr("loads")(value.dump());
   }
 }
