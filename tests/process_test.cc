@@ -179,8 +179,10 @@ TEST(OrphanReaper, KillsTheDaemonsAChildLeftBehindEvenInAnotherSession) {
   pid_t daemon = -1;
   {
     parity::OrphanReaper reaper;
-    // A double fork into a new session: the script's subshell ends at once, so the daemon's parent is gone.
-    ChildProcess child = shell("(setsid sleep 60 >/dev/null 2>&1 & echo $! >&200); exit 0");
+    // A double fork into a new session: the script's subshell ends at once, so the daemon's parent is gone. The
+    // daemon itself names its pid once setsid ran: named by the subshell ($!), it could still be in the script's
+    // group when the script's end kills that group, and die there instead of being left to the reaper.
+    ChildProcess child = shell("(setsid bash -c 'echo $$ >&200; exec 200>&- sleep 60' >/dev/null 2>&1 &); exit 0");
     const std::vector<std::string> lines = replies(child, 1);
     ASSERT_EQ(lines.size(), 1u);
     daemon = std::stoi(lines[0]);
