@@ -47,8 +47,8 @@ class ChildProcess {
   /// A worker forked by `server` (started with a command socket, protocol::kForkRequest): its pipes are made here and
   /// sent to the server, which forks it and hands it to this process (a child subreaper, OrphanReaper), so that it
   /// is this process's child like any other. Throws std::runtime_error when the server does not answer with a pid
-  /// within `seconds` (it ended, or cannot fork). `horizon` gets the answer's (protocol::ForkAnswer).
-  static std::unique_ptr<ChildProcess> forked_by(ChildProcess& server, double seconds, std::uint32_t& horizon,
+  /// within `seconds` (it ended, or cannot fork).
+  static std::unique_ptr<ChildProcess> forked_by(ChildProcess& server, double seconds,
                                                  std::size_t max_reply_line = kMaxReplyLine);
   /// Kills it (and its group) unless it ended, and reaps it.
   ~ChildProcess();
@@ -78,9 +78,7 @@ class ChildProcess {
   bool exited();
   /// SIGKILLs it and its process group: the group for what it started, the process itself in case it left the group.
   void kill();
-  /// Closes its command pipe: a worker's signal to finish.
-  void close_commands();
-  /// close_commands(), then wait_end(grace).
+  /// Closes its command pipe (a worker's signal to finish), then wait_end(grace).
   std::string finish(double grace);
   /// Waits `grace` seconds at most for it to end, then kills it (and waits a few seconds more at most); returns
   /// what ended it: "exit code N", "signal N (SIGSEGV)".

@@ -6,12 +6,10 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <utility>
 
 #include "atomic_file.h"
 #include "codec.h"
@@ -209,32 +207,8 @@ int fatal(std::FILE* channel, const std::string& message, int code = kExitUsage)
   return code;
 }
 
-// {file: how its worker ended} of the modules whose import killed a worker (WorkerOptions::crashed_modules).
-py::dict crashed_modules(const WorkerOptions& options) {
-  py::dict crashed;
-  for (const std::string& entry : options.crashed_modules) {
-    const std::size_t eq = entry.rfind('=');
-    crashed[py::str(entry.substr(0, eq))] = py::str(eq == std::string::npos ? "" : entry.substr(eq + 1));
-  }
-  return crashed;
-}
-
-// Replies importing before each module's import: a death from then on is that module's.
-py::cpp_function importing_replies(std::FILE* channel) {
-  return py::cpp_function([channel](const std::string& file) {
-    reply(channel, protocol::kImporting, {{protocol::field::kFile, file}});
-  });
-}
-
-// The fatal reply for a selection discovery refused; rethrows any other Python error. Call it in a catch block.
-int refused(std::FILE* channel, py::error_already_set& e) {
-  const int code = refused_selection(e);
-  if (code == kExitOk) throw;
-  return fatal(channel, py::str(e.value()).cast<std::string>(), code);
-}
-
 // Everything before the plan: backend, install(), this worker's part of the discovery (discovery.discover_part: every
-// module when it is the only worker, or the fork server; none yet for a streaming one). A fatal problem is replied.
+// module when it is the only worker, or the fork server). A fatal problem is replied.
 int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py::object& part) {
   try {
     backend = py::module_::import("parity.backend").attr("load")(options.backend, options.role);
@@ -251,24 +225,25 @@ int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py:
   if (options.fork_server) {
     // The supervisor starts the other workers once it knows whether this one forks them (runner.cc).
     options.fork_server = backend.attr("fork_safe").cast<bool>();
-    options.stream = options.stream && options.fork_server;
-    json loaded = {{protocol::field::kForkable, options.fork_server}};
-    if (options.stream) {  // the banner's, which comes before the plan does
-      loaded[protocol::field::kBackend] = to_json(backend.attr("info")());
-      loaded[protocol::field::kEnvironment] =
-          to_json(py::module_::import("parity.discovery").attr("environment_info")());
-    }
-    reply(channel, protocol::kLoaded, std::move(loaded));
+    reply(channel, protocol::kLoaded, {{protocol::field::kForkable, options.fork_server}});
     if (options.fork_server) options.parts = 1;  // its workers share what it imports
   }
-  options.stream = options.stream && options.fork_server;
-  if (options.stream) return kExitOk;  // stream_plan imports the modules
+  py::dict crashed;
+  for (const std::string& entry : options.crashed_modules) {
+    const std::size_t eq = entry.rfind('=');
+    crashed[py::str(entry.substr(0, eq))] = py::str(eq == std::string::npos ? "" : entry.substr(eq + 1));
+  }
+  py::cpp_function on_import([channel](const std::string& file) {
+    reply(channel, protocol::kImporting, {{protocol::field::kFile, file}});
+  });
   try {
-    part = py::module_::import("parity.discovery")
-               .attr("discover_part")(options.selection.paths, options.part, options.parts, importing_replies(channel),
-                                      crashed_modules(options), backend);
+    part =
+        py::module_::import("parity.discovery")
+            .attr("discover_part")(options.selection.paths, options.part, options.parts, on_import, crashed, backend);
   } catch (py::error_already_set& e) {
-    return refused(channel, e);
+    const int code = refused_selection(e);
+    if (code == kExitOk) throw;
+    return fatal(channel, py::str(e.value()).cast<std::string>(), code);
   }
   // A fork server's workers still take the modules in turns, as parts would (discovery.merge routes by it): a
   // module's scenarios then run in one worker, and what they start or import lazily (joblib's process pool) is
@@ -276,23 +251,6 @@ int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py:
   part.attr("parts") = workers;
   reply(channel, protocol::kImported);  // a death from now on is no scenario module's
   return kExitOk;
-}
-
-// The results directory, created once the selection is known to hold something.
-int make_results_dir(const WorkerOptions& options, std::FILE* channel) {
-  try {
-    std::filesystem::create_directories(options.out / kResultsSubdir);
-  } catch (const std::filesystem::filesystem_error& e) {
-    return fatal(channel, std::string("cannot create the results directory: ") + e.what());
-  }
-  return kExitOk;
-}
-
-// The records of a discovery's module errors.
-json module_errors(py::handle found) {
-  json errors = json::array();
-  for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
-  return errors;
 }
 
 // The other parts of the discovery, from the supervisor's merge command (`parity run -j N`, N > 1); none when alone.
@@ -316,70 +274,23 @@ int plan(const WorkerOptions& options, std::FILE* channel, std::FILE* commands, 
     found = discovery.attr("select")(discovery.attr("merge")(part, other_parts(options, commands)),
                                      options.selection.only, options.selection.keyword, options.selection.paths);
   } catch (py::error_already_set& e) {
-    return refused(channel, e);
+    const int code = refused_selection(e);
+    if (code == kExitOk) throw;
+    return fatal(channel, py::str(e.value()).cast<std::string>(), code);
   }
-  if (const int code = make_results_dir(options, channel); code != kExitOk) return code;
+  try {
+    std::filesystem::create_directories(options.out / kResultsSubdir);
+  } catch (const std::filesystem::filesystem_error& e) {
+    return fatal(channel, std::string("cannot create the results directory: ") + e.what());
+  }
   using namespace protocol::field;
+  json errors = json::array();
+  for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
   reply(channel, protocol::kReady,
         {{kBackend, to_json(backend.attr("info")())},
          {kEnvironment, to_json(discovery.attr("environment_info")())},
          {kScenarios, to_json(discovery.attr("plan_entries")(found))},
-         {kErrors, module_errors(found)}});
-  return kExitOk;
-}
-
-// A streaming fork server's plan (protocol::flag::kStream): each module imported and its piece sent, with the fork
-// requests that came meanwhile served between two modules, so that workers run the first modules' scenarios while it
-// imports the next; then the ready reply (every scenario came in a piece) and forks until the supervisor ends it.
-// Returns in the server at its end, and in each worker it forks (`in_worker`; `part`: the modules it imported).
-int stream_plan(const WorkerOptions& options, int jobs, std::FILE* channel, py::handle backend, py::object& part,
-                bool& in_worker) {
-  py::module_ discovery = py::module_::import("parity.discovery");
-  py::object stream, piece;
-  try {
-    stream = discovery.attr("Stream")(options.selection.paths, options.selection.keyword, importing_replies(channel),
-                                      crashed_modules(options), backend);
-  } catch (py::error_already_set& e) {
-    return refused(channel, e);
-  }
-  // The first `jobs` workers are forked once there is something to run, at once: the supervisor asks for them then
-  // (a server started again after an import killed the last is told how many it still will). Later ones, a
-  // replacement, are forked between two modules.
-  int first = jobs;
-  std::uint32_t sent = 0;
-  for (bool made = false;; ++sent) {
-    if (const Served served = serve_forks(sent, made ? std::exchange(first, 0) : 0); served != Served::kIdle) {
-      in_worker = served == Served::kWorker;
-      part = stream.attr("part");
-      return kExitOk;
-    }
-    try {
-      piece = stream.attr("next_piece")();
-    } catch (py::error_already_set& e) {
-      return refused(channel, e);
-    }
-    if (piece.is_none()) break;
-    json entries = to_json(discovery.attr("plan_entries")(piece)), errors = module_errors(piece);
-    if (!made && (!entries.empty() || !errors.empty())) {  // only once there is something to run
-      if (const int code = make_results_dir(options, channel); code != kExitOk) return code;
-      made = true;
-    }
-    using namespace protocol::field;
-    reply(channel, protocol::kPiece, {{kSeq, sent}, {kScenarios, std::move(entries)}, {kErrors, std::move(errors)}});
-  }
-  try {
-    stream.attr("finish")();
-  } catch (py::error_already_set& e) {
-    return refused(channel, e);
-  }
-  using namespace protocol::field;
-  reply(channel, protocol::kReady,
-        {{kBackend, to_json(backend.attr("info")())},
-         {kEnvironment, to_json(discovery.attr("environment_info")())},
-         {kScenarios, json::array()},
-         {kErrors, json::array()}});
-  part = stream.attr("part");
-  in_worker = serve_forks(sent, kUntilClosed) == Served::kWorker;
+         {kErrors, errors}});
   return kExitOk;
 }
 
@@ -423,21 +334,15 @@ int worker_main(const WorkerOptions& given) {
   py::exec("import sys\nfor s in (sys.stdout, sys.stderr): s.reconfigure(line_buffering=True)");
   py::object backend, part;
   if (const int code = prepare(options, channel, backend, part); code != kExitOk) return code;
-  if (options.stream) {
-    bool in_worker = false;
-    const int code = stream_plan(options, given.parts, channel, backend, part, in_worker);
-    if (code != kExitOk || !in_worker) return code;  // the server's end; a worker it forked goes on here
-  } else {
-    // Another part's worker tells what it found; part 0 merges them all into the plan (a replacement does it again).
-    if (options.parts > 1)
-      reply(channel, protocol::kFound,
-            {{protocol::field::kPart,
-              options.part == 0 ? json::object()
-                                : to_json(py::module_::import("parity.discovery").attr("part_payload")(part))}});
-    if (options.part == 0)
-      if (const int code = plan(options, channel, commands, backend, part); code != kExitOk) return code;
-    if (options.fork_server && serve_forks(UINT32_MAX, kUntilClosed) != Served::kWorker) return kExitOk;  // as above
-  }
+  // Another part's worker tells what it found; part 0 merges them all into the plan (a replacement does it again).
+  if (options.parts > 1)
+    reply(channel, protocol::kFound,
+          {{protocol::field::kPart,
+            options.part == 0 ? json::object()
+                              : to_json(py::module_::import("parity.discovery").attr("part_payload")(part))}});
+  if (options.part == 0)
+    if (const int code = plan(options, channel, commands, backend, part); code != kExitOk) return code;
+  if (options.fork_server && !serve_forks()) return kExitOk;  // the server's end; a worker it forked goes on here
   py::dict runnable = py::module_::import("parity.discovery").attr("runnable")(part).cast<py::dict>();
   const py::object library_versions = py::module_::import("parity.discovery").attr("library_versions");
   py::object sent_libraries = py::none();
