@@ -290,3 +290,79 @@ def test_run_jobs_a_signal_while_the_first_module_imports_is_an_interruption(tmp
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "stopped by signal 15 before any scenario ran" in err and not (out / "results").exists()
+
+
+LOGS_ITS_WORKER = """
+    import os
+    import signal
+
+    import parity
+
+
+    def log(name):
+        print(f"printed by {name}", flush=True)
+        with open(os.environ["JOBS_TEST_LOG"], "a") as f:
+            f.write(f"{name} {os.getpid()}\\n")
+
+
+    @parity.scenario()
+    def first(xp):
+        log("first")
+        return {"x": xp.arange(2.0)}
+
+
+    @parity.scenario()
+    def dies(xp):
+        log("dies")
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+    @parity.scenario()
+    def after(xp):
+        log("after")
+        return {"x": xp.arange(3.0)}
+"""
+
+
+def test_run_a_worker_killed_with_a_scenario_queued_behind_blames_its_own_and_the_queued_one_runs_elsewhere(tmp_path):
+    """The supervisor queues the next scenario ahead, and a worker announces it (started) in the same write as the
+    last one's done when its command is there already. A death is still the started scenario's, with its own output
+    only (the restart line goes out before that write); the one queued behind it runs in the next worker."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "logs.py").write_text(textwrap.dedent(LOGS_ITS_WORKER))
+    log, out = tmp_path / "log", tmp_path / "out"
+    parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 1,
+           env={"JOBS_TEST_LOG": str(log)}, check=1)
+    records = {s["id"]: s for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
+    assert {i: r["status"] for i, r in records.items()} == {"logs.first": "ok", "logs.dies": "crash", "logs.after": "ok"}
+    error = records["logs.dies"]["error"]
+    assert "died running it (signal 9" in error["message"]
+    assert "printed by dies" in error["traceback"] and "printed by first" not in error["traceback"]
+    pids = dict(line.split() for line in log.read_text().splitlines())
+    assert pids["first"] == pids["dies"] != pids["after"]
+
+
+SLEEPS = """
+    import time
+
+    import parity
+
+
+    @parity.scenario(params={"n": list(range(3))})
+    def sleeps(xp, n):
+        time.sleep(2)
+        return {"x": xp.arange(n + 1.0)}
+"""
+
+
+def test_run_a_scenario_queued_behind_others_times_out_from_its_own_start(tmp_path):
+    """With -j 1 each scenario waits queued behind the one before (2 s each) before it starts: --timeout 3 is measured
+    from its start, so none times out; measured from when it was queued, the second and third would."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "slow.py").write_text(textwrap.dedent(SLEEPS))
+    out = tmp_path / "out"
+    parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 1, "--timeout", 3, check=0)
+    records = json.loads((out / "manifest.json").read_text())["scenarios"]
+    assert [(s["id"], s["status"]) for s in records] == [(f"slow.sleeps[n={n}]", "ok") for n in range(3)]

@@ -259,6 +259,7 @@ bool ChildProcess::read_output() {
   std::string data;
   const bool open = drain(output_fd_, data);
   tail_.append(data.data(), data.size());
+  last_output_bytes_ = data.size();
   return open;
 }
 

@@ -68,6 +68,8 @@ class ChildProcess {
   bool read_replies(std::vector<std::string>& lines);
   /// Reads what is available of its output into the tail; false at end of file.
   bool read_output();
+  /// How many bytes the last read_output read.
+  std::size_t last_output_bytes() const { return last_output_bytes_; }
   const OutputTail& output() const { return tail_; }
 
   /// Its resident memory in bytes (0 when it cannot be read).
@@ -98,6 +100,7 @@ class ChildProcess {
   bool waited_ = false, killed_ = false;
   std::string end_;
   std::string pending_;  ///< commands the pipe did not take yet
+  std::size_t last_output_bytes_ = 0;
   std::string reply_partial_;
   OutputTail tail_;
 };

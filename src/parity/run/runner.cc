@@ -177,6 +177,10 @@ constexpr double kForkSeconds = 60;
 // per scenario had left the workers idle for a fifth of a batch run of small scenarios (py-spy).
 constexpr std::size_t kQueued = 2;
 
+// Bytes of output at one look below which a busy worker's output waits for its next reply (poll_workers): a restart
+// line and a few printed lines; a pipe holds 64 KiB.
+constexpr std::size_t kQuietOutput = 4096;
+
 // One scenario of the plan (what the workers discovered, merged by the first) and its record, once it has one.
 struct Planned {
   std::string id;
@@ -592,7 +596,10 @@ void Supervisor::dispatch(Progress& progress) {
   }
 }
 
-// Waits up to 100 ms for any worker to reply or print, then reads everything available.
+// Waits up to 100 ms for any worker to reply or print, then reads everything available. The output of a worker
+// that runs scenarios and printed little at the last look is not waited on: it is read at its next reply (what a
+// scenario prints, and the restart line before each), one wake-up a scenario instead of two. One that prints more
+// (kQuietOutput) is waited on again before its pipe fills, at most 100 ms after it began.
 void Supervisor::poll_workers(Progress* progress) {
   std::vector<pollfd> fds;
   if (server_) server_->read_output();  // it prints nothing once ready, unless something it imported does
@@ -600,7 +607,8 @@ void Supervisor::poll_workers(Progress* progress) {
     if (!w.process) continue;  // not started before the first says whether it forks them
     w.process->flush_commands();
     fds.push_back({w.process->reply_fd(), POLLIN, 0});
-    fds.push_back({w.process->output_fd(), POLLIN, 0});
+    if (!w.has_task() || w.process->last_output_bytes() > kQuietOutput)
+      fds.push_back({w.process->output_fd(), POLLIN, 0});
   }
   ::poll(fds.data(), fds.size(), 100);
   for (Worker& w : workers_)

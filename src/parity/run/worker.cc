@@ -2,14 +2,19 @@
 #include "worker.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "atomic_file.h"
 #include "codec.h"
@@ -193,12 +198,64 @@ void flush_python_output() {
   for (const char* stream : {"stdout", "stderr"}) sys.attr(stream).attr("flush")();
 }
 
-// One reply line: the `event` (protocol.h) with its `fields`.
-void reply(std::FILE* channel, const char* event, json fields = json::object()) {
+// One reply line: the `event` (protocol.h) with its `fields`. Unflushed, it leaves with the next reply, in one write.
+void reply(std::FILE* channel, const char* event, json fields = json::object(), bool flush = true) {
   fields[protocol::kEvent] = event;
   const std::string line = fields.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   std::fwrite(line.data(), 1, line.size(), channel);
-  std::fflush(channel);
+  if (flush) std::fflush(channel);
+}
+
+// The supervisor's command lines (protocol.h). Unlike getline on a FILE, it can tell whether the next whole line
+// has arrived without waiting for it: the supervisor queues a scenario ahead (runner.cc, kQueued), and the worker then
+// announces it in the same write as the last one's done reply, one wake-up of the supervisor instead of two.
+class CommandLines {
+ public:
+  explicit CommandLines(int fd) : fd_(fd) {}
+  /// The next line, without its newline; nullopt at the end of the commands.
+  std::optional<std::string> next() {
+    while (!has_line())
+      if (!fill(true)) {
+        if (buffer_.empty()) return std::nullopt;
+        return std::exchange(buffer_, std::string());  // a last line without its newline, as getline gives it
+      }
+    const std::size_t end = buffer_.find('\n');
+    std::string line = buffer_.substr(0, end);
+    buffer_.erase(0, end + 1);
+    return line;
+  }
+  /// Whether the next whole line is here already; reads what has arrived, never waits.
+  bool waiting() {
+    while (!has_line())
+      if (!fill(false)) return false;
+    return true;
+  }
+
+ private:
+  bool has_line() const { return buffer_.find('\n') != std::string::npos; }
+  // Appends what can be read (waiting for it with `wait`); false at the end, on an error, or with nothing there.
+  bool fill(bool wait) {
+    pollfd readable{fd_, POLLIN, 0};
+    if (!wait && ::poll(&readable, 1, 0) <= 0) return false;
+    char chunk[4096];
+    ssize_t got;
+    do got = ::read(fd_, chunk, sizeof chunk);
+    while (got < 0 && errno == EINTR);
+    if (got <= 0) return false;
+    buffer_.append(chunk, static_cast<std::size_t>(got));
+    return true;
+  }
+  int fd_;
+  std::string buffer_;
+};
+
+// What precedes a scenario: what the last one printed through Python is flushed, then the restart line (its output
+// tail starts there), then, flushing the channel, the started reply with any reply still unflushed.
+void announce_next(std::FILE* channel) {
+  flush_python_output();
+  std::printf("%s\n", protocol::kOutputRestart);
+  std::fflush(stdout);
+  reply(channel, protocol::kStarted);
 }
 
 int fatal(std::FILE* channel, const std::string& message, int code = kExitUsage) {
@@ -254,20 +311,17 @@ int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py:
 }
 
 // The other parts of the discovery, from the supervisor's merge command (`parity run -j N`, N > 1); none when alone.
-py::object other_parts(const WorkerOptions& options, std::FILE* commands) {
+py::object other_parts(const WorkerOptions& options, CommandLines& commands) {
   if (options.parts <= 1) return py::list();
-  char* line = nullptr;
-  std::size_t capacity = 0;
-  const bool got = ::getline(&line, &capacity, commands) > 0;
-  const std::string text = got ? line : "";
-  std::free(line);
-  if (!got) throw std::runtime_error("the supervisor sent no merge command");
-  return py::module_::import("json").attr("loads")(text)[protocol::kMerge];
+  const std::optional<std::string> line = commands.next();
+  if (!line) throw std::runtime_error("the supervisor sent no merge command");
+  return py::module_::import("json").attr("loads")(*line)[protocol::kMerge];
 }
 
 // The plan (part 0 only): the parts merged, the selection made, the results directory created (only once all of
 // that worked); then the ready reply, or a fatal one.
-int plan(const WorkerOptions& options, std::FILE* channel, std::FILE* commands, py::handle backend, py::handle part) {
+int plan(const WorkerOptions& options, std::FILE* channel, CommandLines& commands, py::handle backend,
+         py::handle part) {
   py::module_ discovery = py::module_::import("parity.discovery");
   py::object found;
   try {
@@ -319,10 +373,10 @@ ScenarioRecord unrunnable(const std::string& id, const std::string& why) {
 int worker_main(const WorkerOptions& given) {
   WorkerOptions options = given;  // a fork server of a fork-safe backend imports every part (prepare)
   std::FILE* channel = ::fdopen(protocol::kReplyFd, "w");
-  std::FILE* commands = ::fdopen(protocol::kCommandFd, "r");
+  CommandLines commands(protocol::kCommandFd);
   // Not inherited by what a backend starts (loky's workers): the supervisor sees this process's end as theirs.
   for (int fd : {protocol::kReplyFd, protocol::kCommandFd}) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  if (!channel || !commands) {
+  if (!channel || ::fcntl(protocol::kCommandFd, F_GETFD) < 0) {
     std::fprintf(stderr,
                  "parity _worker: no command and reply descriptors (%d, %d): only 'parity run' starts workers\n",
                  protocol::kCommandFd, protocol::kReplyFd);
@@ -347,18 +401,14 @@ int worker_main(const WorkerOptions& given) {
   const py::object library_versions = py::module_::import("parity.discovery").attr("library_versions");
   py::object sent_libraries = py::none();
   const std::string role = backend.attr("role").cast<std::string>();
-  char* line = nullptr;
-  std::size_t capacity = 0;
-  while (::getline(&line, &capacity, commands) > 0) {
-    const json command = parse_json(line, "command");
+  bool announced = false;  // the started reply of the command read next went out with the last done
+  while (const std::optional<std::string> line = commands.next()) {
+    const json command = parse_json(*line, "command");
     const std::string id = command.at(protocol::kRun).get<std::string>();
     const std::string file = command.value(protocol::field::kFile, "");
     // The supervisor queues the next scenario ahead: this tells it which one a death from now on belongs to, and
-    // the restart line which output does (what the last scenario printed is flushed before it).
-    reply(channel, protocol::kStarted);
-    flush_python_output();
-    std::printf("%s\n", protocol::kOutputRestart);
-    std::fflush(stdout);
+    // the restart line which output does.
+    if (!announced) announce_next(channel);
     py::object scenario;
     std::string missing;
     try {
@@ -383,10 +433,12 @@ int worker_main(const WorkerOptions& given) {
       done[protocol::field::kLibraries] = to_json(libraries);
       sent_libraries = std::move(libraries);
     }
-    reply(channel, protocol::kDone, std::move(done));
+    // With the next command here already, its started reply leaves with this done, in one write.
+    announced = !exhausted && commands.waiting();
+    reply(channel, protocol::kDone, std::move(done), !announced);
+    if (announced) announce_next(channel);
     if (exhausted) break;
   }
-  std::free(line);
   // Module and session fixtures of pytest suites are torn down as pytest would at the end of its session.
   finish_pytest_sessions();
   // parity never finalizes its interpreter (NumPy cannot be loaded twice), so Python's exit handlers would never
