@@ -335,7 +335,8 @@ def test_run_a_worker_killed_with_a_scenario_queued_behind_blames_its_own_and_th
     parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 1,
            env={"JOBS_TEST_LOG": str(log)}, check=1)
     records = {s["id"]: s for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
-    assert {i: r["status"] for i, r in records.items()} == {"logs.first": "ok", "logs.dies": "crash", "logs.after": "ok"}
+    statuses = {i: r["status"] for i, r in records.items()}
+    assert statuses == {"logs.first": "ok", "logs.dies": "crash", "logs.after": "ok"}
     error = records["logs.dies"]["error"]
     assert "died running it (signal 9" in error["message"]
     assert "printed by dies" in error["traceback"] and "printed by first" not in error["traceback"]

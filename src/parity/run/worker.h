@@ -38,7 +38,8 @@ struct WorkerOptions {
 /// another part is imported then), replies {"event": "started"}, runs that scenario, writes its result files under
 /// `out` and replies
 /// {"event": "done", record, retiring}; when the next command has arrived by then, its started reply goes out in the
-/// same write as that done (after the output restart line, protocol.h), so the supervisor wakes once a scenario. Exits 0 at the end of the commands, or right after a reply with retiring
+/// same write as that done (after the output restart line, protocol.h), so the supervisor wakes once a scenario.
+/// Exits 0 at the end of the commands, or right after a reply with retiring
 /// true (a MemoryError left it untrustworthy: a crash record). A fork server of a fork-safe backend runs no command
 /// after its ready reply: it forks workers that do (fork_server.h), and exits 0 when the supervisor closes its socket.
 /// Commands and replies travel on the descriptors
