@@ -6,9 +6,8 @@ robin, medians. CPU is user + system of every process of a pipeline (getrusage o
 workers and compare processes included), the figure a loaded machine distorts least.
 
 On a loaded machine wall time says nothing about two cores against one, so it also prints, per build, the bound on
-two idle cores: `-j 1` takes at least its CPU, `-j 2` at least its serial part (start-up, backend, and the modules
-imported before the first fork: every one for the old build, the first for a streaming fork server; measured as the
-run of one scenario) plus half of the rest of its CPU."""
+two idle cores: `-j 1` takes at least its CPU, `-j 2` at least its serial part (the run of one scenario: start-up,
+backend, every module imported, which nothing overlaps with a fork server) plus half of the rest of its CPU."""
 import json, resource, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -38,20 +37,14 @@ def pipeline(binary, scenarios, jobs, candidate="fsproxy", compare_jobs=True, st
         r["compare"] = timed([binary, "compare", "-q", out / "gold", out / "candidate", "--json", out / "r.json", "--junit", out / "j.xml", *extra])
     return {k: v for k, v in r.items()}
 
-def first_scenario(binary, scenarios):
-    """(id, module file) of the first scenario."""
+def first_id(binary, scenarios):
     listing = subprocess.run([str(binary), "list", "--json", "--scenarios", str(scenarios)], capture_output=True, text=True)
-    first = next(e for e in json.loads(listing.stdout) if "error" not in e)
-    return first["id"], first["meta"]["source"]
+    return next(e["id"] for e in json.loads(listing.stdout) if "error" not in e)
 
 def serial_cpu(binary, scenarios, one):
-    """CPU of a gold run of one scenario: what -j 2 cannot share between two cores (the gold stage's). A streaming
-    fork server forks once the first module is imported, so its serial part is the run of one scenario of that module
-    alone; the old build's imported every module first (`--only` still does)."""
+    """CPU of a gold run of one scenario: what -j 2 cannot share between two cores (the gold stage's)."""
     out = TMP / "serial"; shutil.rmtree(out, ignore_errors=True)
-    ident, module = one
-    return timed([binary, "run", "-q", "--backend", "gold", "--scenarios", scenarios if binary == OLD else module,
-                  "--out", out, "--only", ident])[1]
+    return timed([binary, "run", "-q", "--backend", "gold", "--scenarios", scenarios, "--out", out, "--only", one])[1]
 
 def summarize(runs):
     keys = runs[0].keys()
@@ -78,9 +71,9 @@ def main():
     for build in ("old", "new"):
         j1, j2 = res[f"{build} j1"]["total"][1], res[f"{build} j2"]["total"][1]
         print(f"{build}: CPU j1 {j1:.2f} s, j2 {j2:.2f} s; bound on two idle cores by CPU alone {2 * j1 / j2:.2f}x")
-    if stages == ("gold",):  # the serial part: what runs before the first fork
+    if stages == ("gold",):  # the serial part: the fork server imports everything before any fork
         for build, binary in (("old", OLD), ("new", NEW)):
-            serial = statistics.median(serial_cpu(binary, scen, first_scenario(NEW, scen)) for _ in range(repeat))
+            serial = statistics.median(serial_cpu(binary, scen, first_id(NEW, scen)) for _ in range(repeat))
             j1, j2 = res[f"{build} j1"]["total"][1], res[f"{build} j2"]["total"][1]
             print(f"{build}: serial part {serial:.2f} s CPU; bound on two idle cores with it "
                   f"{j1 / (serial + max(0.0, j2 - serial) / 2):.2f}x")

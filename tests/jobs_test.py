@@ -262,156 +262,6 @@ def test_gold_runs_are_bitwise_identical_whatever_the_jobs_and_blas_threads_surv
     assert len(results[0]) > 4 and results[0] == results[1] == results[2]
 
 
-MARKS = """
-    import os
-    import pathlib
-
-    import parity
-
-
-    @parity.scenario(params={"n": list(range(3))})
-    def marks(xp, n):
-        pathlib.Path(os.environ["JOBS_TEST_MARK"]).touch()
-        return {"x": xp.arange(n + 1.0)}
-"""
-
-WAITS_FOR_A_SCENARIO = """
-    import os
-    import pathlib
-    import time
-
-    import parity
-
-    for _ in range(1200):  # at most a minute: then this module is an import error, and the test fails
-        if pathlib.Path(os.environ["JOBS_TEST_MARK"]).exists():
-            break
-        time.sleep(0.05)
-    else:
-        raise RuntimeError("imported before a scenario of an earlier module ran")
-
-
-    @parity.scenario(params={"n": list(range(3))})
-    def waits(xp, n):
-        return {"x": xp.arange(n + 2.0)}
-"""
-
-
-def test_run_jobs_runs_the_first_modules_scenarios_while_the_fork_server_imports_the_next(tmp_path):
-    """With -j 2 the fork server sends the plan module by module and forks the workers once a module selects
-    something (README "Command line"): a module whose import waits for a scenario of an earlier module to have run
-    is imported. A fork server that imports every module before the first fork waited for it a minute in vain."""
-    scenarios = tmp_path / "scen"
-    scenarios.mkdir()
-    (scenarios / "a_marks.py").write_text(textwrap.dedent(MARKS))
-    (scenarios / "b_waits.py").write_text(textwrap.dedent(WAITS_FOR_A_SCENARIO))
-    for name in ("c_later", "d_last"):  # modules after it: workers forked before they were imported are replaced
-        (scenarios / f"{name}.py").write_text(textwrap.dedent(IMPORT_LOGGING))
-    out = tmp_path / "out"
-    proc = parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 2,
-                  env={"JOBS_TEST_MARK": str(tmp_path / "mark"), "JOBS_TEST_LOG": str(tmp_path / "imports.log")})
-    assert proc.returncode == 0, proc.stderr
-    records = json.loads((out / "manifest.json").read_text())["scenarios"]
-    assert [(s["id"], s["status"]) for s in records] == [
-        *((f"a_marks.marks[n={n}]", "ok") for n in range(3)), *((f"b_waits.waits[n={n}]", "ok") for n in range(3)),
-        *((f"{m}.s[n={n}]", "ok") for m in ("c_later", "d_last") for n in range(4))]
-    assert "parity run: 14 scenarios in" in proc.stderr
-    assert list(imports_by_process(tmp_path / "imports.log").values()) == [["c_later", "d_last"]]
-
-
-def test_run_jobs_streamed_selection_of_nothing_is_refused_and_writes_nothing(tmp_path):
-    """-k is applied module by module; one that selects nothing is still exit 5, and no results directory is made."""
-    scenarios, _ = logging_modules(tmp_path, count=3)
-    out = tmp_path / "out"
-    proc = parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 2, "-k", "nothing",
-                  env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")}, check=5)
-    assert "-k 'nothing' selects none of the 12 scenarios" in proc.stderr and not out.exists()
-
-
-def test_run_jobs_a_module_whose_import_kills_the_streaming_fork_server_midway_is_a_module_error(tmp_path):
-    """The workers already run the first module's scenarios; a new server imports the modules again, skipping the
-    one that killed the last, and the plan goes on where it was."""
-    scenarios, _ = logging_modules(tmp_path, count=3)
-    (scenarios / "mod1.py").write_text("import ctypes\nctypes.string_at(0)\n")
-    out = tmp_path / "out"
-    parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 2,
-           env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")}, check=1)
-    records = {s["id"]: s for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
-    assert records.pop("mod1")["error"]["message"].startswith("importing it killed the worker process (signal 11")
-    assert sorted(records) == [f"mod{m}.s[n={n}]" for m in (0, 2) for n in range(4)]
-    assert {s["status"] for s in records.values()} == {"ok"}
-
-
-SUITE_WITH_MODULE_FIXTURE = """
-    import numpy as np
-    import pytest
-
-
-    @pytest.fixture(scope="module")
-    def resource():
-        yield 1
-        raise RuntimeError("the module fixture's teardown failed")
-
-
-    def test_one(resource):
-        return np.arange(3.0)
-
-
-    def test_two(resource):
-        return np.arange(4.0)
-"""
-
-
-def test_run_jobs_streamed_pytest_tests_tear_down_their_fixtures_as_one_worker_does(tmp_path):
-    """A worker forked before the streaming server sent the pytest piece has its tests unlinked (pytest_suite.link: which
-    test follows which): it must not run them. One that did kept the module fixture set up after test_two, so its
-    failing teardown was lost there and blamed on test_other, the next test it ran."""
-    scenarios, _ = logging_modules(tmp_path, count=1)  # a native piece first: the workers are forked after it
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    (suite / "test_a.py").write_text(textwrap.dedent(SUITE_WITH_MODULE_FIXTURE))
-    (suite / "test_b.py").write_text("import numpy as np\n\n\ndef test_other():\n    return np.arange(2.0)\n")
-    statuses = {}
-    for jobs in (1, 2):
-        out = tmp_path / f"j{jobs}"
-        parity("run", "--backend", "gold", "--out", out, "-q", "--scenarios", scenarios, "--scenarios", suite,
-               "--jobs", jobs, env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")}, check=1)
-        statuses[jobs] = {s["id"]: (s["status"], (s.get("error") or {}).get("message", ""))
-                          for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
-    assert statuses[1]["test_a.py::test_two"] == ("error", "in teardown: the module fixture's teardown failed")
-    assert statuses[1]["test_b.py::test_other"][0] == "ok"
-    assert statuses[2] == statuses[1]
-
-
-PRINTS_AT_IMPORT = """
-    import time
-
-    import parity
-
-    time.sleep(0.5)  # imported while the supervisor waits for a replacement worker's fork
-    for _ in range(4000):  # 400 kB: more than the output pipe holds
-        print("x" * 99)
-
-
-    @parity.scenario(params={"n": list(range(4))})
-    def s(xp, n):
-        return {"x": xp.arange(n + 1.0)}
-"""
-
-
-def test_run_jobs_a_module_printing_much_at_import_does_not_block_a_streamed_fork(tmp_path):
-    """A streaming server answers a fork request between two modules; what it prints meanwhile is read while the
-    supervisor waits. Unread, a module printing more than the pipe holds blocked the server, and the run ended after
-    60 s: "the fork server did not answer within 60 s"."""
-    scenarios, _ = logging_modules(tmp_path, count=2)  # mod1's piece makes a worker behind: it is replaced
-    (scenarios / "mod2.py").write_text(textwrap.dedent(PRINTS_AT_IMPORT))
-    out = tmp_path / "out"
-    proc = parity("run", "--backend", "gold", "--out", out, "-q", "--scenarios", scenarios, "--jobs", 2,
-                  env={"JOBS_TEST_LOG": str(tmp_path / "imports.log")})
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    records = json.loads((out / "manifest.json").read_text())["scenarios"]
-    assert [s["id"] for s in records] == [f"mod{m}.s[n={n}]" for m in range(3) for n in range(4)]
-
-
 SLOW_TO_IMPORT = """
     import os
     import pathlib
@@ -423,8 +273,9 @@ SLOW_TO_IMPORT = """
 
 
 def test_run_jobs_a_signal_while_the_first_module_imports_is_an_interruption(tmp_path):
-    """SIGTERM before any scenario ran (the streaming server still imports the first module) ends the run as an
-    interruption, exit 130 (README "Ctrl-C or SIGTERM"), not as a usage error (exit 2), and leaves no results."""
+    """SIGTERM before any scenario ran (the fork server still imports the scenario modules, before it is ready) ends
+    the run as an interruption, exit 130 (README "Ctrl-C or SIGTERM"), not as a usage error (exit 2), and leaves no
+    results."""
     scenarios = tmp_path / "scen"
     scenarios.mkdir()
     (scenarios / "a_slow.py").write_text(textwrap.dedent(SLOW_TO_IMPORT))
@@ -439,3 +290,80 @@ def test_run_jobs_a_signal_while_the_first_module_imports_is_an_interruption(tmp
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "stopped by signal 15 before any scenario ran" in err and not (out / "results").exists()
+
+
+LOGS_ITS_WORKER = """
+    import os
+    import signal
+
+    import parity
+
+
+    def log(name):
+        print(f"printed by {name}", flush=True)
+        with open(os.environ["JOBS_TEST_LOG"], "a") as f:
+            f.write(f"{name} {os.getpid()}\\n")
+
+
+    @parity.scenario()
+    def first(xp):
+        log("first")
+        return {"x": xp.arange(2.0)}
+
+
+    @parity.scenario()
+    def dies(xp):
+        log("dies")
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+    @parity.scenario()
+    def after(xp):
+        log("after")
+        return {"x": xp.arange(3.0)}
+"""
+
+
+def test_run_a_worker_killed_with_a_scenario_queued_behind_blames_its_own_and_the_queued_one_runs_elsewhere(tmp_path):
+    """The supervisor queues the next scenario ahead, and a worker announces it (started) in the same write as the
+    last one's done when its command is there already. A death is still the started scenario's, with its own output
+    only (the restart line goes out before that write); the one queued behind it runs in the next worker."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "logs.py").write_text(textwrap.dedent(LOGS_ITS_WORKER))
+    log, out = tmp_path / "log", tmp_path / "out"
+    parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 1,
+           env={"JOBS_TEST_LOG": str(log)}, check=1)
+    records = {s["id"]: s for s in json.loads((out / "manifest.json").read_text())["scenarios"]}
+    statuses = {i: r["status"] for i, r in records.items()}
+    assert statuses == {"logs.first": "ok", "logs.dies": "crash", "logs.after": "ok"}
+    error = records["logs.dies"]["error"]
+    assert "died running it (signal 9" in error["message"]
+    assert "printed by dies" in error["traceback"] and "printed by first" not in error["traceback"]
+    pids = dict(line.split() for line in log.read_text().splitlines())
+    assert pids["first"] == pids["dies"] != pids["after"]
+
+
+SLEEPS = """
+    import time
+
+    import parity
+
+
+    @parity.scenario(params={"n": list(range(3))})
+    def sleeps(xp, n):
+        time.sleep(2)
+        return {"x": xp.arange(n + 1.0)}
+"""
+
+
+def test_run_a_scenario_queued_behind_others_times_out_from_its_own_start(tmp_path):
+    """With -j 1 each scenario waits queued behind the one before (2 s each) before it starts: --timeout 3 is measured
+    from its start, so none times out; measured from when it was queued, the second and third would."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "slow.py").write_text(textwrap.dedent(SLEEPS))
+    out = tmp_path / "out"
+    parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 1, "--timeout", 3, check=0)
+    records = json.loads((out / "manifest.json").read_text())["scenarios"]
+    assert [(s["id"], s["status"]) for s in records] == [(f"slow.sleeps[n={n}]", "ok") for n in range(3)]

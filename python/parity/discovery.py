@@ -201,18 +201,14 @@ def discover_part(paths, part: int, parts: int, on_import=None, crashed=None, ba
         if index % parts != part:
             continue
         name = _module_name(root, file)
-        found.modules.append(_import_module(index, name, file, on_import, crashed))
+        if str(file) in crashed:
+            message = f"importing it killed the worker process ({crashed[str(file)]}); it was not imported again"
+            found.modules.append(Module(index, name, str(file), {"type": "Crash", "message": message, "traceback": ""}))
+            continue
+        if on_import is not None:
+            on_import(str(file))
+        found.modules.append(_load_module(index, name, file))
     return found
-
-
-def _import_module(index: int, name: str, file: Path, on_import, crashed) -> Module:
-    """The module `file`, imported after on_import(file), or its Crash error when importing it killed a worker."""
-    if str(file) in crashed:
-        message = f"importing it killed the worker process ({crashed[str(file)]}); it was not imported again"
-        return Module(index, name, str(file), {"type": "Crash", "message": message, "traceback": ""})
-    if on_import is not None:
-        on_import(str(file))
-    return _load_module(index, name, file)
 
 
 def part_payload(found: Part) -> dict:
@@ -239,69 +235,17 @@ def merge(local: Part, others=()) -> Discovery:
         modules.update((m.index, m) for m in map(_payload_module, payload["modules"]))
     found, seen = Discovery(), {}
     for index in sorted(modules):
-        _add_module(modules[index], index % local.parts, found, seen)
+        module = modules[index]
+        if module.error is not None:
+            found.errors.append(ModuleError(module.name, module.source, module.error))
+            continue
+        for scenario, where in module.scenarios:
+            if _admit(scenario, module.name, where, found, seen):
+                found.routes[scenario.id] = (module.source, index % local.parts)
     for test in local.tests:
         _admit(test, test.id.partition("::")[0], test.source, found, seen)
     found.errors += local.errors
     return found
-
-
-def _add_module(module: Module, part: int, found: Discovery, seen: dict):
-    """Adds `module`'s error, or its scenarios routed to `part`, to `found` (ids admitted as merge() admits them)."""
-    if module.error is not None:
-        found.errors.append(ModuleError(module.name, module.source, module.error))
-        return
-    for scenario, where in module.scenarios:
-        if _admit(scenario, module.name, where, found, seen):
-            found.routes[scenario.id] = (module.source, part)
-
-
-class Stream:
-    """The discovery of `parity run -j N`'s fork server, one module at a time (worker.cc): next_piece() imports the
-    next native module and returns its selected scenarios and error (pytest's tests last), so that workers forked
-    meanwhile run them while the server imports the rest. A scenario's route names its module's index, which the
-    supervisor also reads as the modules a worker must have to run it. -k is applied per piece; --only, which must
-    name ids that exist before anything runs, is not streamed (runner.cc)."""
-
-    def __init__(self, paths, keyword="", on_import=None, crashed=None, backend=None):
-        self.paths, self.matches = paths, keyword_filter(keyword) or (lambda item: True)  # a bad -k fails first
-        self.keyword, self.on_import, self.crashed = keyword, on_import, crashed or {}
-        for path in paths:
-            if not Path(path).exists():
-                raise FileNotFoundError(f"scenario path does not exist: {Path(path).resolve()}")
-        self.part = Part(0, 1)  # what a worker forked now has imported (runnable)
-        owned, self.part.tests, self.part.errors = pytest_suite.collect(paths, getattr(backend, "role", None), backend,
-                                                                        on_import, self.crashed, ModuleError)
-        self._files = list(_module_files(paths, owned))
-        self._seen, self._next, self.found, self.selected = {}, 0, [0, 0], 0
-
-    def next_piece(self):
-        """The Discovery of the next module (imported now), then of the pytest suites; None after those."""
-        if self._next > len(self._files):
-            return None
-        found, index = Discovery(), self._next
-        self._next += 1
-        if index < len(self._files):
-            root, file = self._files[index]
-            module = _import_module(index, _module_name(root, file), file, self.on_import, self.crashed)
-            self.part.modules.append(module)
-            _add_module(module, index, found, self._seen)
-        else:
-            for test in self.part.tests:
-                _admit(test, test.id.partition("::")[0], test.source, found, self._seen)
-            found.errors += self.part.errors
-        self.found[0] += len(found.scenarios)
-        self.found[1] += len(found.errors)
-        selected = Discovery([s for s in found.scenarios if self.matches(s)], [e for e in found.errors if self.matches(e)],
-                             found.routes)
-        self.selected += len(selected.scenarios) + len(selected.errors)
-        pytest_suite.link(selected.scenarios)  # only the last piece holds pytest's tests
-        return selected
-
-    def finish(self):
-        """Raises select()'s SelectionError when the whole discovery held or selected nothing."""
-        if not self.selected:
-            raise _nothing_selected(*self.found, (), self.keyword, self.paths)
 
 
 def runnable(found: Part) -> dict:
@@ -380,24 +324,15 @@ def _describe(only, keyword: str) -> str:
     return " ".join([*(f"--only {i}" for i in only), *([f"-k {keyword.strip()!r}"] if keyword.strip() else [])])
 
 
-def _nothing_selected(scenarios: int, errors: int, only, keyword: str, paths) -> SelectionError:
-    """The error of a selection that holds nothing: `paths` hold nothing at all, or `only` and -k select none of it."""
-    where = ", ".join(map(str, paths)) or "the scenario paths"
-    if not scenarios and not errors:
-        return SelectionError(f"no scenario found in {where} (is it the right directory?)", no_tests=True)
-    broken = f" and {errors} broken modules" if errors else ""
-    return SelectionError(f"{_describe(only, keyword)} selects none of the {scenarios} scenarios{broken} "
-                          f"in {where} (see 'parity list')", no_tests=True)
-
-
 def select(found: Discovery, only=(), keyword: str = "", paths=()) -> Discovery:
     """Keeps the scenarios (and module errors) whose id is in `only`, when given, and that the -k expression `keyword`
     selects. Raises SelectionError for a malformed expression, when `paths` (named in the message) hold nothing at
     all, when an `only` id names nothing, and when nothing is left: an empty run must never pass."""
     matches = keyword_filter(keyword) or (lambda item: True)
+    where = ", ".join(map(str, paths)) or "the scenario paths"
     everything = [*found.scenarios, *found.errors]
     if not everything:
-        raise _nothing_selected(0, 0, only, keyword, paths)
+        raise SelectionError(f"no scenario found in {where} (is it the right directory?)", no_tests=True)
     known = {item.id for item in everything}
     unknown = next((i for i in only if i not in known), None)
     if unknown is not None:
@@ -406,7 +341,9 @@ def select(found: Discovery, only=(), keyword: str = "", paths=()) -> Discovery:
     keep = lambda item: (not wanted or item.id in wanted) and matches(item)  # noqa: E731
     selected = Discovery([s for s in found.scenarios if keep(s)], [e for e in found.errors if keep(e)], found.routes)
     if not selected.scenarios and not selected.errors:
-        raise _nothing_selected(len(found.scenarios), len(found.errors), only, keyword, paths)
+        broken = f" and {len(found.errors)} broken modules" if found.errors else ""
+        raise SelectionError(f"{_describe(only, keyword)} selects none of the {len(found.scenarios)} scenarios{broken} "
+                             f"in {where} (see 'parity list')", no_tests=True)
     pytest_suite.link(selected.scenarios)  # pytest's fixtures end where the selection leaves their scope
     return selected
 

@@ -266,7 +266,6 @@ Subcommand define_worker(CLI::App& app) {
   worker->add_option(flag::kPart, worker_options.part);
   worker->add_option(flag::kParts, worker_options.parts);
   worker->add_flag(flag::kForkServer, worker_options.fork_server);
-  worker->add_flag(flag::kStream, worker_options.stream);
   worker->add_option(flag::kScenarios, worker_options.selection.paths);
   worker->add_option(flag::kOnly, worker_options.selection.only);
   worker->add_option(flag::kKeyword, worker_options.selection.keyword);

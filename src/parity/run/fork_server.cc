@@ -3,7 +3,6 @@
 
 #include <Python.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -119,19 +118,17 @@ pid_t fork_worker(const Descriptors& fds, pid_t supervisor, bool& in_worker) {
 
 }  // namespace
 
-Served serve_forks(std::uint32_t horizon, int wait) {
+bool serve_forks() {
   const pid_t supervisor = ::getppid();
   Descriptors fds = {-1, -1, -1};
-  for (int served = 0;; ++served) {
-    pollfd waiting{protocol::kCommandFd, POLLIN, 0};
-    if (wait != kUntilClosed && served >= wait && ::poll(&waiting, 1, 0) <= 0) return Served::kIdle;
-    if (!receive_request(protocol::kCommandFd, fds)) return Served::kClosed;
+  while (receive_request(protocol::kCommandFd, fds)) {
     bool in_worker = false;
-    const protocol::ForkAnswer answer{fork_worker(fds, supervisor, in_worker), horizon};
-    if (in_worker) return Served::kWorker;
+    const pid_t pid = fork_worker(fds, supervisor, in_worker);
+    if (in_worker) return true;
     for (int& fd : fds) ::close(fd), fd = -1;
-    if (!write_all(protocol::kCommandFd, &answer, sizeof answer)) return Served::kClosed;
+    if (!write_all(protocol::kCommandFd, &pid, sizeof pid)) break;
   }
+  return false;
 }
 
 }  // namespace parity

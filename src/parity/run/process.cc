@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -18,7 +17,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <stdexcept>
 #include <thread>
 
@@ -117,30 +115,23 @@ bool send_fork_request(int socket, const int (&fds)[protocol::kForkDescriptors])
 }
 
 // The server's answer to a fork request: the new worker's pid, 0 when it could not fork, -1 when none came within
-// `seconds` (or the server ended). What it replies meanwhile is read into `replies`, and what it prints by
-// `read_output` (its output_fd): a server that streams its plan (protocol::kPiece) answers after the module it imports
-// now, whose replies and prints may be more than their pipes hold.
-protocol::ForkAnswer receive_fork_answer(int socket, double seconds, int reply_fd, std::string& replies, int output_fd,
-                                         const std::function<bool()>& read_output) {
+// `seconds` (or the server ended).
+pid_t receive_forked_pid(int socket, double seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  protocol::ForkAnswer answer;
+  pid_t pid = 0;
   std::size_t got = 0;
-  while (got < sizeof answer) {
+  while (got < sizeof pid) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    pollfd fds[] = {{socket, POLLIN, 0}, {reply_fd, POLLIN, 0}, {output_fd, POLLIN, 0}};
-    if (left.count() <= 0) return {-1, 0};
-    ::poll(fds, 3, static_cast<int>(std::min<long>(left.count(), 100)));
-    if ((fds[1].revents & (POLLIN | POLLHUP)) && !drain(reply_fd, replies)) reply_fd = -1;  // its end: poll ignores -1
-    if ((fds[2].revents & (POLLIN | POLLHUP)) && !read_output()) output_fd = -1;
-    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    const ssize_t n = ::read(socket, reinterpret_cast<char*>(&answer) + got, sizeof answer - got);
+    pollfd fd{socket, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&fd, 1, static_cast<int>(left.count())) == 0) return -1;
+    const ssize_t n = ::read(socket, reinterpret_cast<char*>(&pid) + got, sizeof pid - got);
     if (n > 0)
       got += static_cast<std::size_t>(n);
     else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-      return {-1, 0};
+      return -1;
   }
-  return answer;
+  return pid;
 }
 
 // SIGKILLs `pid` and the process group it leads: the group for what it started, the process itself in case it
@@ -206,18 +197,13 @@ void ChildProcess::adopt_channels(int commands, int replies, int output) {
   for (int fd : {stdin_fd_, reply_fd_, output_fd_}) set_nonblocking(fd);
 }
 
-std::unique_ptr<ChildProcess> ChildProcess::forked_by(ChildProcess& server, double seconds, std::uint32_t& horizon,
+std::unique_ptr<ChildProcess> ChildProcess::forked_by(ChildProcess& server, double seconds,
                                                       std::size_t max_reply_line) {
   std::unique_ptr<ChildProcess> child(new ChildProcess(max_reply_line));
   Pipe in = make_pipe(), reply = make_pipe(), out = make_pipe();
   const int theirs[protocol::kForkDescriptors] = {in.read, reply.write, out.write};
   const bool asked = server.flush_commands() && send_fork_request(server.stdin_fd_, theirs);
-  const protocol::ForkAnswer answer =
-      asked ? receive_fork_answer(server.stdin_fd_, seconds, server.reply_fd_, server.reply_partial_, server.output_fd_,
-                                  [&server] { return server.read_output(); })
-            : protocol::ForkAnswer{-1, 0};
-  const pid_t pid = answer.pid;
-  horizon = answer.horizon;
+  const pid_t pid = asked ? receive_forked_pid(server.stdin_fd_, seconds) : -1;
   for (int* fd : {&in.read, &reply.write, &out.write}) close_fd(*fd);
   if (pid <= 0) {
     for (int* fd : {&in.write, &reply.read, &out.read}) close_fd(*fd);
@@ -273,6 +259,7 @@ bool ChildProcess::read_output() {
   std::string data;
   const bool open = drain(output_fd_, data);
   tail_.append(data.data(), data.size());
+  last_output_bytes_ = data.size();
   return open;
 }
 
@@ -305,10 +292,8 @@ void ChildProcess::kill() {
   kill_process_and_group(pid_);
 }
 
-void ChildProcess::close_commands() { close_fd(stdin_fd_); }
-
 std::string ChildProcess::finish(double grace) {
-  close_commands();
+  close_fd(stdin_fd_);
   return wait_end(grace);
 }
 

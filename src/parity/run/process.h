@@ -47,8 +47,8 @@ class ChildProcess {
   /// A worker forked by `server` (started with a command socket, protocol::kForkRequest): its pipes are made here and
   /// sent to the server, which forks it and hands it to this process (a child subreaper, OrphanReaper), so that it
   /// is this process's child like any other. Throws std::runtime_error when the server does not answer with a pid
-  /// within `seconds` (it ended, or cannot fork). `horizon` gets the answer's (protocol::ForkAnswer).
-  static std::unique_ptr<ChildProcess> forked_by(ChildProcess& server, double seconds, std::uint32_t& horizon,
+  /// within `seconds` (it ended, or cannot fork).
+  static std::unique_ptr<ChildProcess> forked_by(ChildProcess& server, double seconds,
                                                  std::size_t max_reply_line = kMaxReplyLine);
   /// Kills it (and its group) unless it ended, and reaps it.
   ~ChildProcess();
@@ -68,6 +68,8 @@ class ChildProcess {
   bool read_replies(std::vector<std::string>& lines);
   /// Reads what is available of its output into the tail; false at end of file.
   bool read_output();
+  /// How many bytes the last read_output read.
+  std::size_t last_output_bytes() const { return last_output_bytes_; }
   const OutputTail& output() const { return tail_; }
 
   /// Its resident memory in bytes (0 when it cannot be read).
@@ -78,9 +80,7 @@ class ChildProcess {
   bool exited();
   /// SIGKILLs it and its process group: the group for what it started, the process itself in case it left the group.
   void kill();
-  /// Closes its command pipe: a worker's signal to finish.
-  void close_commands();
-  /// close_commands(), then wait_end(grace).
+  /// Closes its command pipe (a worker's signal to finish), then wait_end(grace).
   std::string finish(double grace);
   /// Waits `grace` seconds at most for it to end, then kills it (and waits a few seconds more at most); returns
   /// what ended it: "exit code N", "signal N (SIGSEGV)".
@@ -100,6 +100,7 @@ class ChildProcess {
   bool waited_ = false, killed_ = false;
   std::string end_;
   std::string pending_;  ///< commands the pipe did not take yet
+  std::size_t last_output_bytes_ = 0;
   std::string reply_partial_;
   OutputTail tail_;
 };

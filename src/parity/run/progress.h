@@ -71,8 +71,6 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
-  /// How many scenarios will end, as it grows (a plan that comes in pieces, runner.cc).
-  void set_total(std::size_t total) { options_.total = total; }
   /// A scenario starts: the live line names it.
   void begin(const std::string& id);
   /// A scenario finished: counts it and shows it as the display and verbosity ask.

@@ -22,10 +22,11 @@ void require(const json& object, const char* what, const char* field, std::initi
   throw ProtocolError(std::string(what) + " with a mistyped \"" + field + "\"");
 }
 
-// The plan's entries of a ready or piece event.
-void check_entries(const json& reply, const char* event) {
-  require(reply, event, field::kErrors, {Type::array});
-  require(reply, event, field::kScenarios, {Type::array});
+void check_ready(const json& reply) {
+  require(reply, kReady, field::kBackend, {Type::object});
+  require(reply, kReady, field::kEnvironment, {Type::object});
+  require(reply, kReady, field::kErrors, {Type::array});
+  require(reply, kReady, field::kScenarios, {Type::array});
   for (const json& s : reply.at(field::kScenarios)) {
     if (!s.is_object()) throw ProtocolError("ready with a scenario that is not an object");
     require(s, "a ready scenario", field::kId, {Type::string});
@@ -33,12 +34,6 @@ void check_entries(const json& reply, const char* event) {
     require(s, "a ready scenario", field::kFile, {Type::string});
     require(s, "a ready scenario", field::kPart, {Type::number_integer, Type::number_unsigned});
   }
-}
-
-void check_ready(const json& reply) {
-  require(reply, kReady, field::kBackend, {Type::object});
-  require(reply, kReady, field::kEnvironment, {Type::object});
-  check_entries(reply, kReady);
 }
 
 // The shape of a done record; whether it is the right scenario's is the supervisor's check (runner.cc).
@@ -81,11 +76,6 @@ json parse_reply(const std::string& line) {
     if (reply.contains(field::kNoTests)) require(reply, event.c_str(), field::kNoTests, {Type::boolean});
   } else if (event == kLoaded) {
     require(reply, event.c_str(), field::kForkable, {Type::boolean});
-    for (const char* f : {field::kBackend, field::kEnvironment})  // a streaming server's, for the banner
-      if (reply.contains(f)) require(reply, event.c_str(), f, {Type::object});
-  } else if (event == kPiece) {
-    require(reply, event.c_str(), field::kSeq, {Type::number_unsigned});
-    check_entries(reply, kPiece);
   } else if (event == kFound) {
     require(reply, event.c_str(), field::kPart, {Type::object});
   } else if (event == kReady) {

@@ -1,7 +1,6 @@
 // The protocol between `parity run` and its workers: descriptors, events, and the checks every reply passes.
 #pragma once
 
-#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -32,14 +31,10 @@ inline constexpr const char* kKeyword = "--keyword";
 inline constexpr const char* kNoPickleProbe = "--no-pickle-probe";
 inline constexpr const char* kCrashedModule = "--crashed-module";  ///< repeated: "FILE=how its worker ended"
 inline constexpr const char* kPart = "--part";    ///< which part of the discovery it imports (worker.h), from 0
-inline constexpr const char* kParts = "--parts";  ///< of how many (the run's --jobs); a streaming fork server: how
-                                                  ///< many workers it forks once a piece selects something
+inline constexpr const char* kParts = "--parts";  ///< of how many (the run's --jobs)
 /// Part 0 offers to be the run's fork server: it replies kLoaded once the backend is installed and, when the backend
 /// is fork-safe, imports every module itself and then forks the workers (worker.h); else it goes on as part 0.
 inline constexpr const char* kForkServer = "--fork-server";
-/// With kForkServer: a fork-safe server streams the plan (kPiece) as it imports the modules one by one, forking the
-/// workers meanwhile; not given where the whole plan must come first (--only, --shard, --resume: runner.cc).
-inline constexpr const char* kStream = "--stream";
 }  // namespace flag
 
 /// A command line to a worker is {kRun: ID, field::kFile: its module} (run that scenario) or, once, to part 0 of
@@ -49,23 +44,16 @@ inline constexpr const char* kMerge = "merge";
 
 /// A fork server's command channel is a socket (process.h): after its ready reply, each request to it is one byte
 /// carrying, as SCM_RIGHTS, a new worker's command read end, reply write end and output write end, in that order;
-/// it answers with a ForkAnswer.
+/// it answers with the new worker's pid (a pid_t), or 0 when it could not fork one.
 inline constexpr char kForkRequest = 'F';
 inline constexpr int kForkDescriptors = 3;
-/// The new worker's pid (0 when it could not fork one) and how many pieces of a streamed plan (kPiece) the server had
-/// sent when it forked it: the worker has imported the modules of those (every one without --stream).
-struct ForkAnswer {
-  std::int32_t pid = 0;
-  std::uint32_t horizon = 0;
-};
 
 /// Every reply is an object whose kEvent field names its event.
 inline constexpr const char* kEvent = "event";
 
 /// Events, in the order a worker sends them: loaded (with --fork-server only), importing (before each scenario module's
 /// import), imported (all of them are; a death from now on is no module's), found (with more than one part), then ready
-/// or fatal (part 0); per command, started, then done. A streaming fork server (flag::kStream) sends loaded, then for
-/// each module importing and piece (its part of the plan), then ready (with no scenarios: all came in pieces) or fatal.
+/// or fatal (part 0); per command, started, then done.
 inline constexpr const char* kLoaded = "loaded";
 inline constexpr const char* kImporting = "importing";
 inline constexpr const char* kImported = "imported";
@@ -74,7 +62,6 @@ inline constexpr const char* kFatal = "fatal";
 inline constexpr const char* kFound = "found";
 inline constexpr const char* kStarted = "started";
 inline constexpr const char* kDone = "done";
-inline constexpr const char* kPiece = "piece";
 
 /// The fields of the events (parse_reply checks which event has which, and their JSON types).
 namespace field {
@@ -83,16 +70,13 @@ inline constexpr const char* kForkable = "forkable";        ///< loaded: whether
                                                             ///< FORK_SAFE), so imports every module itself
 inline constexpr const char* kMessage = "message";          ///< fatal: what is wrong
 inline constexpr const char* kNoTests = "no_tests";         ///< fatal: the selection holds no scenario (exit 5)
-inline constexpr const char* kBackend = "backend";          ///< ready, a streaming loaded: the backend's info()
-inline constexpr const char* kEnvironment = "environment";  ///< ready, a streaming loaded: Python, NumPy, platform
-inline constexpr const char* kScenarios = "scenarios";      ///< ready, piece: [{kId, kMeta}] in discovery order
-inline constexpr const char* kErrors = "errors";            ///< ready, piece: the records of module errors
-inline constexpr const char* kSeq = "seq";  ///< piece: its place among the pieces, from 0 (a native scenario's kPart
-                                            ///< is its module's: a worker forked after that many pieces has it)
+inline constexpr const char* kBackend = "backend";          ///< ready: the backend's info()
+inline constexpr const char* kEnvironment = "environment";  ///< ready: Python, NumPy, platform
+inline constexpr const char* kScenarios = "scenarios";      ///< ready: [{kId, kMeta}] in discovery order
+inline constexpr const char* kErrors = "errors";            ///< ready: the records of module errors
 inline constexpr const char* kId = "id";
 inline constexpr const char* kMeta = "meta";
-inline constexpr const char* kPart = "part";  ///< ready: the part that imported it (-1: pytest's, part 0 alone; a
-                                              ///< piece's: its module's index);
+inline constexpr const char* kPart = "part";  ///< ready: the part that imported it (-1: pytest's, part 0 alone);
                                               ///< found: what that part found (discovery.part_payload)
 inline constexpr const char* kRecord = "record";        ///< done: the scenario's record (manifest.h)
 inline constexpr const char* kRetiring = "retiring";    ///< done: the worker exits after this reply

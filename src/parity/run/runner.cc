@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -110,18 +109,13 @@ struct Worker {
   /// kRunning.
   std::deque<std::size_t> tasks;
   Clock::time_point started;  ///< when the first of `tasks` started (its predecessor's reply, or its dispatch)
-  /// How many pieces of a streamed plan its fork server had sent when it forked it: it has the modules of those
-  /// only (protocol::ForkAnswer); without streaming, every module.
-  std::uint32_t horizon = UINT32_MAX;
 
   bool ready() const { return state == WorkerState::kIdle || has_task(); }
   bool has_task() const { return state == WorkerState::kSent || state == WorkerState::kRunning; }
 
-  /// A new process in this one's place: one importing the scenario modules, or (`ready`) a fork of the fork server
-  /// made after `pieces` of the plan.
-  void restart(std::unique_ptr<ChildProcess> started, bool ready, std::uint32_t pieces = UINT32_MAX) {
+  /// A new process in this one's place: one importing the scenario modules, or (`ready`) a fork of the fork server.
+  void restart(std::unique_ptr<ChildProcess> started, bool ready) {
     process = std::move(started);
-    horizon = pieces;
     state = ready ? WorkerState::kIdle : WorkerState::kStarting;
     found = merge_sent = false;
     importing.clear();
@@ -183,6 +177,10 @@ constexpr double kForkSeconds = 60;
 // per scenario had left the workers idle for a fifth of a batch run of small scenarios (py-spy).
 constexpr std::size_t kQueued = 2;
 
+// Bytes of output at one look below which a busy worker's output waits for its next reply (poll_workers): a restart
+// line and a few printed lines; a pipe holds 64 KiB.
+constexpr std::size_t kQuietOutput = 4096;
+
 // One scenario of the plan (what the workers discovered, merged by the first) and its record, once it has one.
 struct Planned {
   std::string id;
@@ -197,13 +195,12 @@ class Supervisor {
  public:
   Supervisor(const RunOptions& options, Manifest& manifest) : options_(options), manifest_(manifest) {}
 
-  /// Starts the workers and waits for the first to report what it found (with `stream`, a fork-safe backend's server
-  /// its first piece of the plan that selects something); throws RunAbort.
-  void start(const std::string& backend, bool stream);
+  /// Starts the workers and waits for the first to report what it found; throws RunAbort.
+  void start(const std::string& backend);
   /// Takes the finished records of an earlier, interrupted run into the results (--resume): those of scenarios
   /// still selected whose result files are there. Returns how many; throws RunAbort for another backend's run.
   std::size_t adopt(const Manifest& previous);
-  /// Runs every scenario (those of a streamed plan as its pieces come); returns false when a stop signal ended it.
+  /// Runs every scenario; returns false when a stop signal ended it early.
   bool run(Progress& progress);
   std::size_t total() const { return module_errors_.size() + plan_.size(); }
   /// Every selected id, module errors first, in the order an unsharded run's manifest lists them.
@@ -215,14 +212,8 @@ class Supervisor {
 
  private:
   void spawn(Worker& w);
-  void take_launch(Worker& w, const json& loaded);
+  void take_launch(Worker& w, bool forkable);
   void take_plan(const json& ready);
-  void take_environment(const json& event);
-  void add_entries(const json& event);
-  void take_piece(const json& piece);
-  void handle_server_line(const std::string& line);
-  void poll_server();
-  void retire_if_behind(Worker& w);
   void take_part(Worker& w, const json& found);
   void send_merge();
   void make_queues();
@@ -242,7 +233,7 @@ class Supervisor {
   void check_limits(Worker& w, Progress& progress);
   void dispatch(Progress& progress);
   void give_back(Worker& w);
-  std::optional<std::size_t> take(const Worker& w);
+  std::optional<std::size_t> take(std::size_t slot);
   void poll_workers(Progress* progress);
   std::set<pid_t> worker_pids() const;
   void save();
@@ -254,11 +245,7 @@ class Supervisor {
   Launch launch_ = Launch::kAsking;
   std::unique_ptr<ChildProcess> server_;  ///< the fork server once it is ready (kFork); before, workers_[0]'s process
   std::set<std::string> crashed_modules_;
-  bool have_plan_ = false;        ///< all of it: with streaming, the server's ready came after its last piece
-  bool streaming_ = false;        ///< the fork server sends the plan in pieces (protocol::flag::kStream)
-  std::uint32_t pieces_ = 0;      ///< how many pieces of a streamed plan came
-  std::string server_importing_;  ///< the module a streaming server said it imports, until its piece came
-  Progress* progress_ = nullptr;  ///< while run() runs: what shows the module errors of pieces that come then
+  bool have_plan_ = false;
   std::vector<ScenarioRecord> module_errors_;
   std::vector<Planned> plan_;
   std::size_t done_ = 0;
@@ -274,21 +261,20 @@ class Supervisor {
   double last_save_seconds_ = 0;  ///< what the last save took
 };
 
-void Supervisor::start(const std::string& backend, bool stream) {
+void Supervisor::start(const std::string& backend) {
   argv_ = worker_argv(options_, backend);
-  streaming_ = stream;
   workers_.resize(std::max(1, options_.jobs));
   parts_.assign(workers_.size(), json());
   for (std::size_t slot = 0; slot < workers_.size(); ++slot) workers_[slot].slot = slot;
   spawn(workers_.front());  // the others once it said whether it forks them (take_launch)
-  while (!have_plan_ && total() == 0) {  // a streamed plan's pieces that select nothing start no worker
+  while (!have_plan_) {
     if (g_stop_signal)
       throw RunAbort{"stopped by signal " + std::to_string(g_stop_signal) + " before any scenario ran",
                      kExitInterrupted};
     poll_workers(nullptr);
   }
   if (launch_ != Launch::kFork) return;
-  if (!server_) server_ = std::move(workers_.front().process);
+  server_ = std::move(workers_.front().process);
   for (Worker& w : workers_) spawn(w);
 }
 
@@ -299,15 +285,8 @@ void Supervisor::start(const std::string& backend, bool stream) {
 void Supervisor::spawn(Worker& w) {
   if (server_) {
     try {
-      std::uint32_t horizon = 0;
-      std::unique_ptr<ChildProcess> forked = ChildProcess::forked_by(*server_, kForkSeconds, horizon);
-      return w.restart(std::move(forked), true, horizon);
+      return w.restart(ChildProcess::forked_by(*server_, kForkSeconds), true);
     } catch (const std::runtime_error& e) {
-      if (streaming_ && !have_plan_) {  // it may have died importing a module: then a new server forks this one
-        const ChildProcess* before = server_.get();
-        poll_server();
-        if (server_.get() != before) return spawn(w);
-      }
       server_->read_output();
       const std::string tail = server_->output().text();
       throw RunAbort{std::string(e.what()) + (tail.empty() ? std::string() : ", after printing:\n" + tail)};
@@ -319,25 +298,17 @@ void Supervisor::spawn(Worker& w) {
                              std::to_string(workers_.size())});
   const bool offer = launch_ != Launch::kExec;  // only the first is started before the answer
   if (offer) argv.push_back(protocol::flag::kForkServer);
-  if (offer && streaming_) argv.push_back(protocol::flag::kStream);
   w.restart(std::make_unique<ChildProcess>(argv, ChildProcess::kMaxReplyLine, offer), false);
 }
 
 // The first worker loaded the backend and said whether it forks the others: if not, they start now, each importing
 // its part. (A new server, started again after a module's import killed the last, says it again.)
-void Supervisor::take_launch(Worker& w, const json& loaded) {
+void Supervisor::take_launch(Worker& w, bool forkable) {
   if (w.slot != 0 || launch_ == Launch::kExec) throw protocol::ProtocolError("a 'loaded' event it could not have sent");
   if (launch_ == Launch::kFork) return;
-  const bool forkable = loaded.at(protocol::field::kForkable).get<bool>();
   launch_ = forkable ? Launch::kFork : Launch::kExec;
-  streaming_ = streaming_ && forkable;  // workers of their own take the whole plan, as they always did
   if (launch_ == Launch::kExec)
     for (std::size_t slot = 1; slot < workers_.size(); ++slot) spawn(workers_[slot]);
-  if (launch_ != Launch::kFork || !streaming_) return;
-  if (!loaded.contains(protocol::field::kBackend) || !loaded.contains(protocol::field::kEnvironment))
-    throw protocol::ProtocolError("a streaming 'loaded' event without the backend and the environment");
-  take_environment(loaded);
-  server_ = std::move(w.process);  // its replies are the plan's pieces
 }
 
 // A worker said what its part found: slot 0's waits for the others' to make the plan; another's is ready for
@@ -366,96 +337,18 @@ void Supervisor::send_merge() {
 
 void Supervisor::take_plan(const json& ready) {
   have_plan_ = true;
-  if (streaming_) return;  // it came in pieces, after the backend and environment (a streaming loaded)
-  take_environment(ready);
-  add_entries(ready);
-}
-
-// The backend and environment of a ready event, or a streaming server's loaded, into the manifest.
-void Supervisor::take_environment(const json& event) {
-  manifest_.backend = event.at(protocol::field::kBackend);
-  manifest_.environment = event.at(protocol::field::kEnvironment);
-  manifest_.environment["libraries"] = json::object();  // filled as scenarios finish (handle_done)
-}
-
-// The module errors and scenarios of a ready or piece event, added to the plan (and, once the run goes, to the queues
-// and the progress shown).
-void Supervisor::add_entries(const json& event) {
   using namespace protocol::field;
-  const std::size_t errors = module_errors_.size(), scenarios = plan_.size();
+  manifest_.backend = ready.at(kBackend);
+  manifest_.environment = ready.at(kEnvironment);
+  manifest_.environment["libraries"] = json::object();  // filled as scenarios finish (handle_done)
   try {
-    for (const json& e : event.at(kErrors)) module_errors_.push_back(record_from_json(e));
+    for (const json& e : ready.at(kErrors)) module_errors_.push_back(record_from_json(e));
   } catch (const std::exception& e) {  // json::exception, std::invalid_argument (a result file outside results/)
-    throw protocol::ProtocolError(std::string("a plan with a malformed module error: ") + e.what());
+    throw protocol::ProtocolError(std::string("a ready event with a malformed module error: ") + e.what());
   }
-  for (const json& s : event.at(kScenarios))
+  for (const json& s : ready.at(kScenarios))
     plan_.push_back(
         {s.at(kId).get<std::string>(), s.at(kMeta), s.at(kFile).get<std::string>(), s.at(kPart).get<int>(), {}});
-  if (!queues_.empty())
-    for (std::size_t index = scenarios; index < plan_.size(); ++index) queue_of(index).push_back(index);
-  if (!progress_) return;  // not running yet: run_scenarios shows the module errors so far
-  progress_->set_total(total());
-  for (std::size_t i = errors; i < module_errors_.size(); ++i) progress_->end(to_shown(module_errors_[i]));
-}
-
-// A streamed piece of the plan: the next one, or one a new server (after an import killed the last) sends again.
-void Supervisor::take_piece(const json& piece) {
-  const std::uint32_t seq = piece.at(protocol::field::kSeq).get<std::uint32_t>();
-  server_importing_.clear();  // its module is imported
-  if (seq < pieces_) return;
-  if (seq != pieces_) throw protocol::ProtocolError("a piece of the plan out of order");
-  ++pieces_;
-  add_entries(piece);
-}
-
-// A streaming fork server's reply; one it could not have sent ends the run (no scenario is to blame).
-void Supervisor::handle_server_line(const std::string& line) {
-  try {
-    const json message = protocol::parse_reply(line);
-    const std::string event = message.at(protocol::kEvent).get<std::string>();
-    if (event == protocol::kFatal)
-      throw RunAbort{message.at(protocol::field::kMessage).get<std::string>(),
-                     message.value(protocol::field::kNoTests, false) ? kExitNoTests : kExitUsage};
-    if (event == protocol::kImporting) {
-      server_importing_ = message.at(protocol::field::kFile).get<std::string>();
-    } else if (event == protocol::kPiece) {
-      take_piece(message);
-    } else if (event == protocol::kReady && !have_plan_) {
-      take_plan(message);
-    } else if (event != protocol::kLoaded) {  // a new server's, after an import killed the last
-      throw protocol::ProtocolError("a '" + event + "' event it could not have sent");
-    }
-  } catch (const protocol::ProtocolError& e) {
-    throw RunAbort{std::string("the fork server sent an invalid reply (") + e.what() + ")"};
-  }
-}
-
-// Reads a streaming server's replies until the plan is whole. If importing a module killed it, that module becomes a
-// module error and a new server imports the modules again, skipping it (its pieces up to there are known already).
-void Supervisor::poll_server() {
-  std::vector<std::string> lines;
-  bool open = true;
-  try {
-    open = server_->read_replies(lines);
-  } catch (const std::length_error& e) {
-    throw RunAbort{std::string("the fork server sent an invalid reply (") + e.what() + ")"};
-  }
-  for (const std::string& line : lines) handle_server_line(line);
-  if (have_plan_ || (open && !server_->exited())) return;
-  const std::string end = server_->wait_end(1.0);
-  if (server_importing_.empty()) {
-    const std::string tail = server_->output().text();
-    throw RunAbort{"the fork server ended (" + end + ") before the plan was whole" +
-                   (tail.empty() ? std::string() : ", after printing:\n" + tail)};
-  }
-  if (crashed_modules_.insert(server_importing_).second)
-    argv_.insert(argv_.end(), {protocol::flag::kCrashedModule, server_importing_ + "=" + end});
-  server_importing_.clear();
-  const auto unborn = std::count_if(workers_.begin(), workers_.end(), [](const Worker& w) { return !w.process; });
-  std::vector<std::string> argv = argv_;
-  argv.insert(argv.end(), {protocol::flag::kForkServer, protocol::flag::kStream, protocol::flag::kPart, "0",
-                           protocol::flag::kParts, std::to_string(unborn)});
-  server_ = std::make_unique<ChildProcess>(argv, ChildProcess::kMaxReplyLine, true);
 }
 
 // Events arrive in the order worker.h gives; one out of turn was not sent by the worker's own code (a scenario
@@ -473,7 +366,7 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
     throw RunAbort{message.at(protocol::field::kMessage).get<std::string>(),
                    message.value(protocol::field::kNoTests, false) ? kExitNoTests : kExitUsage};
   if (event == protocol::kLoaded) {
-    take_launch(w, message);
+    take_launch(w, message.at(protocol::field::kForkable).get<bool>());
   } else if (event == protocol::kImporting) {
     w.importing = message.at(protocol::field::kFile).get<std::string>();
   } else if (event == protocol::kImported) {
@@ -661,26 +554,21 @@ void Supervisor::make_queues() {
     if (!plan_[index].result) queue_of(index).push_back(index);
 }
 
-// The next scenario for worker `w`: pytest's for slot 0 (no other has them), else the next of its own part, else the
-// last of the part with the most left (its module is imported for it): both ends of that part then meet in the middle.
-// Of a streamed plan, only a scenario whose module the worker has (its horizon): it was forked after that module's
-// piece. A pytest test (no part) comes in the last piece, which also links the suites' tests (pytest_suite.link: which
-// follows which, so that fixtures end as in one pytest session): only a worker forked after it may run one.
-std::optional<std::size_t> Supervisor::take(const Worker& w) {
-  const auto pop = [&](std::deque<std::size_t>& queue, bool back) -> std::optional<std::size_t> {
+// The next scenario for the worker in `slot`: pytest's for slot 0 (no other has them), else the next of its own
+// part, else the last of the part with the most left (its module is imported for it): both ends of that part then
+// meet in the middle.
+std::optional<std::size_t> Supervisor::take(std::size_t slot) {
+  const auto pop = [this](std::deque<std::size_t>& queue, bool back) -> std::optional<std::size_t> {
     while (!queue.empty()) {
       const std::size_t index = back ? queue.back() : queue.front();
-      const int part = plan_[index].part;
-      const std::uint32_t needs = part >= 0 ? static_cast<std::uint32_t>(part) + 1 : pieces_;  // pieces it must have
-      if (!plan_[index].result && needs > w.horizon) return std::nullopt;
       back ? queue.pop_back() : queue.pop_front();
       if (!plan_[index].result) return index;  // else finished already (the run this one resumes)
     }
     return std::nullopt;
   };
-  if (w.slot == 0)
+  if (slot == 0)
     if (const auto index = pop(pinned_, false)) return index;
-  if (const auto index = pop(queues_[w.slot], false)) return index;
+  if (const auto index = pop(queues_[slot], false)) return index;
   std::deque<std::size_t>* fullest = nullptr;
   for (auto& queue : queues_)
     if (!fullest || queue.size() > fullest->size()) fullest = &queue;
@@ -690,7 +578,7 @@ std::optional<std::size_t> Supervisor::take(const Worker& w) {
 void Supervisor::dispatch(Progress& progress) {
   for (Worker& w : workers_) {
     while (w.ready() && w.tasks.size() < kQueued) {
-      const std::optional<std::size_t> index = take(w);
+      const std::optional<std::size_t> index = take(w.slot);
       if (!index) break;
       const Planned& planned = plan_[*index];
       if (w.queue(*index)) progress.begin(planned.id);
@@ -705,37 +593,22 @@ void Supervisor::dispatch(Progress& progress) {
       }
       break;
     }
-    retire_if_behind(w);
   }
 }
 
-// An idle worker forked before the modules of what is left were imported (a streamed plan) ends, and a new fork,
-// which has them, takes its place: nothing is imported twice. While the server still imports (it keeps a core busy)
-// that waits until no other worker is busy or being replaced: each new fork costs its first scenarios' copy-on-write
-// faults (some 12,000 page faults, a tenth of a second of CPU, on the bundled corpus).
-void Supervisor::retire_if_behind(Worker& w) {
-  if (w.state != WorkerState::kIdle || w.horizon >= pieces_) return;
-  const auto waiting = [](const std::deque<std::size_t>& queue) { return !queue.empty(); };
-  if (!waiting(pinned_) && std::none_of(queues_.begin(), queues_.end(), waiting)) return;
-  const auto active = [](const Worker& o) { return o.has_task() || o.state == WorkerState::kRetiring; };
-  if (!have_plan_ && std::any_of(workers_.begin(), workers_.end(), active)) return;
-  w.process->close_commands();
-  w.state = WorkerState::kRetiring;  // its end spawns the new one (poll_worker)
-}
-
-// Waits up to 100 ms for any worker to reply or print, then reads everything available.
+// Waits up to 100 ms for any worker to reply or print, then reads everything available. The output of a worker
+// that runs scenarios and printed little at the last look is not waited on: it is read at its next reply (what a
+// scenario prints, and the restart line before each), one wake-up a scenario instead of two. One that prints more
+// (kQuietOutput) is waited on again before its pipe fills, at most 100 ms after it began.
 void Supervisor::poll_workers(Progress* progress) {
   std::vector<pollfd> fds;
   if (server_) server_->read_output();  // it prints nothing once ready, unless something it imported does
-  if (server_ && streaming_ && !have_plan_) {
-    poll_server();
-    fds.push_back({server_->reply_fd(), POLLIN, 0});
-  }
   for (Worker& w : workers_) {
     if (!w.process) continue;  // not started before the first says whether it forks them
     w.process->flush_commands();
     fds.push_back({w.process->reply_fd(), POLLIN, 0});
-    fds.push_back({w.process->output_fd(), POLLIN, 0});
+    if (!w.has_task() || w.process->last_output_bytes() > kQuietOutput)
+      fds.push_back({w.process->output_fd(), POLLIN, 0});
   }
   ::poll(fds.data(), fds.size(), 100);
   for (Worker& w : workers_)
@@ -756,14 +629,7 @@ void Supervisor::poll_worker(Worker& w, Progress* progress) {
   bool open = true;
   try {
     open = w.process->read_replies(lines);
-    for (const std::string& line : lines) {
-      if (!w.process) {  // it became a streaming fork server (take_launch): the rest is the plan
-        handle_server_line(line);
-        continue;
-      }
-      handle_line(w, line, progress);
-    }
-    if (!w.process) return;
+    for (const std::string& line : lines) handle_line(w, line, progress);
   } catch (const protocol::ProtocolError& e) {
     return misbehaved(w, e.what(), progress);
   } catch (const std::length_error& e) {
@@ -797,8 +663,7 @@ void Supervisor::poll_worker(Worker& w, Progress* progress) {
 
 bool Supervisor::run(Progress& progress) {
   make_queues();
-  progress_ = &progress;
-  while (!have_plan_ || done_ < plan_.size()) {
+  while (done_ < plan_.size()) {
     if (g_stop_signal) return false;
     dispatch(progress);
     poll_workers(&progress);
@@ -927,11 +792,7 @@ int run_scenarios(const RunOptions& options) {
   OrphanReaper reaper;
   Supervisor supervisor(options, manifest);
   try {
-    // The plan is streamed unless what comes first needs all of it: the ids --only names must exist, a shard is a
-    // share of every id, a resumed run's are checked against the plan. One worker waits for all of it too, so that
-    // `-j 1` is one process at work at a time.
-    const bool stream = options.jobs > 1 && options.selection.only.empty() && !shard && !options.resume;
-    supervisor.start(backend, stream);  // the workers create the results directory once backend and selection are good
+    supervisor.start(backend);  // the workers create the results directory once backend and selection are good
   } catch (const RunAbort& e) {
     print_line("run", e.message);
     return e.code;
@@ -963,7 +824,7 @@ int run_scenarios(const RunOptions& options) {
     print_line("run", e.message);
     manifest.scenarios = supervisor.finished();
     write_manifest(manifest);  // incomplete: what finished stays valid
-    return e.code;
+    return kExitUsage;
   }
   return finish_run(supervisor, manifest, progress, completed, seconds_between(start, Clock::now()));
 }

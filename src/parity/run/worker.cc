@@ -2,14 +2,17 @@
 #include "worker.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -195,12 +198,64 @@ void flush_python_output() {
   for (const char* stream : {"stdout", "stderr"}) sys.attr(stream).attr("flush")();
 }
 
-// One reply line: the `event` (protocol.h) with its `fields`.
-void reply(std::FILE* channel, const char* event, json fields = json::object()) {
+// One reply line: the `event` (protocol.h) with its `fields`. Unflushed, it leaves with the next reply, in one write.
+void reply(std::FILE* channel, const char* event, json fields = json::object(), bool flush = true) {
   fields[protocol::kEvent] = event;
   const std::string line = fields.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   std::fwrite(line.data(), 1, line.size(), channel);
-  std::fflush(channel);
+  if (flush) std::fflush(channel);
+}
+
+// The supervisor's command lines (protocol.h). Unlike getline on a FILE, it can tell whether the next whole line
+// has arrived without waiting for it: the supervisor queues a scenario ahead (runner.cc, kQueued), and the worker then
+// announces it in the same write as the last one's done reply, one wake-up of the supervisor instead of two.
+class CommandLines {
+ public:
+  explicit CommandLines(int fd) : fd_(fd) {}
+  /// The next line, without its newline; nullopt at the end of the commands.
+  std::optional<std::string> next() {
+    while (!has_line())
+      if (!fill(true)) {
+        if (buffer_.empty()) return std::nullopt;
+        return std::exchange(buffer_, std::string());  // a last line without its newline, as getline gives it
+      }
+    const std::size_t end = buffer_.find('\n');
+    std::string line = buffer_.substr(0, end);
+    buffer_.erase(0, end + 1);
+    return line;
+  }
+  /// Whether the next whole line is here already; reads what has arrived, never waits.
+  bool waiting() {
+    while (!has_line())
+      if (!fill(false)) return false;
+    return true;
+  }
+
+ private:
+  bool has_line() const { return buffer_.find('\n') != std::string::npos; }
+  // Appends what can be read (waiting for it with `wait`); false at the end, on an error, or with nothing there.
+  bool fill(bool wait) {
+    pollfd readable{fd_, POLLIN, 0};
+    if (!wait && ::poll(&readable, 1, 0) <= 0) return false;
+    char chunk[4096];
+    ssize_t got;
+    do got = ::read(fd_, chunk, sizeof chunk);
+    while (got < 0 && errno == EINTR);
+    if (got <= 0) return false;
+    buffer_.append(chunk, static_cast<std::size_t>(got));
+    return true;
+  }
+  int fd_;
+  std::string buffer_;
+};
+
+// What precedes a scenario: what the last one printed through Python is flushed, then the restart line (its output
+// tail starts there), then, flushing the channel, the started reply with any reply still unflushed.
+void announce_next(std::FILE* channel) {
+  flush_python_output();
+  std::printf("%s\n", protocol::kOutputRestart);
+  std::fflush(stdout);
+  reply(channel, protocol::kStarted);
 }
 
 int fatal(std::FILE* channel, const std::string& message, int code = kExitUsage) {
@@ -209,32 +264,8 @@ int fatal(std::FILE* channel, const std::string& message, int code = kExitUsage)
   return code;
 }
 
-// {file: how its worker ended} of the modules whose import killed a worker (WorkerOptions::crashed_modules).
-py::dict crashed_modules(const WorkerOptions& options) {
-  py::dict crashed;
-  for (const std::string& entry : options.crashed_modules) {
-    const std::size_t eq = entry.rfind('=');
-    crashed[py::str(entry.substr(0, eq))] = py::str(eq == std::string::npos ? "" : entry.substr(eq + 1));
-  }
-  return crashed;
-}
-
-// Replies importing before each module's import: a death from then on is that module's.
-py::cpp_function importing_replies(std::FILE* channel) {
-  return py::cpp_function([channel](const std::string& file) {
-    reply(channel, protocol::kImporting, {{protocol::field::kFile, file}});
-  });
-}
-
-// The fatal reply for a selection discovery refused; rethrows any other Python error. Call it in a catch block.
-int refused(std::FILE* channel, py::error_already_set& e) {
-  const int code = refused_selection(e);
-  if (code == kExitOk) throw;
-  return fatal(channel, py::str(e.value()).cast<std::string>(), code);
-}
-
 // Everything before the plan: backend, install(), this worker's part of the discovery (discovery.discover_part: every
-// module when it is the only worker, or the fork server; none yet for a streaming one). A fatal problem is replied.
+// module when it is the only worker, or the fork server). A fatal problem is replied.
 int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py::object& part) {
   try {
     backend = py::module_::import("parity.backend").attr("load")(options.backend, options.role);
@@ -251,24 +282,25 @@ int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py:
   if (options.fork_server) {
     // The supervisor starts the other workers once it knows whether this one forks them (runner.cc).
     options.fork_server = backend.attr("fork_safe").cast<bool>();
-    options.stream = options.stream && options.fork_server;
-    json loaded = {{protocol::field::kForkable, options.fork_server}};
-    if (options.stream) {  // the banner's, which comes before the plan does
-      loaded[protocol::field::kBackend] = to_json(backend.attr("info")());
-      loaded[protocol::field::kEnvironment] =
-          to_json(py::module_::import("parity.discovery").attr("environment_info")());
-    }
-    reply(channel, protocol::kLoaded, std::move(loaded));
+    reply(channel, protocol::kLoaded, {{protocol::field::kForkable, options.fork_server}});
     if (options.fork_server) options.parts = 1;  // its workers share what it imports
   }
-  options.stream = options.stream && options.fork_server;
-  if (options.stream) return kExitOk;  // stream_plan imports the modules
+  py::dict crashed;
+  for (const std::string& entry : options.crashed_modules) {
+    const std::size_t eq = entry.rfind('=');
+    crashed[py::str(entry.substr(0, eq))] = py::str(eq == std::string::npos ? "" : entry.substr(eq + 1));
+  }
+  py::cpp_function on_import([channel](const std::string& file) {
+    reply(channel, protocol::kImporting, {{protocol::field::kFile, file}});
+  });
   try {
-    part = py::module_::import("parity.discovery")
-               .attr("discover_part")(options.selection.paths, options.part, options.parts, importing_replies(channel),
-                                      crashed_modules(options), backend);
+    part =
+        py::module_::import("parity.discovery")
+            .attr("discover_part")(options.selection.paths, options.part, options.parts, on_import, crashed, backend);
   } catch (py::error_already_set& e) {
-    return refused(channel, e);
+    const int code = refused_selection(e);
+    if (code == kExitOk) throw;
+    return fatal(channel, py::str(e.value()).cast<std::string>(), code);
   }
   // A fork server's workers still take the modules in turns, as parts would (discovery.merge routes by it): a
   // module's scenarios then run in one worker, and what they start or import lazily (joblib's process pool) is
@@ -278,108 +310,41 @@ int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py:
   return kExitOk;
 }
 
-// The results directory, created once the selection is known to hold something.
-int make_results_dir(const WorkerOptions& options, std::FILE* channel) {
-  try {
-    std::filesystem::create_directories(options.out / kResultsSubdir);
-  } catch (const std::filesystem::filesystem_error& e) {
-    return fatal(channel, std::string("cannot create the results directory: ") + e.what());
-  }
-  return kExitOk;
-}
-
-// The records of a discovery's module errors.
-json module_errors(py::handle found) {
-  json errors = json::array();
-  for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
-  return errors;
-}
-
 // The other parts of the discovery, from the supervisor's merge command (`parity run -j N`, N > 1); none when alone.
-py::object other_parts(const WorkerOptions& options, std::FILE* commands) {
+py::object other_parts(const WorkerOptions& options, CommandLines& commands) {
   if (options.parts <= 1) return py::list();
-  char* line = nullptr;
-  std::size_t capacity = 0;
-  const bool got = ::getline(&line, &capacity, commands) > 0;
-  const std::string text = got ? line : "";
-  std::free(line);
-  if (!got) throw std::runtime_error("the supervisor sent no merge command");
-  return py::module_::import("json").attr("loads")(text)[protocol::kMerge];
+  const std::optional<std::string> line = commands.next();
+  if (!line) throw std::runtime_error("the supervisor sent no merge command");
+  return py::module_::import("json").attr("loads")(*line)[protocol::kMerge];
 }
 
 // The plan (part 0 only): the parts merged, the selection made, the results directory created (only once all of
 // that worked); then the ready reply, or a fatal one.
-int plan(const WorkerOptions& options, std::FILE* channel, std::FILE* commands, py::handle backend, py::handle part) {
+int plan(const WorkerOptions& options, std::FILE* channel, CommandLines& commands, py::handle backend,
+         py::handle part) {
   py::module_ discovery = py::module_::import("parity.discovery");
   py::object found;
   try {
     found = discovery.attr("select")(discovery.attr("merge")(part, other_parts(options, commands)),
                                      options.selection.only, options.selection.keyword, options.selection.paths);
   } catch (py::error_already_set& e) {
-    return refused(channel, e);
+    const int code = refused_selection(e);
+    if (code == kExitOk) throw;
+    return fatal(channel, py::str(e.value()).cast<std::string>(), code);
   }
-  if (const int code = make_results_dir(options, channel); code != kExitOk) return code;
+  try {
+    std::filesystem::create_directories(options.out / kResultsSubdir);
+  } catch (const std::filesystem::filesystem_error& e) {
+    return fatal(channel, std::string("cannot create the results directory: ") + e.what());
+  }
   using namespace protocol::field;
+  json errors = json::array();
+  for (py::handle e : found.attr("errors")) errors.push_back(to_json(module_error(e)));
   reply(channel, protocol::kReady,
         {{kBackend, to_json(backend.attr("info")())},
          {kEnvironment, to_json(discovery.attr("environment_info")())},
          {kScenarios, to_json(discovery.attr("plan_entries")(found))},
-         {kErrors, module_errors(found)}});
-  return kExitOk;
-}
-
-// A streaming fork server's plan (protocol::flag::kStream): each module imported and its piece sent, with the fork
-// requests that came meanwhile served between two modules, so that workers run the first modules' scenarios while it
-// imports the next; then the ready reply (every scenario came in a piece) and forks until the supervisor ends it.
-// Returns in the server at its end, and in each worker it forks (`in_worker`; `part`: the modules it imported).
-int stream_plan(const WorkerOptions& options, int jobs, std::FILE* channel, py::handle backend, py::object& part,
-                bool& in_worker) {
-  py::module_ discovery = py::module_::import("parity.discovery");
-  py::object stream, piece;
-  try {
-    stream = discovery.attr("Stream")(options.selection.paths, options.selection.keyword, importing_replies(channel),
-                                      crashed_modules(options), backend);
-  } catch (py::error_already_set& e) {
-    return refused(channel, e);
-  }
-  // The first `jobs` workers are forked once there is something to run, at once: the supervisor asks for them then
-  // (a server started again after an import killed the last is told how many it still will). Later ones, a
-  // replacement, are forked between two modules.
-  int first = jobs;
-  std::uint32_t sent = 0;
-  for (bool made = false;; ++sent) {
-    if (const Served served = serve_forks(sent, made ? std::exchange(first, 0) : 0); served != Served::kIdle) {
-      in_worker = served == Served::kWorker;
-      part = stream.attr("part");
-      return kExitOk;
-    }
-    try {
-      piece = stream.attr("next_piece")();
-    } catch (py::error_already_set& e) {
-      return refused(channel, e);
-    }
-    if (piece.is_none()) break;
-    json entries = to_json(discovery.attr("plan_entries")(piece)), errors = module_errors(piece);
-    if (!made && (!entries.empty() || !errors.empty())) {  // only once there is something to run
-      if (const int code = make_results_dir(options, channel); code != kExitOk) return code;
-      made = true;
-    }
-    using namespace protocol::field;
-    reply(channel, protocol::kPiece, {{kSeq, sent}, {kScenarios, std::move(entries)}, {kErrors, std::move(errors)}});
-  }
-  try {
-    stream.attr("finish")();
-  } catch (py::error_already_set& e) {
-    return refused(channel, e);
-  }
-  using namespace protocol::field;
-  reply(channel, protocol::kReady,
-        {{kBackend, to_json(backend.attr("info")())},
-         {kEnvironment, to_json(discovery.attr("environment_info")())},
-         {kScenarios, json::array()},
-         {kErrors, json::array()}});
-  part = stream.attr("part");
-  in_worker = serve_forks(sent, kUntilClosed) == Served::kWorker;
+         {kErrors, errors}});
   return kExitOk;
 }
 
@@ -408,10 +373,10 @@ ScenarioRecord unrunnable(const std::string& id, const std::string& why) {
 int worker_main(const WorkerOptions& given) {
   WorkerOptions options = given;  // a fork server of a fork-safe backend imports every part (prepare)
   std::FILE* channel = ::fdopen(protocol::kReplyFd, "w");
-  std::FILE* commands = ::fdopen(protocol::kCommandFd, "r");
+  CommandLines commands(protocol::kCommandFd);
   // Not inherited by what a backend starts (loky's workers): the supervisor sees this process's end as theirs.
   for (int fd : {protocol::kReplyFd, protocol::kCommandFd}) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  if (!channel || !commands) {
+  if (!channel || ::fcntl(protocol::kCommandFd, F_GETFD) < 0) {
     std::fprintf(stderr,
                  "parity _worker: no command and reply descriptors (%d, %d): only 'parity run' starts workers\n",
                  protocol::kCommandFd, protocol::kReplyFd);
@@ -423,37 +388,27 @@ int worker_main(const WorkerOptions& given) {
   py::exec("import sys\nfor s in (sys.stdout, sys.stderr): s.reconfigure(line_buffering=True)");
   py::object backend, part;
   if (const int code = prepare(options, channel, backend, part); code != kExitOk) return code;
-  if (options.stream) {
-    bool in_worker = false;
-    const int code = stream_plan(options, given.parts, channel, backend, part, in_worker);
-    if (code != kExitOk || !in_worker) return code;  // the server's end; a worker it forked goes on here
-  } else {
-    // Another part's worker tells what it found; part 0 merges them all into the plan (a replacement does it again).
-    if (options.parts > 1)
-      reply(channel, protocol::kFound,
-            {{protocol::field::kPart,
-              options.part == 0 ? json::object()
-                                : to_json(py::module_::import("parity.discovery").attr("part_payload")(part))}});
-    if (options.part == 0)
-      if (const int code = plan(options, channel, commands, backend, part); code != kExitOk) return code;
-    if (options.fork_server && serve_forks(UINT32_MAX, kUntilClosed) != Served::kWorker) return kExitOk;  // as above
-  }
+  // Another part's worker tells what it found; part 0 merges them all into the plan (a replacement does it again).
+  if (options.parts > 1)
+    reply(channel, protocol::kFound,
+          {{protocol::field::kPart,
+            options.part == 0 ? json::object()
+                              : to_json(py::module_::import("parity.discovery").attr("part_payload")(part))}});
+  if (options.part == 0)
+    if (const int code = plan(options, channel, commands, backend, part); code != kExitOk) return code;
+  if (options.fork_server && !serve_forks()) return kExitOk;  // the server's end; a worker it forked goes on here
   py::dict runnable = py::module_::import("parity.discovery").attr("runnable")(part).cast<py::dict>();
   const py::object library_versions = py::module_::import("parity.discovery").attr("library_versions");
   py::object sent_libraries = py::none();
   const std::string role = backend.attr("role").cast<std::string>();
-  char* line = nullptr;
-  std::size_t capacity = 0;
-  while (::getline(&line, &capacity, commands) > 0) {
-    const json command = parse_json(line, "command");
+  bool announced = false;  // the started reply of the command read next went out with the last done
+  while (const std::optional<std::string> line = commands.next()) {
+    const json command = parse_json(*line, "command");
     const std::string id = command.at(protocol::kRun).get<std::string>();
     const std::string file = command.value(protocol::field::kFile, "");
     // The supervisor queues the next scenario ahead: this tells it which one a death from now on belongs to, and
-    // the restart line which output does (what the last scenario printed is flushed before it).
-    reply(channel, protocol::kStarted);
-    flush_python_output();
-    std::printf("%s\n", protocol::kOutputRestart);
-    std::fflush(stdout);
+    // the restart line which output does.
+    if (!announced) announce_next(channel);
     py::object scenario;
     std::string missing;
     try {
@@ -478,10 +433,12 @@ int worker_main(const WorkerOptions& given) {
       done[protocol::field::kLibraries] = to_json(libraries);
       sent_libraries = std::move(libraries);
     }
-    reply(channel, protocol::kDone, std::move(done));
+    // With the next command here already, its started reply leaves with this done, in one write.
+    announced = !exhausted && commands.waiting();
+    reply(channel, protocol::kDone, std::move(done), !announced);
+    if (announced) announce_next(channel);
     if (exhausted) break;
   }
-  std::free(line);
   // Module and session fixtures of pytest suites are torn down as pytest would at the end of its session.
   finish_pytest_sessions();
   // parity never finalizes its interpreter (NumPy cannot be loaded twice), so Python's exit handlers would never

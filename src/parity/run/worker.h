@@ -25,9 +25,6 @@ struct WorkerOptions {
   /// Offered to be the run's fork server (protocol::flag::kForkServer): when the backend is fork-safe it imports every
   /// module (parts is then 1) and, once ready, forks the workers (fork_server.h) instead of running scenarios.
   bool fork_server = false;
-  /// With fork_server (protocol::flag::kStream): a fork-safe server sends the plan module by module and forks workers
-  /// meanwhile (worker.cc, stream_plan).
-  bool stream = false;
 };
 
 /// `parity _worker`: loads the backend, installs it (with fork_server, replies {"event": "loaded", forkable}),
@@ -40,12 +37,11 @@ struct WorkerOptions {
 /// the others' found is their ready. Then, for each command line {"run": ID, "file": its module} (a module of
 /// another part is imported then), replies {"event": "started"}, runs that scenario, writes its result files under
 /// `out` and replies
-/// {"event": "done", record, retiring}. Exits 0 at the end of the commands, or right after a reply with retiring
+/// {"event": "done", record, retiring}; when the next command has arrived by then, its started reply goes out in the
+/// same write as that done (after the output restart line, protocol.h), so the supervisor wakes once a scenario.
+/// Exits 0 at the end of the commands, or right after a reply with retiring
 /// true (a MemoryError left it untrustworthy: a crash record). A fork server of a fork-safe backend runs no command
 /// after its ready reply: it forks workers that do (fork_server.h), and exits 0 when the supervisor closes its socket.
-/// With `stream` it replies, after loaded (which then carries backend and environment), importing and a piece
-/// {seq, scenarios, errors} per module, then ready with no scenarios; it forks its first `parts` workers once a piece
-/// selected something, and the others between two modules.
 /// Commands and replies travel on the descriptors
 /// protocol.h names, with the events and their fields.
 int worker_main(const WorkerOptions& options);
