@@ -721,12 +721,24 @@ def _same_aspects(a: np.ndarray, b: np.ndarray) -> bool:
             and fa.f_contiguous == fb.f_contiguous and fa.writeable == fb.writeable)
 
 
-def _small_plain(a: np.ndarray) -> bool:
-    """Smaller than any array a pickle references, and all its element bytes values (no object, no structured
-    dtype with its padding, no x87 long double with its unused bytes): tobytes() is its value bytes."""
-    kind, size = a.dtype.kind, a.dtype.itemsize
-    return (a.nbytes < _REFERENCED and kind != "O" and a.dtype.names is None
+# The dtype kinds whose element bytes are their values: numbers, datetimes, fixed-width strings and raw bytes. Not
+# object arrays, nor StringDType (kind "T") or another dtype whose elements point elsewhere: two equal such arrays
+# may hold different bytes, and two different ones the same.
+_VALUE_KINDS = frozenset("biufcmMSUV")
+
+
+def _bytes_are_values(dtype: np.dtype) -> bool:
+    """Whether every element byte of `dtype` is part of its value: a _VALUE_KINDS dtype, not structured (its
+    padding), not x87 long double (its unused bytes)."""
+    kind, size = dtype.kind, dtype.itemsize
+    return (kind in _VALUE_KINDS and dtype.names is None
             and not (kind in "fc" and size // (2 if kind == "c" else 1) in (12, 16)))
+
+
+def _small_plain(a: np.ndarray) -> bool:
+    """Smaller than any array a pickle references, and all its element bytes values (_bytes_are_values):
+    tobytes() is its value bytes."""
+    return a.nbytes < _REFERENCED and _bytes_are_values(a.dtype)
 
 
 def _array_losses(faithful, unpickled, path, depth, seen):
@@ -746,6 +758,8 @@ def _array_losses(faithful, unpickled, path, depth, seen):
     elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
         if _small_plain(faithful) and _small_plain(unpickled):
             same = faithful.view(np.ndarray).tobytes() == unpickled.view(np.ndarray).tobytes()
+        elif faithful.dtype.kind not in _VALUE_KINDS:  # elements that point elsewhere: compared as Python values
+            same = faithful.view(np.ndarray).tolist() == unpickled.view(np.ndarray).tolist()
         else:
             same = _same_memory(faithful, unpickled) or _same_values(faithful, unpickled)
         if not same:
