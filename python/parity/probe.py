@@ -174,11 +174,20 @@ def _leaf_digest(obj, state=None, algorithm=DIGEST, pending=None):
     f = obj.flags  # each .flags makes a new object
     flags = (f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
     aspects = (obj.dtype.str, _dtype_description(obj.dtype), obj.shape, obj.strides, flags)
-    leaf = _Pending(obj, kind + b"|" + repr(aspects).encode() + b"|", algorithm)
+    head = kind + b"|" + repr(aspects).encode() + b"|"
     if pending is not None and obj.nbytes >= _FUSED_FROM:
+        leaf = _Pending(obj, head, algorithm)
         pending.append(leaf)
         return leaf
-    return leaf.finish()
+    return _array_digest(algorithm, head, obj)
+
+
+def _array_digest(algorithm, head: bytes, array: np.ndarray) -> str:
+    """The whole digest of an array leaf: its `head` (type, dtype, shape, strides, flags), then its element bytes."""
+    hasher = _ALGORITHMS[algorithm](head)
+    for part in _value_blocks(array):
+        hasher.update(part)
+    return algorithm + hasher.hexdigest()
 
 
 _FUSED_FROM = 1 << 20  # bytes of an array from which compare hashes its elements after its values kernel's pass
@@ -210,11 +219,9 @@ class _Pending:
         """The whole digest, the element bytes hashed here if the kernel did not give them all (from the head
         again: it may have given some)."""
         if self.whole is None:
-            if not self.fed():
-                self.hasher = _ALGORITHMS[self.algorithm](self.head)
-                for part in _value_blocks(self.array):
-                    self.hasher.update(part)
-            self.whole = self.algorithm + self.hasher.hexdigest()
+            fed = self.fed()
+            self.whole = (self.algorithm + self.hasher.hexdigest() if fed
+                          else _array_digest(self.algorithm, self.head, self.array))
         return self.whole
 
 
@@ -799,16 +806,23 @@ def missing_attributes(obj, required: dict, path="outputs") -> list:
     one of the attributes listed for it (checked on outputs rebuilt in the compare process)."""
     found = []
     seen = set()
+    wanted = {}  # type -> (its qualified name, the attributes required of it): one lookup per type, not per node
 
     def visit(node, node_path, depth):
         if depth > 500 or id(node) in seen:
             return
         seen.add(id(node))
-        type_name = reducers.qualified_name(type(node))
-        found.extend({"path": node_path, "type": type_name, "attribute": name}
-                     for name in required.get(type_name, ()) if not hasattr(node, name))
-        for child_path, child in _children(node, node_path):
-            visit(child, child_path, depth + 1)
+        kind = type(node)
+        if kind not in wanted:
+            name = reducers.qualified_name(kind)
+            wanted[kind] = (name, required.get(name, ()))
+        type_name, attributes = wanted[kind]
+        for attribute in attributes:
+            if not hasattr(node, attribute):
+                found.append({"path": node_path, "type": type_name, "attribute": attribute})
+        if isinstance(node, (dict, list, tuple)) or _is_object_array(node):  # what _children walks into
+            for child_path, child in _children(node, node_path):
+                visit(child, child_path, depth + 1)
 
     visit(obj, path, 0)
     return found
