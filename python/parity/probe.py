@@ -369,8 +369,8 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
             out[path] = out[seen[id(obj)][0]]
         return
     seen[id(obj)] = (path, obj)  # the object is kept alive so its id is not reused
-    children = list(_children(obj, path))
-    container = children or isinstance(obj, (dict, list, tuple)) or _is_object_array(obj)
+    container = isinstance(obj, (dict, list, tuple)) or _is_object_array(obj)  # what _children walks into
+    children = list(_children(obj, path)) if container else ()
     state = None if container else _state(obj)
     if shown is not None:
         text = _description(obj, state)
