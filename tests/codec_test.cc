@@ -656,6 +656,10 @@ TEST(SafeFile, FifosAndSymbolicLinksAreRefusedByName) {
   EXPECT_THROW(is_safe_regular_file(dir.path(), "results/link.parity"), UnsafeFileError);
   EXPECT_FALSE(is_safe_regular_file(dir.path(), "results/absent.parity"));
   EXPECT_TRUE(is_safe_regular_file(dir.path(), "results/real.parity"));
+  const OpenedFile opened = open_sized_regular_file(dir.path(), "results/real.parity");
+  EXPECT_EQ(opened.size, fs::file_size(dir.path() / "results" / "real.parity"));
+  EXPECT_EQ(read_to_end(opened.fd, "real.parity"), read_regular_file(dir.path(), "results/real.parity"));
+  EXPECT_THROW(open_sized_regular_file(dir.path(), "linked/real.parity"), UnsafeFileError);
 }
 
 }  // namespace

@@ -136,6 +136,21 @@ def test_a_type_of_the_same_qualified_name_is_no_type_loss_and_its_state_is_comp
         {"path": "outputs.magnitude", "aspect": "values", "faithful": "2.0", "unpickled": "4.0"}]
 
 
+def test_string_dtype_arrays_are_judged_by_their_strings_not_their_bytes():
+    # StringDType's element bytes say where a string is held, not what it is: two arrays of different strings of
+    # one length can hold the same bytes, and equal strings different ones.
+    strings = numpy.dtypes.StringDType()
+    a, b = numpy.array(["x" * 40], dtype=strings), numpy.array(["y" * 40], dtype=strings)
+    assert a.tobytes() == b.tobytes()
+    assert probe.losses(a, b) == [{"path": "outputs", "aspect": "values", "faithful": "as written",
+                                   "unpickled": "different"}]
+    written = numpy.array(["q" * 20, "w" * 50], dtype=strings)
+    written[0] = "x" * 40  # longer than the string it replaces: held elsewhere than in a fresh array
+    assert written[:1].tobytes() != a.tobytes()
+    assert probe.losses(a, written[:1]) == []
+    assert probe.losses(written[:1], a) == []
+
+
 def test_an_attribute_the_pickling_drops_is_reported_at_its_state_path():
     found = probe.losses({"m": Measured(numpy.arange(2), "m")}, round_trip({"m": Measured(numpy.arange(2), "m")}))
     assert found == [{"path": "outputs['m'].unit", "aspect": "type", "faithful": "builtins.str",

@@ -92,3 +92,34 @@ def test_numpys_blas_threads_sleep_at_once_in_a_parity_process(tmp_path):
     parity("list", "--scenarios", scenarios, check=0)
     on_cpu = json.loads(where.read_text())
     assert all(ns < 5_000_000 for ns in on_cpu.values()), on_cpu  # CPU used, not time waited: load cannot raise it
+
+
+def test_a_run_names_its_platform_without_starting_uname(tmp_path):
+    # platform.platform() starts `uname -p` (2-3 ms); a `uname` first on PATH would show that it ran.
+    import os
+    import platform
+
+    fake, called = tmp_path / "bin", tmp_path / "uname-ran"
+    fake.mkdir()
+    (fake / "uname").write_text(f"#!/bin/sh\necho \"$@\" >> {called}\necho unknown\n")
+    (fake / "uname").chmod(0o755)
+    scenarios = scenario_dir(tmp_path, "startup", PLAIN)
+    parity("run", "--backend", "gold", "--scenarios", scenarios, "--out", tmp_path / "gold", "-q", check=0,
+           env={"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"})
+    assert not called.exists(), called.read_text()
+    manifest = json.loads((tmp_path / "gold" / "manifest.json").read_text())
+    assert manifest["environment"]["platform"] == platform.platform()
+
+
+def test_the_built_in_backends_folder_is_walked_once_per_process(monkeypatch):
+    from pathlib import Path
+
+    from parity import backend
+
+    backend.register_fixtures(str(Path(__file__).resolve().parents[1] / "fixtures"))
+    walks = []
+    walk = Path.rglob
+    monkeypatch.setattr(Path, "rglob", lambda self, pattern: walks.append(self) or walk(self, pattern))
+    first = backend.builtin_names()
+    assert "gold" in first and "fsproxy" in first and backend.builtin_names() == first
+    assert len(walks) <= 1  # none when an earlier test of this process walked it

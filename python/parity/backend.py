@@ -1,6 +1,7 @@
 """Loads the backend named by --backend / PARITY_BACKEND and gives every optional hook its default."""
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import re
@@ -97,9 +98,16 @@ def builtin_names() -> list:
     pkg = sys.modules.get(FIXTURES_PACKAGE)
     if pkg is None:
         return []
-    root = Path(pkg.__path__[0])
+    return list(_names_under(pkg.__path__[0]))
+
+
+@functools.lru_cache(maxsize=4)
+def _names_under(folder: str) -> tuple:
+    """The backend modules under the built-in backends' folder, walked once per process: a run or compare asks
+    several times (each side's backend, its reducers), and the installed folder does not change while it runs."""
+    root = Path(folder)
     names = [".".join(p.relative_to(root).with_suffix("").parts) for p in root.rglob("*.py")]
-    return sorted(n for n in names if not any(part.startswith("_") for part in n.split(".")))
+    return tuple(sorted(n for n in names if not any(part.startswith("_") for part in n.split("."))))
 
 
 def _import_spec(spec: str):

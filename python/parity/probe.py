@@ -174,11 +174,20 @@ def _leaf_digest(obj, state=None, algorithm=DIGEST, pending=None):
     f = obj.flags  # each .flags makes a new object
     flags = (f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
     aspects = (obj.dtype.str, _dtype_description(obj.dtype), obj.shape, obj.strides, flags)
-    leaf = _Pending(obj, kind + b"|" + repr(aspects).encode() + b"|", algorithm)
+    head = kind + b"|" + repr(aspects).encode() + b"|"
     if pending is not None and obj.nbytes >= _FUSED_FROM:
+        leaf = _Pending(obj, head, algorithm)
         pending.append(leaf)
         return leaf
-    return leaf.finish()
+    return _array_digest(algorithm, head, obj)
+
+
+def _array_digest(algorithm, head: bytes, array: np.ndarray) -> str:
+    """The whole digest of an array leaf: its `head` (type, dtype, shape, strides, flags), then its element bytes."""
+    hasher = _ALGORITHMS[algorithm](head)
+    for part in _value_blocks(array):
+        hasher.update(part)
+    return algorithm + hasher.hexdigest()
 
 
 _FUSED_FROM = 1 << 20  # bytes of an array from which compare hashes its elements after its values kernel's pass
@@ -210,11 +219,9 @@ class _Pending:
         """The whole digest, the element bytes hashed here if the kernel did not give them all (from the head
         again: it may have given some)."""
         if self.whole is None:
-            if not self.fed():
-                self.hasher = _ALGORITHMS[self.algorithm](self.head)
-                for part in _value_blocks(self.array):
-                    self.hasher.update(part)
-            self.whole = self.algorithm + self.hasher.hexdigest()
+            fed = self.fed()
+            self.whole = (self.algorithm + self.hasher.hexdigest() if fed
+                          else _array_digest(self.algorithm, self.head, self.array))
         return self.whole
 
 
@@ -362,8 +369,8 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
             out[path] = out[seen[id(obj)][0]]
         return
     seen[id(obj)] = (path, obj)  # the object is kept alive so its id is not reused
-    children = list(_children(obj, path))
-    container = children or isinstance(obj, (dict, list, tuple)) or _is_object_array(obj)
+    container = isinstance(obj, (dict, list, tuple)) or _is_object_array(obj)  # what _children walks into
+    children = list(_children(obj, path)) if container else ()
     state = None if container else _state(obj)
     if shown is not None:
         text = _description(obj, state)
@@ -721,12 +728,24 @@ def _same_aspects(a: np.ndarray, b: np.ndarray) -> bool:
             and fa.f_contiguous == fb.f_contiguous and fa.writeable == fb.writeable)
 
 
-def _small_plain(a: np.ndarray) -> bool:
-    """Smaller than any array a pickle references, and all its element bytes values (no object, no structured
-    dtype with its padding, no x87 long double with its unused bytes): tobytes() is its value bytes."""
-    kind, size = a.dtype.kind, a.dtype.itemsize
-    return (a.nbytes < _REFERENCED and kind != "O" and a.dtype.names is None
+# The dtype kinds whose element bytes are their values: numbers, datetimes, fixed-width strings and raw bytes. Not
+# object arrays, nor StringDType (kind "T") or another dtype whose elements point elsewhere: two equal such arrays
+# may hold different bytes, and two different ones the same.
+_VALUE_KINDS = frozenset("biufcmMSUV")
+
+
+def _bytes_are_values(dtype: np.dtype) -> bool:
+    """Whether every element byte of `dtype` is part of its value: a _VALUE_KINDS dtype, not structured (its
+    padding), not x87 long double (its unused bytes)."""
+    kind, size = dtype.kind, dtype.itemsize
+    return (kind in _VALUE_KINDS and dtype.names is None
             and not (kind in "fc" and size // (2 if kind == "c" else 1) in (12, 16)))
+
+
+def _small_plain(a: np.ndarray) -> bool:
+    """Smaller than any array a pickle references, and all its element bytes values (_bytes_are_values):
+    tobytes() is its value bytes."""
+    return a.nbytes < _REFERENCED and _bytes_are_values(a.dtype)
 
 
 def _array_losses(faithful, unpickled, path, depth, seen):
@@ -746,6 +765,8 @@ def _array_losses(faithful, unpickled, path, depth, seen):
     elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
         if _small_plain(faithful) and _small_plain(unpickled):
             same = faithful.view(np.ndarray).tobytes() == unpickled.view(np.ndarray).tobytes()
+        elif faithful.dtype.kind not in _VALUE_KINDS:  # elements that point elsewhere: compared as Python values
+            same = faithful.view(np.ndarray).tolist() == unpickled.view(np.ndarray).tolist()
         else:
             same = _same_memory(faithful, unpickled) or _same_values(faithful, unpickled)
         if not same:
@@ -785,16 +806,23 @@ def missing_attributes(obj, required: dict, path="outputs") -> list:
     one of the attributes listed for it (checked on outputs rebuilt in the compare process)."""
     found = []
     seen = set()
+    wanted = {}  # type -> (its qualified name, the attributes required of it): one lookup per type, not per node
 
     def visit(node, node_path, depth):
         if depth > 500 or id(node) in seen:
             return
         seen.add(id(node))
-        type_name = reducers.qualified_name(type(node))
-        found.extend({"path": node_path, "type": type_name, "attribute": name}
-                     for name in required.get(type_name, ()) if not hasattr(node, name))
-        for child_path, child in _children(node, node_path):
-            visit(child, child_path, depth + 1)
+        kind = type(node)
+        if kind not in wanted:
+            name = reducers.qualified_name(kind)
+            wanted[kind] = (name, required.get(name, ()))
+        type_name, attributes = wanted[kind]
+        for attribute in attributes:
+            if not hasattr(node, attribute):
+                found.append({"path": node_path, "type": type_name, "attribute": attribute})
+        if isinstance(node, (dict, list, tuple)) or _is_object_array(node):  # what _children walks into
+            for child_path, child in _children(node, node_path):
+                visit(child, child_path, depth + 1)
 
     visit(obj, path, 0)
     return found

@@ -449,6 +449,7 @@ class PytestScenario:
     item: object
     suite: Suite
     next_item: object = UNLINKED  # set by link()
+    _metadata: dict = field(default=None, init=False, repr=False, compare=False)  # metadata(), made once
 
     @property
     def seed(self) -> int:
@@ -473,6 +474,13 @@ class PytestScenario:
                               {"compare": compare[0]} if compare is not None else None, _timeout_of(timeout))
 
     def metadata(self) -> dict:
+        """Made once, at collection (its marks and ini settings are fixed by then); a copy each time: the worker
+        asks again at every run of the test, for its xfail."""
+        if self._metadata is None:
+            self._metadata = self._declared()
+        return dict(self._metadata)
+
+    def _declared(self) -> dict:
         item = self.item
         callspec = getattr(item, "callspec", None)
         params = {k: format_param(v) for k, v in callspec.params.items()} if callspec is not None else {}

@@ -1,6 +1,7 @@
 // Opening files of a results directory that came from elsewhere: regular files only, no symlink followed.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -41,6 +42,18 @@ FileDescriptor open_regular_file(const std::filesystem::path& dir, const std::fi
 
 /// open_regular_file(file's directory, file's name): for a file whose directory the user named.
 FileDescriptor open_regular_file(const std::filesystem::path& file);
+
+/// A file open_regular_file opened, with its size then (from the status that showed it a regular file).
+struct OpenedFile {
+  FileDescriptor fd;
+  std::uintmax_t size = 0;
+};
+
+/// open_regular_file(dir, relative) with the file's size, which costs no system call more.
+OpenedFile open_sized_regular_file(const std::filesystem::path& dir, const std::filesystem::path& relative);
+
+/// What is left to read of the open file `fd`, to its end; `shown` names the file in a std::system_error.
+std::string read_to_end(const FileDescriptor& fd, const std::filesystem::path& shown);
 
 /// The whole contents of open_regular_file(dir, relative).
 std::string read_regular_file(const std::filesystem::path& dir, const std::filesystem::path& relative);

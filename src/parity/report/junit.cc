@@ -149,9 +149,17 @@ std::string annotated_file(const std::string& source) {
   return relative.empty() || relative == "." || *relative.begin() == ".." ? source : relative.string();
 }
 
+// annotated_file of each source file once per report: a module's scenarios share it, and resolving it costs a
+// system call per directory on its path.
+using AnnotatedFiles = std::map<std::string, std::string>;
+
 // Where CI annotators (GitHub check runs, GitLab) point a testcase: its scenario's source file and definition line.
-void add_location(pugi::xml_node tc, const json& s) {
-  if (const std::string file = text_at(s, "/source"); !file.empty()) set(tc, "file", annotated_file(file));
+void add_location(pugi::xml_node tc, const json& s, AnnotatedFiles& files) {
+  if (const std::string file = text_at(s, "/source"); !file.empty()) {
+    auto found = files.find(file);
+    if (found == files.end()) found = files.emplace(file, annotated_file(file)).first;
+    set(tc, "file", found->second);
+  }
   const json::json_pointer line("/line");
   if (s.contains(line) && s.at(line).is_number_integer() && s.at(line).get<long long>() > 0)
     set(tc, "line", std::to_string(s.at(line).get<long long>()));
@@ -172,12 +180,12 @@ std::string printed(const json& s, const std::string& stream) {
 }
 
 // Adds the testcase; returns its outcome element's name ("" for a pass).
-std::string add_testcase(pugi::xml_node suite, const json& s) {
+std::string add_testcase(pugi::xml_node suite, const json& s, AnnotatedFiles& files) {
   auto tc = suite.append_child("testcase");
   const std::string module = text_at(s, "/module");
   set(tc, "classname", module.empty() ? text_at(s, "/id") : module);
   set(tc, "name", testcase_name(s));
-  add_location(tc, s);
+  add_location(tc, s, files);
   // All three passes: the scenario's cost, whichever side made it slow.
   set(tc, "time",
       seconds_text(seconds_at(s, "/seconds/gold") + seconds_at(s, "/seconds/candidate") +
@@ -254,7 +262,8 @@ std::string report_to_junit(const json& report) {
   add_properties(suite, report);
   std::map<std::string, int> outcomes;  // by element name
   const json& scenarios = report.at("scenarios");
-  for (const json& s : scenarios) ++outcomes[add_testcase(suite, s)];
+  AnnotatedFiles files;
+  for (const json& s : scenarios) ++outcomes[add_testcase(suite, s, files)];
 
   const std::string time = seconds_text(suite_seconds(report));
   set(suites, "name", "parity");
