@@ -10,7 +10,8 @@ Issue #20, targets 1 and 5, every figure and ratio from the same run (see bench/
 Given --old-bin (another build's `parity`), the same figures for it, side by side. Targets are printed as PASS/MISS,
 never enforced: the exit status is 1 only when a command fails or compare does not pass the equal outputs.
 
-  .venv/bin/python bench/probe_bench.py [--mb 200] [--repeat 3] [--old-bin /path/to/old/build/parity] [--quick]
+  .venv/bin/python bench/probe_bench.py [--mb 200] [--repeat 3] [--old-bin /path/to/old/build/parity] [--dir /dev/shm]
+                                        [--quick]
 """
 import argparse
 import json
@@ -213,6 +214,8 @@ def main():
     parser.add_argument("--old-bin", help="another build's parity, measured the same way, side by side")
     parser.add_argument("--candidates", nargs="+", default=["gold", "fsproxy"])
     parser.add_argument("--quick", action="store_true", help="2 MB arrays, once: a smoke test of the benchmark")
+    parser.add_argument("--dir", help="where the results directories go (default: the temporary directory, /tmp); "
+                        "/dev/shm puts them in a tmpfs, which maps its 4 kB pages one by one")
     args = parser.parse_args()
     if args.quick:
         args.mb, args.repeat = 2, 1
@@ -220,7 +223,7 @@ def main():
     output_mb = 2 * n * 8 / 2**20
     builds = [("new", BIN)] + ([("old", args.old_bin)] if args.old_bin else [])
     rows = []
-    with tempfile.TemporaryDirectory(prefix="probe_bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="probe_bench-", dir=args.dir) as tmp:
         allclose_s = assert_allclose_seconds(n, args.repeat)
         hashed = ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in digest_seconds(n).items())
         print(f"PROBE: one scenario, 2 x {args.mb:g} MB (float64 C order, big-endian), median of {args.repeat}; "

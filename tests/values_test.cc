@@ -5,6 +5,7 @@
 #include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cmath>
@@ -1076,7 +1077,8 @@ TEST(DigestTaps, AnArrayComparedTwiceIsHashedOnce) {
 // A large C-contiguous pair is compared in two halves on two threads (split_from, here forced down to 0 bytes): the
 // report is the one pass's (counts add, the first mismatches stay the first in C order, a maximum met in both halves
 // keeps the smaller index, the map adds up), and the hashers still get every byte in order, for mismatches in either
-// half, both, and lengths that are odd and no multiple of the kernel's pieces.
+// half, both, and lengths that are odd and no multiple of the kernel's pieces. (On one core both are the one-part
+// pass: usable_cores.)
 TEST(DigestTaps, ASplitPassGivesTheOnePassReportAndDigests) {
   const py::module_ probe = py::module_::import("parity.probe");
   const py::object fused_from = probe.attr("_FUSED_FROM");
@@ -1108,6 +1110,23 @@ TEST(DigestTaps, ASplitPassGivesTheOnePassReportAndDigests) {
     EXPECT_TRUE(same_report(reports[0], reports[1]));
   }
   probe.attr("_FUSED_FROM") = fused_from;
+}
+
+// compare_values splits its pass only where this thread may run on two cores: usable_cores is the affinity mask's
+// count, so a process pinned to one core (taskset, a cpuset) compares on one thread.
+TEST(ValuesSplit, UsableCoresFollowsTheAffinityMask) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  EXPECT_EQ(parity::usable_cores(), static_cast<unsigned>(CPU_COUNT(&before)));
+  int first = 0;
+  while (!CPU_ISSET(first, &before)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const unsigned pinned = parity::usable_cores();
+  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
+  EXPECT_EQ(pinned, 1u);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#include <sched.h>
+
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -605,7 +607,7 @@ void iterate(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER ord
 void iterate_parts(PyArrayObject* g, PyArrayObject* c, const Plan& plan, const Tolerance& tol, const PassTaps& tapped,
                    std::int64_t split_from, Sink& out) {
   const std::int64_t n = PyArray_SIZE(g);
-  const bool split = n >= 2 && PyArray_NBYTES(g) + PyArray_NBYTES(c) >= split_from;
+  const bool split = n >= 2 && PyArray_NBYTES(g) + PyArray_NBYTES(c) >= split_from && usable_cores() > 1;
   std::int64_t mid = split ? n / 2 : n;
   IterPtr first = make_iter(g, c, plan, NPY_CORDER, 0, mid), second(nullptr, NpyIter_Deallocate);
   if (!first) return;
@@ -733,6 +735,12 @@ Tolerance default_tolerance(py::handle dtype) {
   else if (is_inexact(d) && part <= 4)
     t.rtol = 1e-6;  // float32, complex64: 24-bit significand
   return t;
+}
+
+unsigned usable_cores() {
+  cpu_set_t allowed;
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) return std::max(1, CPU_COUNT(&allowed));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 bool close_enough(double gold, double candidate, const Tolerance& tol) {

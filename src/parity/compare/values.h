@@ -81,6 +81,10 @@ inline constexpr std::size_t kFirstMismatches = 5;
 /// thread costs more than half the pass saves.
 inline constexpr std::int64_t kSplitFrom = std::int64_t{64} << 20;
 
+/// The cores this thread may run on (its CPU affinity mask; std::thread::hardware_concurrency where that cannot be
+/// read), at least 1. compare_values splits its pass only where there are two: on one core a second thread only waits.
+unsigned usable_cores();
+
 /// The scalar predicate of the allclose criterion; the array kernel applies the same rule.
 bool close_enough(double gold, double candidate, const Tolerance& tol);
 
@@ -113,7 +117,8 @@ class DigestTaps {
 /// in their common unit, NaT equal to NaT. Anything else: exact, in the common dtype. Structured dtypes are
 /// compared by the caller, field by field. The result never depends on byte order or memory layout. `taps`' hashers
 /// of either array are fed its bytes when the arrays are compared in one C-order pass (both C-contiguous). A
-/// C-contiguous pair of `split_from` bytes or more (both sides together) is compared in two halves on two threads.
+/// C-contiguous pair of `split_from` bytes or more (both sides together) is compared in two halves on two threads
+/// where this thread may run on two cores (usable_cores).
 ValueReport compare_values(pybind11::handle gold, pybind11::handle candidate, const Tolerance& tol,
                            const DigestTaps* taps = nullptr, std::int64_t split_from = kSplitFrom);
 
