@@ -1,11 +1,13 @@
 // Unit tests of child processes for the run supervisor: pipes on their descriptors, output tails, ends, kills.
 #include "process.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
@@ -154,6 +156,17 @@ TEST(ChildProcess, ACommandTheChildDoesNotReadNeverBlocksTheSender) {
   EXPECT_TRUE(child.send_line(std::string(1 << 20, 'x')));  // far more than a pipe holds: the rest waits here
   EXPECT_TRUE(child.flush_commands());
   EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(5));
+  EXPECT_EQ(child.finish(0.1), "signal 9 (SIGKILL)");
+}
+
+// Review finding: a scenario printing 100 kB waited 100 ms on a full 64 KiB pipe, its output unread until the next
+// reply (Supervisor::poll_workers), and that wait counted in its seconds and against its timeout.
+TEST(ChildProcess, ItsOutputPipeHoldsWhatTheSystemAllowsUpToAMebibyte) {
+  ChildProcess child = shell("sleep 60");
+  std::ifstream max_file("/proc/sys/fs/pipe-max-size");
+  long max_size = parity::kOutputPipeBytes;
+  max_file >> max_size;
+  EXPECT_GE(::fcntl(child.output_fd(), F_GETPIPE_SZ), std::min<long>(max_size, parity::kOutputPipeBytes));
   EXPECT_EQ(child.finish(0.1), "signal 9 (SIGKILL)");
 }
 

@@ -33,6 +33,15 @@ Pipe make_pipe() {
   return {fds[0], fds[1]};
 }
 
+// A worker's output pipe, enlarged to kOutputPipeBytes where the system allows (best effort: a refusal leaves the
+// usual 64 KiB). The supervisor reads a busy worker's quiet output only with its next reply (Supervisor::
+// poll_workers): a scenario printing more than the pipe holds between two looks waits for the next one, up to 100 ms.
+Pipe make_output_pipe() {
+  Pipe pipe = make_pipe();
+  ::fcntl(pipe.read, F_SETPIPE_SZ, kOutputPipeBytes);
+  return pipe;
+}
+
 // A socket pair as a Pipe: `read` the child's end, `write` the parent's (both ways, and descriptors can travel).
 Pipe make_socket_pair() {
   int fds[2];
@@ -175,7 +184,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, std::size_t max
   // A command to a child that died must be an error return of send_line, not a SIGPIPE that kills the parent.
   static const bool sigpipe_ignored = std::signal(SIGPIPE, SIG_IGN) != SIG_ERR;
   (void)sigpipe_ignored;
-  Pipe in = command_socket ? make_socket_pair() : make_pipe(), reply = make_pipe(), out = make_pipe();
+  Pipe in = command_socket ? make_socket_pair() : make_pipe(), reply = make_pipe(), out = make_output_pipe();
   const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) {
@@ -200,7 +209,7 @@ void ChildProcess::adopt_channels(int commands, int replies, int output) {
 std::unique_ptr<ChildProcess> ChildProcess::forked_by(ChildProcess& server, double seconds,
                                                       std::size_t max_reply_line) {
   std::unique_ptr<ChildProcess> child(new ChildProcess(max_reply_line));
-  Pipe in = make_pipe(), reply = make_pipe(), out = make_pipe();
+  Pipe in = make_pipe(), reply = make_pipe(), out = make_output_pipe();
   const int theirs[protocol::kForkDescriptors] = {in.read, reply.write, out.write};
   const bool asked = server.flush_commands() && send_fork_request(server.stdin_fd_, theirs);
   const pid_t pid = asked ? receive_forked_pid(server.stdin_fd_, seconds) : -1;

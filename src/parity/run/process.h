@@ -29,6 +29,11 @@ class OutputTail {
   std::string partial_;
 };
 
+/// What a child's output pipe is enlarged to where the system allows (fs.pipe-max-size is 1 MiB by default): the
+/// supervisor reads a busy worker's quiet output only with its next reply, so a pipe this size keeps a scenario that
+/// prints a lot from waiting on a full pipe.
+inline constexpr int kOutputPipeBytes = 1 << 20;
+
 /// One child: `argv` executed in its own process group (a terminal's Ctrl-C reaches the supervisor only), with a
 /// pipe the parent writes commands to (protocol::kCommandFd in the child), a pipe for its replies
 /// (protocol::kReplyFd), its stdout and stderr one pipe the parent reads into an OutputTail, and /dev/null as stdin.
