@@ -766,12 +766,18 @@ def _array_losses(faithful, unpickled, path, depth, seen):
         if _small_plain(faithful) and _small_plain(unpickled):
             same = faithful.view(np.ndarray).tobytes() == unpickled.view(np.ndarray).tobytes()
         elif faithful.dtype.kind not in _VALUE_KINDS:  # elements that point elsewhere: compared as Python values
-            same = faithful.view(np.ndarray).tolist() == unpickled.view(np.ndarray).tolist()
+            same = _same_python_values(faithful.view(np.ndarray), unpickled.view(np.ndarray))
         else:
             same = _same_memory(faithful, unpickled) or _same_values(faithful, unpickled)
         if not same:
             found.append(_loss(path, "values", "as written", "different"))
     return found + _dict_losses(_attributes(faithful), _attributes(unpickled), path, depth, seen)
+
+
+def _same_python_values(faithful: np.ndarray, unpickled: np.ndarray) -> bool:
+    """Equal element by element as Python values, two NaN missing-value markers (StringDType(na_object=nan)) alike:
+    list equality would find a NaN unequal to the fresh NaN a pickle round trip makes."""
+    return all(f == u or (f != f and u != u) for f, u in zip(faithful.ravel().tolist(), unpickled.ravel().tolist()))
 
 
 def _dict_losses(fstate: dict, ustate: dict, path, depth, seen):
