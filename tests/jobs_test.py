@@ -232,6 +232,39 @@ def test_a_forked_worker_that_crashes_or_times_out_is_replaced_by_a_new_fork_wit
     assert {s for s, _ in status.values()} == {"ok"} and len(status) == 6, status
 
 
+RUN_LOGGING = """
+    import os
+    import time
+
+    import parity
+
+
+    @parity.scenario(params={"n": list(range(6))})
+    def s(xp, n):
+        if n == 0:
+            time.sleep(1.0)  # a worker forked late under load still starts its run before the other reaches its end
+        with open(os.environ["JOBS_TEST_LOG"], "a") as log:
+            log.write(f"{__name__.rpartition('.')[2]} {n} {os.getpid()}\\n")
+        return {"x": xp.arange(n + 1.0)}
+"""
+
+
+def test_run_jobs_of_a_fork_server_gives_each_worker_a_contiguous_run_of_the_modules(tmp_path):
+    """Neighbouring modules share what they start lazily in the process that runs them (joblib_parallel and known_bugs
+    one loky pool): each of the fork server's workers takes a contiguous run of the modules, not every other one (a
+    worker that is done still takes scenarios from the end of the other's run, so only each module's first scenario
+    is sure to run in the worker of its run)."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    for i in range(4):
+        (scenarios / f"mod{i}.py").write_text(textwrap.dedent(RUN_LOGGING))
+    log = tmp_path / "ran.log"
+    parity("run", "--backend", "gold", "--out", tmp_path / "out", "-q", "--scenarios", scenarios, "--jobs", 2,
+           env={"JOBS_TEST_LOG": str(log)}, check=0)
+    first = {module: pid for module, n, pid in map(str.split, log.read_text().splitlines()) if n == "0"}
+    assert first["mod0"] == first["mod1"] != first["mod2"] == first["mod3"], log.read_text()
+
+
 BLAS = """
     import parity
 

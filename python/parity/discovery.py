@@ -259,14 +259,20 @@ def merge(local: Part, others=()) -> Discovery:
     for payload in others:
         modules.update((m.index, m) for m in map(_payload_module, payload["modules"]))
     found, seen = Discovery(), {}
-    for index in sorted(modules):
+    order = sorted(modules)
+    for position, index in enumerate(order):
         module = modules[index]
         if module.error is not None:
             found.errors.append(ModuleError(module.name, module.source, module.error))
             continue
+        # Workers that imported every N-th module each run what they imported. When this process imported them all
+        # (a fork server's discovery), each worker takes a contiguous run of the modules instead: neighbours in name
+        # order share libraries and what those start lazily in the process that runs them (joblib_parallel and
+        # known_bugs one loky pool of three processes, not one in each worker; bench/README, target 3).
+        part = index % local.parts if others else position * local.parts // len(order)
         for scenario, where in module.scenarios:
             if _admit(scenario, module.name, where, found, seen):
-                found.routes[scenario.id] = (module.source, index % local.parts)
+                found.routes[scenario.id] = (module.source, part)
     for test in local.tests:
         _admit(test, test.id.partition("::")[0], test.source, found, seen)
     found.errors += local.errors
