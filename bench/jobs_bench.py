@@ -8,7 +8,7 @@ workers and compare processes included), the figure a loaded machine distorts le
 On a loaded machine wall time says nothing about two cores against one, so it also prints, per build, the bound on
 two idle cores: `-j 1` takes at least its CPU, `-j 2` at least its serial part (the run of one scenario: start-up,
 backend, every module imported, which nothing overlaps with a fork server) plus half of the rest of its CPU."""
-import json, resource, shutil, statistics, subprocess, sys, tempfile, time
+import json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pipeline_bench as pb  # noqa: E402
@@ -53,6 +53,7 @@ def summarize(runs):
 
 def main():
     what, repeat = sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    print("load average (1, 5, 15 min) at the start:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     if what == "corpus":
         scen, stages = CORPUS, ("gold",)
     else:
@@ -68,7 +69,10 @@ def main():
             print(name, {k: (round(v[0], 2), round(v[1], 2)) for k, v in runs[name][-1].items()}, flush=True)
     res = {k: summarize(v) for k, v in runs.items()}
     print(json.dumps(res, indent=1))
+    print("load average (1, 5, 15 min) at the end:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     for build in ("old", "new"):
+        w1, w2 = res[f"{build} j1"]["total"][0], res[f"{build} j2"]["total"][0]
+        print(f"{build}: wall j1 {w1:.2f} s, j2 {w2:.2f} s: {w1 / w2:.2f}x")
         j1, j2 = res[f"{build} j1"]["total"][1], res[f"{build} j2"]["total"][1]
         print(f"{build}: CPU j1 {j1:.2f} s, j2 {j2:.2f} s; bound on two idle cores by CPU alone {2 * j1 / j2:.2f}x")
     if stages == ("gold",):  # the serial part: the fork server imports everything before any fork

@@ -1,6 +1,7 @@
 """Finds scenario modules under the given paths, imports each by file path, and expands scenarios."""
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import os
@@ -123,6 +124,26 @@ def _ensure_package():
         sys.modules[PACKAGE] = pkg
 
 
+@contextlib.contextmanager
+def _blas_threads_sleep_at_once():
+    """OPENBLAS_THREAD_TIMEOUT=4 while scenario modules import (unless the user set it): an OpenBLAS loaded then,
+    SciPy's own above all, has its idle threads sleep at once instead of spinning about 0.1 s after every call, as
+    NumPy's already do (src/parity/embed/interpreter.cc). OpenBLAS reads it once, at load; what BLAS computes does
+    not depend on it. The spinning cost about a tenth of the bundled corpus's CPU, and under `run -j 2` it took the
+    other worker's core (bench/README, target 3). Taken out again before any scenario runs: scenarios and what they
+    start see the environment they were given."""
+    name = "OPENBLAS_THREAD_TIMEOUT"
+    if name in os.environ:
+        yield
+        return
+    os.environ[name] = "4"  # os.environ's putenv: the C environment OpenBLAS reads
+    try:
+        yield
+    finally:
+        if os.environ.get(name) == "4":
+            del os.environ[name]
+
+
 def _import(name: str, file: Path):
     _ensure_package()
     qualified = f"{PACKAGE}.{name}"
@@ -187,7 +208,11 @@ def discover_part(paths, part: int, parts: int, on_import=None, crashed=None, ba
     """Part `part` of `parts` of discover(): the native modules whose index in the order of all is `part` modulo
     `parts` and, for part 0, the pytest suites. `parity run -j N` has each of its N workers import one part at once,
     so that none imports every module; merge() puts the parts together as discover() would have found them."""
-    crashed = crashed or {}
+    with _blas_threads_sleep_at_once():
+        return _discover_part(paths, part, parts, on_import, crashed or {}, backend)
+
+
+def _discover_part(paths, part: int, parts: int, on_import, crashed: dict, backend) -> Part:
     for path in paths:
         if not Path(path).exists():
             raise FileNotFoundError(f"scenario path does not exist: {Path(path).resolve()}")
@@ -234,14 +259,20 @@ def merge(local: Part, others=()) -> Discovery:
     for payload in others:
         modules.update((m.index, m) for m in map(_payload_module, payload["modules"]))
     found, seen = Discovery(), {}
-    for index in sorted(modules):
+    order = sorted(modules)
+    for position, index in enumerate(order):
         module = modules[index]
         if module.error is not None:
             found.errors.append(ModuleError(module.name, module.source, module.error))
             continue
+        # Workers that imported every N-th module each run what they imported. When this process imported them all
+        # (a fork server's discovery), each worker takes a contiguous run of the modules instead: neighbours in name
+        # order share libraries and what those start lazily in the process that runs them (joblib_parallel and
+        # known_bugs one loky pool of three processes, not one in each worker; bench/README, target 3).
+        part = index % local.parts if others else position * local.parts // len(order)
         for scenario, where in module.scenarios:
             if _admit(scenario, module.name, where, found, seen):
-                found.routes[scenario.id] = (module.source, index % local.parts)
+                found.routes[scenario.id] = (module.source, part)
     for test in local.tests:
         _admit(test, test.id.partition("::")[0], test.source, found, seen)
     found.errors += local.errors
@@ -265,7 +296,8 @@ def import_for_run(paths, file: str) -> dict:
     owned = pytest_suite.plan(paths).owned
     for root, path in _module_files(paths, owned):
         if str(path) == file:
-            module = _load_module(-1, _module_name(root, path), path)
+            with _blas_threads_sleep_at_once():
+                module = _load_module(-1, _module_name(root, path), path)
             if module.error is not None:
                 raise ImportError(f"importing {file} failed here: {module.error.get('message', '')}")
             return runnable(Part(0, 1, [module]))

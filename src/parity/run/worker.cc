@@ -302,9 +302,9 @@ int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py:
     if (code == kExitOk) throw;
     return fatal(channel, py::str(e.value()).cast<std::string>(), code);
   }
-  // A fork server's workers still take the modules in turns, as parts would (discovery.merge routes by it): a
-  // module's scenarios then run in one worker, and what they start or import lazily (joblib's process pool) is
-  // started in that worker only.
+  // A fork server's workers each take a contiguous run of the modules (discovery.merge routes by it): a module's
+  // scenarios, and mostly its neighbours', then run in one worker, and what they start or import lazily (joblib's
+  // process pool) is started in that worker only.
   part.attr("parts") = workers;
   reply(channel, protocol::kImported);  // a death from now on is no scenario module's
   return kExitOk;
