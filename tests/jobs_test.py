@@ -295,64 +295,6 @@ def test_gold_runs_are_bitwise_identical_whatever_the_jobs_and_blas_threads_surv
     assert len(results[0]) > 4 and results[0] == results[1] == results[2]
 
 
-# At import (scipy.linalg loads SciPy's own OpenBLAS, whose threads start then): once every thread but this one
-# sleeps, the CPU each has used (ns, /proc's schedstat), and the environment at import; the scenario records the
-# environment it runs in.
-SCIPY_BLAS_AT_IMPORT = """
-    import json
-    import os
-    import time
-    from pathlib import Path
-
-    import scipy.linalg
-
-    import parity
-
-
-    def _others():
-        return [t for t in os.listdir("/proc/self/task") if int(t) != os.getpid()]
-
-
-    def _sleeping(t):
-        return Path(f"/proc/self/task/{t}/stat").read_text().rpartition(")")[2].split()[0] in "SD"
-
-
-    _deadline = time.monotonic() + 10
-    while not all(_sleeping(t) for t in _others()) and time.monotonic() < _deadline:
-        time.sleep(0.01)
-    AT_IMPORT = {"on_cpu": {t: int(Path(f"/proc/self/task/{t}/schedstat").read_text().split()[0]) for t in _others()},
-                 "timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT")}
-
-
-    @parity.scenario()
-    def record(xp):
-        where = Path(os.environ["JOBS_TEST_LOG"])
-        where.write_text(json.dumps(AT_IMPORT | {"timeout_at_run": os.environ.get("OPENBLAS_THREAD_TIMEOUT")}))
-        return {"x": xp.zeros(2)}
-"""
-
-
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_run_the_blas_that_a_scenario_module_loads_sleeps_at_once_and_scenarios_see_the_environment_given(tmp_path,
-                                                                                                         jobs):
-    """A library's OpenBLAS loaded while the scenario modules import (SciPy's own: scipy_interpolate, scipy_linalg,
-    sklearn) has its idle threads sleep at once instead of spinning on a core, as NumPy's do (bench/README, target 3);
-    the scenario still runs with the environment as given, and a user's own setting stays."""
-    scenarios = tmp_path / "scen"
-    scenarios.mkdir()
-    (scenarios / "scipy_blas.py").write_text(textwrap.dedent(SCIPY_BLAS_AT_IMPORT))
-    where = tmp_path / "recorded.json"
-    parity("run", "--backend", "gold", "--out", tmp_path / "out", "-q", "--scenarios", scenarios, "--jobs", jobs,
-           env={"JOBS_TEST_LOG": str(where)}, check=0)
-    recorded = json.loads(where.read_text())
-    assert recorded["on_cpu"] and all(ns < 5_000_000 for ns in recorded["on_cpu"].values()), recorded
-    assert recorded["timeout"] == "4" and recorded["timeout_at_run"] is None, recorded
-    parity("run", "--backend", "gold", "--out", tmp_path / "out2", "-q", "--scenarios", scenarios, "--jobs", jobs,
-           env={"JOBS_TEST_LOG": str(where), "OPENBLAS_THREAD_TIMEOUT": "7"}, check=0)
-    recorded = json.loads(where.read_text())
-    assert recorded["timeout"] == "7" and recorded["timeout_at_run"] == "7", recorded
-
-
 SLOW_TO_IMPORT = """
     import os
     import pathlib

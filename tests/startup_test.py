@@ -4,6 +4,8 @@ processes."""
 import json
 import re
 
+import pytest
+
 from e2e_test import parity, run, scenario_dir  # the shared e2e helpers (tests/conftest.py)
 
 # Imported only when an output needs them (a masked array; a pytest suite; a pandas object).
@@ -65,10 +67,10 @@ def test_a_run_of_plain_arrays_imports_none_of_them_and_leaves_the_environment_a
     assert json.loads(where.read_text())["timeout"] == "7"  # the user's own setting stays
 
 
-# At import, in `parity list`'s process (NumPy loaded just before): once every thread but this one sleeps, the CPU
-# each has used (ns, /proc's schedstat). OpenBLAS's threads spun on sched_yield for about 0.1 s before they slept:
-# 20-100 ms of CPU each, depending on the load.
-THREADS = """
+# Once every thread of this process but the calling one sleeps (10 s at most), the CPU each has used (ns, /proc's
+# schedstat), in ON_CPU. OpenBLAS's threads spun on sched_yield for about 0.1 s before they slept: 20-100 ms of CPU
+# each, depending on the load.
+THREADS_ON_CPU = """
 import os, time
 from pathlib import Path
 
@@ -81,8 +83,21 @@ def _sleeping(t):
 _deadline = time.monotonic() + 10
 while not all(_sleeping(t) for t in _others()) and time.monotonic() < _deadline:
     time.sleep(0.01)
-Path(WHERE).write_text(json.dumps({t: int(Path(f"/proc/self/task/{t}/schedstat").read_text().split()[0])
-                                  for t in _others()}))
+ON_CPU = {t: int(Path(f"/proc/self/task/{t}/schedstat").read_text().split()[0]) for t in _others()}
+"""
+# At import, in `parity list`'s process (NumPy loaded just before).
+THREADS = THREADS_ON_CPU + "Path(WHERE).write_text(json.dumps(ON_CPU))\n"
+# At import (scipy.linalg loads SciPy's own OpenBLAS, whose threads start then), with the environment at import; the
+# scenario records the environment it runs in.
+SCIPY_BLAS_AT_IMPORT = "import json\nimport scipy.linalg\nimport parity\n" + THREADS_ON_CPU + """
+AT_IMPORT = {"on_cpu": ON_CPU, "timeout": os.environ.get("OPENBLAS_THREAD_TIMEOUT")}
+
+
+@parity.scenario()
+def record(xp):
+    where = Path(os.environ["JOBS_TEST_LOG"])
+    where.write_text(json.dumps(AT_IMPORT | {"timeout_at_run": os.environ.get("OPENBLAS_THREAD_TIMEOUT")}))
+    return {"x": xp.zeros(2)}
 """
 
 
@@ -123,3 +138,24 @@ def test_the_built_in_backends_folder_is_walked_once_per_process(monkeypatch):
     first = backend.builtin_names()
     assert "gold" in first and "fsproxy" in first and backend.builtin_names() == first
     assert len(walks) <= 1  # none when an earlier test of this process walked it
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_run_the_blas_that_a_scenario_module_loads_sleeps_at_once_and_scenarios_see_the_environment_given(tmp_path,
+                                                                                                         jobs):
+    """A library's OpenBLAS loaded while the scenario modules import (SciPy's own: scipy_interpolate, scipy_linalg,
+    sklearn) has its idle threads sleep at once instead of spinning on a core, as NumPy's do (bench/README, target 3);
+    the scenario still runs with the environment as given, and a user's own setting stays."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "scipy_blas.py").write_text(SCIPY_BLAS_AT_IMPORT)
+    where = tmp_path / "recorded.json"
+    parity("run", "--backend", "gold", "--out", tmp_path / "out", "-q", "--scenarios", scenarios, "--jobs", jobs,
+           env={"JOBS_TEST_LOG": str(where)}, check=0)
+    recorded = json.loads(where.read_text())
+    assert recorded["on_cpu"] and all(ns < 5_000_000 for ns in recorded["on_cpu"].values()), recorded
+    assert recorded["timeout"] == "4" and recorded["timeout_at_run"] is None, recorded
+    parity("run", "--backend", "gold", "--out", tmp_path / "out2", "-q", "--scenarios", scenarios, "--jobs", jobs,
+           env={"JOBS_TEST_LOG": str(where), "OPENBLAS_THREAD_TIMEOUT": "7"}, check=0)
+    recorded = json.loads(where.read_text())
+    assert recorded["timeout"] == "7" and recorded["timeout_at_run"] == "7", recorded

@@ -178,7 +178,7 @@ constexpr double kForkSeconds = 60;
 constexpr std::size_t kQueued = 2;
 
 // Bytes of output at one look below which a busy worker's output waits for its next reply (poll_workers): a restart
-// line and a few printed lines; a pipe holds 64 KiB.
+// line and a few printed lines; a worker's output pipe holds 1 MiB where the system allows (kOutputPipeBytes).
 constexpr std::size_t kQuietOutput = 4096;
 
 // One scenario of the plan (what the workers discovered, merged by the first) and its record, once it has one.
