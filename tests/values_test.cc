@@ -469,6 +469,106 @@ TEST(ValuesLayout, NoResultDependsOnWhichSideIsBigEndianStridedOrMisaligned) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Byte order: a side stored byte-swapped in the type it is read as is swapped by the kernel as it loads (values.cc,
+// Plan::gold_swapped), and gives the report of the same values in native byte order, field by field.
+
+// A gold and a candidate of `dtype` ('f8', 'c16', 'i8', 'u8', 'M8[s]', 'm8[ms]', 'f4', 'i4'), 1,536 native elements
+// in C order (three of the kernel's 512-element blocks), with the violations at known places: value differences at 3,
+// 511, 512 (the blocks' edges) and 1000, and for floats NaN on one side at 17, an infinity against a finite value at
+// 100, -0.0 against 0.0 at 998, and equal NaNs and infinities at 5 and 6. Elements 700 and 701 hold values whose bytes
+// read the same in both orders (palindromes), 701 differing: a pass that forgets to swap reads them right and
+// everything else wrong, one that swaps a native side reads them right and everything else wrong. Read unswapped,
+// these floats' bytes are tiny numbers: within an atol of 1, the second block's violations pass unless swapped.
+py::tuple byte_order_pair(const std::string& dtype) {
+  py::dict scope;
+  scope["np"] = py::module_::import("numpy");
+  scope["dtype"] = dtype;
+  py::exec(R"(
+d = np.dtype(dtype)
+n = 1536
+if d.kind in 'fc':
+    g = np.arange(n) * 1.25 + 1
+    pal = np.array([0x4000000000000040, 0x4010000000001040], dtype='<u8').view('<f8')
+    if d.itemsize // (2 if d.kind == 'c' else 1) < 8:
+        pal = np.array([0x40000040, 0x40100140], dtype='<u4').view('<f4')
+    g[5], g[6], g[17], g[100], g[998], g[700], g[701] = np.nan, np.inf, 7.0, 9.0, -0.0, pal[0], pal[0]
+    c = g.copy()
+    c[3] += 0.5
+    c[511], c[512], c[1000] = -c[511], c[512] * 3, 0.0
+    c[17], c[100], c[998], c[701] = np.nan, np.inf, 0.0, pal[1]
+    if d.kind == 'c':
+        g = g + 1j * g[::-1]
+        c = c + 1j * g.imag
+else:
+    g = np.arange(n) * 3 + 1
+    pal = [0x0100000000000001, 0x0102000000000201] if d.itemsize == 8 else [0x01000001, 0x01020201]
+    g[700], g[701] = pal[0], pal[0]
+    c = g.copy()
+    c[3] += 1
+    c[511], c[512], c[1000], c[701] = 0, c[512] * 5, c[1000] - 2, pal[1]
+    if d.kind in 'mM':
+        g[5] = c[5] = np.iinfo(np.int64).min  # NaT on both sides: equal
+        c[17] = np.iinfo(np.int64).min        # NaT on one side
+result = (np.asarray(g).astype(d), np.asarray(c).astype(d))
+)",
+           scope);
+  return scope["result"];
+}
+
+py::object with_byte_order(const py::object& array, char order) {
+  return array.attr("astype")(array.attr("dtype").attr("newbyteorder")(std::string(1, order)));
+}
+
+TEST(ValuesByteOrder, ABigEndianPairFindsTheViolationsAtTheirPlaces) {
+  const py::tuple pair = byte_order_pair("f8");
+  const ValueReport r = compare_values(with_byte_order(pair[0], '>'), with_byte_order(pair[1], '>'), {});
+  EXPECT_EQ(r.mismatched, 7);  // 3, 17, 100, 511, 512, 701 and 1000; -0.0 at 998 only with signed zeros
+  EXPECT_EQ(r.nan_mismatched, 1);
+  EXPECT_EQ(r.inf_mismatched, 1);
+  ASSERT_EQ(r.first.size(), parity::kFirstMismatches);
+  const Index expected[] = {{3}, {17}, {100}, {511}, {512}};
+  for (std::size_t i = 0; i < r.first.size(); ++i) EXPECT_EQ(r.first[i].index, expected[i]) << i;
+  EXPECT_EQ(r.first[0].gold, "4.75");
+  EXPECT_EQ(r.first[0].candidate, "5.25");
+  EXPECT_EQ(r.first[1].candidate, "nan");
+  EXPECT_EQ(r.first[2].candidate, "inf");
+  EXPECT_EQ(r.max_abs.index, (Index{512}));  // 641.0 against 1923.0
+  EXPECT_DOUBLE_EQ(r.max_abs.value, 1282.0);
+  EXPECT_EQ(r.max_rel.index, (Index{511}));  // 639.75 against -639.75
+  EXPECT_DOUBLE_EQ(r.max_rel.value, 2.0);
+  EXPECT_EQ(r.signed_zero_mismatched, 0);
+  EXPECT_EQ(compare_values(with_byte_order(pair[0], '>'), with_byte_order(pair[1], '>'), {1e-7, 0.0, true})
+                .signed_zero_mismatched,
+            1);
+}
+
+TEST(ValuesByteOrder, EitherSideSwappedGivesTheNativeReportFieldByField) {
+  for (const std::string dtype : {"f8", "c16", "i8", "u8", "M8[s]", "m8[ms]", "f4", "i4"}) {
+    const py::tuple pair = byte_order_pair(dtype);
+    for (const Tolerance tol : {Tolerance{}, Tolerance{1e-7, 0.0, true}, Tolerance{0.0, 1.0, false}}) {
+      ASSERT_GE(compare_values(pair[0], pair[1], tol).mismatched, 5) << dtype;
+      for (const std::string shape : {"(1536,)", "(12, 128)", "F(12, 128)"}) {
+        const bool fortran = shape[0] == 'F';
+        auto shaped = [&](const py::object& a) {
+          py::object s = a.attr("reshape")(np_eval(fortran ? shape.substr(1) : shape));
+          return fortran ? py::module_::import("numpy").attr("asfortranarray")(s) : s;
+        };
+        const ValueReport plain = compare_values(shaped(pair[0]), shaped(pair[1]), tol);
+        for (const char g : {'<', '>'})
+          for (const char c : {'<', '>'})
+            for (const std::int64_t split_from : {std::numeric_limits<std::int64_t>::max(), std::int64_t{0}}) {
+              SCOPED_TRACE(::testing::Message()
+                           << dtype << " " << shape << " gold " << g << " candidate " << c << " signed_zeros "
+                           << tol.signed_zeros << " atol " << tol.atol << " split_from " << split_from);
+              const py::object ga = shaped(with_byte_order(pair[0], g)), ca = shaped(with_byte_order(pair[1], c));
+              EXPECT_TRUE(same_report(compare_values(ga, ca, tol, nullptr, split_from), plain));
+            }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Complex
 
 TEST(ValuesComplex, EqualWithNaNInImaginaryPart) {
@@ -1034,7 +1134,10 @@ TEST(DigestTaps, FusedDigestsEqualTheSeparatePassInEveryLayout) {
   probe.attr("_FUSED_FROM") = 0;  // every array pending, small ones too
   const std::vector<std::tuple<std::string, std::string, bool>> cases = {
       {"np.arange(49157.0)", "np.arange(49157.0)", true},               // 3 pieces of 2^14 and 5 elements
-      {"np.arange(100003, dtype='>f8')", "np.arange(100003.0)", true},  // buffered: swapped 8192 at a time
+      {"np.arange(100003, dtype='>f8')", "np.arange(100003.0)", true},  // swapped as loaded, hashed as stored
+      {"np.arange(100003, dtype='>f8')", "np.arange(100003, dtype='>f8') + 1", true},  // both swapped
+      {"np.arange(50001, dtype='>c16') * 1j", "np.arange(50001, dtype='>i8')", true},  // cast and swapped
+      {"np.arange(70001, dtype='>i4')", "np.arange(70001, dtype='>i4')", true},        // cast (no 8-byte part)
       {"np.arange(40000.0).reshape(200, 200)", "np.arange(40000.0).reshape(200, 200) + 1", true},     // all differ
       {"np.arange(70000, dtype=np.int8)", "np.arange(70000, dtype=np.int8).astype(np.int64)", true},  // cast
       {"np.full((), 3.5)", "np.full((), 3.5)", true},                                                 // 0-d
@@ -1093,6 +1196,10 @@ TEST(DigestTaps, ASplitPassGivesTheOnePassReportAndDigests) {
       {"np.arange(30001, dtype='>f8').reshape(1, 30001)",  // big-endian, one row, NaN
        "np.where(np.arange(30001) % 7 == 0, np.nan, np.arange(30001.0)).reshape(1, 30001)"},
       {"np.arange(3.0)", "np.arange(3.0) + np.array([0, 0, 1.0])"},  // tiny: halves of 1 and 2
+      {"np.arange(100003, dtype='>f8')",  // both big-endian, violations in both halves, an infinity and -0.0
+       "(np.where(np.arange(100003) % 9973 == 7, 0.5, 1.0) + np.arange(100003.0)).astype('>f8')"},
+      {"np.where(np.arange(100003) == 60000, -0.0, np.arange(100003.0)).astype('>f8')",
+       "np.where(np.arange(100003) == 80000, np.inf, np.arange(100003.0)).astype('>f8')"},
   };
   for (const auto& [gold_expr, candidate_expr] : cases) {
     SCOPED_TRACE(gold_expr + " against " + candidate_expr);

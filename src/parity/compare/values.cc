@@ -1,4 +1,5 @@
-// The comparison kernel (see values.h): casting, byte swapping and alignment are NpyIter's buffering.
+// The comparison kernel (see values.h): casting and alignment are NpyIter's buffering; an operand stored in the
+// other byte order than the type it is read as is swapped by the kernel as it loads each element (Plan).
 #include "values.h"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 #include "deadline.h"
 #include "numpy_api.h"
@@ -227,9 +229,27 @@ class PassTaps {
 };
 
 template <class T>
+struct is_complex : std::false_type {};
+template <class T>
+struct is_complex<std::complex<T>> : std::true_type {};
+
+// The element at `p`; Swap: stored in the other byte order (a complex value: each part), which only 8-byte parts are
+// (Plan::gold_swapped).
+template <class T, bool Swap = false>
 T load(const char* p) {
   T v;
-  std::memcpy(&v, p, sizeof v);
+  if constexpr (Swap && is_complex<T>::value) {
+    using Part = typename T::value_type;
+    return T(load<Part, true>(p), load<Part, true>(p + sizeof(Part)));
+  } else if constexpr (Swap) {
+    static_assert(sizeof(T) == sizeof(std::uint64_t));
+    std::uint64_t bits;
+    std::memcpy(&bits, p, sizeof bits);
+    bits = __builtin_bswap64(bits);
+    std::memcpy(&v, &bits, sizeof v);
+  } else {
+    std::memcpy(&v, p, sizeof v);
+  }
   return v;
 }
 
@@ -320,9 +340,23 @@ void decide(T g, T c, const Tolerance& tol, std::int64_t flat, Sink& out) {
     decide_complex(g, c, tol, flat, out);
 }
 
+#if defined(__SSE2__)
+// Two float64 at `p`; Swap: each stored in the other byte order (bytes swapped within 16-bit words, then the words
+// reversed within each 64-bit lane: SSE2 has no byte shuffle).
+template <bool Swap>
+__m128d load_pair(const double* p) {
+  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if constexpr (Swap) {
+    v = _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8));
+    v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, _MM_SHUFFLE(0, 1, 2, 3)), _MM_SHUFFLE(0, 1, 2, 3));
+  }
+  return _mm_castsi128_pd(v);
+}
+#endif
+
 // Whether every pair of a block passes fast_close. The common case, contiguous float64, is tested two at a time
 // with SSE2 (the x86-64 baseline, so every build has it): GCC does not vectorize the scalar loop without SSE4.1.
-template <class T, bool SignedZeros, class R>
+template <class T, bool SignedZeros, bool GS, bool CS, class R>
 bool block_close(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp m, R atol, R rtol) {
   npy_intp i = 0;
   bool all = true;
@@ -333,8 +367,8 @@ bool block_close(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_i
       const __m128d magnitude = _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffff));
       __m128d ok = _mm_castsi128_pd(_mm_set1_epi64x(-1));
       for (; i + 2 <= m; i += 2) {
-        const __m128d g = _mm_loadu_pd(reinterpret_cast<const double*>(gp) + i);
-        const __m128d c = _mm_loadu_pd(reinterpret_cast<const double*>(cp) + i);
+        const __m128d g = load_pair<GS>(reinterpret_cast<const double*>(gp) + i);
+        const __m128d c = load_pair<CS>(reinterpret_cast<const double*>(cp) + i);
         const __m128d ref = _mm_and_pd(g, magnitude), diff = _mm_and_pd(_mm_sub_pd(c, g), magnitude);
         const __m128d within = _mm_cmple_pd(diff, _mm_add_pd(vatol, _mm_mul_pd(vrtol, ref)));
         ok = _mm_and_pd(ok, _mm_and_pd(within, _mm_cmplt_pd(ref, vinf)));  // NaN compares false: not ok
@@ -343,14 +377,15 @@ bool block_close(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_i
     }
   }
 #endif
-  for (; i < m; ++i) all &= fast_close<T, SignedZeros>(load<T>(gp + i * gs), load<T>(cp + i * cs), atol, rtol);
+  for (; i < m; ++i) all &= fast_close<T, SignedZeros>(load<T, GS>(gp + i * gs), load<T, CS>(cp + i * cs), atol, rtol);
   return all;
 }
 
 // The fast test over a block (block_close) has no call in it, so that pointers, strides and tolerances stay in
 // registers (a call in the loop made GCC keep the candidate pointer on the stack: a store-to-load chain every element).
-// A block with a failing element, which is rare, is walked again to decide each element.
-template <class T, bool SignedZeros>
+// A block with a failing element, which is rare, is walked again to decide each element. GS, CS: gold's, the
+// candidate's elements are stored byte-swapped (load).
+template <class T, bool SignedZeros, bool GS, bool CS>
 void inexact_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat,
                   const Tolerance& tol, Sink& out) {
   using R = decltype(std::abs(T()));
@@ -358,21 +393,21 @@ void inexact_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_
   constexpr npy_intp kBlock = 512;
   for (npy_intp b = 0; b < n; b += kBlock, gp += kBlock * gs, cp += kBlock * cs) {
     const npy_intp m = std::min(kBlock, n - b);
-    if (block_close<T, SignedZeros>(gp, cp, gs, cs, m, atol, rtol)) continue;
+    if (block_close<T, SignedZeros, GS, CS>(gp, cp, gs, cs, m, atol, rtol)) continue;
     for (npy_intp i = 0; i < m; ++i) {
-      const T g = load<T>(gp + i * gs), c = load<T>(cp + i * cs);
+      const T g = load<T, GS>(gp + i * gs), c = load<T, CS>(cp + i * cs);
       if (!fast_close<T, SignedZeros>(g, c, atol, rtol)) decide(g, c, tol, flat + b + i, out);
     }
   }
 }
 
-template <class T>
+template <class T, bool GS = false, bool CS = false>
 void inexact(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat,
              const Tolerance& tol, Sink& out) {
   if (tol.signed_zeros)
-    inexact_loop<T, true>(gp, cp, gs, cs, n, flat, tol, out);
+    inexact_loop<T, true, GS, CS>(gp, cp, gs, cs, n, flat, tol, out);
   else
-    inexact_loop<T, false>(gp, cp, gs, cs, n, flat, tol, out);
+    inexact_loop<T, false, GS, CS>(gp, cp, gs, cs, n, flat, tol, out);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -381,10 +416,10 @@ void inexact(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp 
 __int128 widen(std::int64_t v) { return v; }
 __int128 widen(std::uint64_t v) { return static_cast<__int128>(v); }
 
-template <class G, class C>
+template <class G, class C, bool GS, bool CS>
 void integer_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat, Sink& out) {
   for (npy_intp i = 0; i < n; ++i, gp += gs, cp += cs) {
-    const __int128 g = widen(load<G>(gp)), c = widen(load<C>(cp));
+    const __int128 g = widen(load<G, GS>(gp)), c = widen(load<C, CS>(cp));
     if (g == c) continue;
     const double diff = static_cast<double>(c > g ? c - g : g - c);  // in 128 bits: no unsigned wrap-around
     const double ref = static_cast<double>(g < 0 ? -g : g);
@@ -394,9 +429,10 @@ void integer_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_
 
 constexpr std::int64_t kNaT = std::numeric_limits<std::int64_t>::min();
 
+template <bool GS, bool CS>
 void datetime_loop(const char* gp, const char* cp, npy_intp gs, npy_intp cs, npy_intp n, std::int64_t flat, Sink& out) {
   for (npy_intp i = 0; i < n; ++i, gp += gs, cp += cs) {
-    const std::int64_t g = load<std::int64_t>(gp), c = load<std::int64_t>(cp);
+    const std::int64_t g = load<std::int64_t, GS>(gp), c = load<std::int64_t, CS>(cp);
     if (g == c) continue;
     if (g == kNaT || c == kNaT) {
       out.add(flat + i, MismatchKind::NaN);
@@ -442,9 +478,30 @@ const std::string& builtin_name(int type_num) {
 
 struct Plan {
   Rule rule = Rule::Exact;
-  py::object gold_dtype, candidate_dtype;              ///< what NpyIter reads each side as (native byte order)
+  py::object gold_dtype, candidate_dtype;              ///< what NpyIter reads each side as
   bool gold_signed = false, candidate_signed = false;  ///< Integer: int64 rather than uint64
+  /// The side holds the type it is read as, stored in the other byte order: NpyIter reads it as stored (its dtype is
+  /// the side's own) and the kernel swaps each element as it loads it, where NpyIter would copy the array through a
+  /// buffer to swap it (a fifth of a big-endian pair's pass). Only 8-byte parts are: float64, complex128, int64,
+  /// uint64, datetime64 and timedelta64 read in their own unit. Every other side is read in native byte order.
+  bool gold_swapped = false, candidate_swapped = false;
 };
+
+// Whether `side` holds exactly `wanted` (a native dtype of 8-byte parts) in the other byte order.
+bool stored_swapped(PyArray_Descr* side, const py::object& wanted) {
+  if (PyArray_ISNBO(side->byteorder)) return false;
+  PyArray_Descr* native = PyArray_DescrNewByteorder(side, NPY_NATIVE);
+  if (!native) throw py::error_already_set();
+  const bool same = PyArray_EquivTypes(native, reinterpret_cast<PyArray_Descr*>(wanted.ptr()));
+  Py_DECREF(native);
+  return same;
+}
+
+// Reads a side stored in the other byte order as stored, where the rule's loops swap as they load (Plan).
+void read_swapped_as_stored(PyArray_Descr* side, py::object& dtype, bool& swapped) {
+  swapped = stored_swapped(side, dtype);
+  if (swapped) dtype = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(side));
+}
 
 Rule rule_for(PyArray_Descr* gd, PyArray_Descr* cd) {
   if (family(gd) == 'n') {
@@ -514,7 +571,21 @@ bool make_plan(PyArray_Descr* gd, PyArray_Descr* cd, Plan& plan, ValueReport& re
                          ? "allclose"
                          : "exact";
   report.has_differences = plan.rule != Rule::Exact;
+  if (plan.rule == Rule::Real || plan.rule == Rule::Complex || plan.rule == Rule::Integer ||
+      plan.rule == Rule::Datetime) {
+    read_swapped_as_stored(gd, plan.gold_dtype, plan.gold_swapped);
+    read_swapped_as_stored(cd, plan.candidate_dtype, plan.candidate_swapped);
+  }
   return true;
+}
+
+// Calls f(gold_swapped, candidate_swapped) with each as a std::bool_constant, for the loops' template arguments.
+template <class F>
+void with_swaps(const Plan& plan, F&& f) {
+  if (plan.gold_swapped && plan.candidate_swapped) return f(std::true_type(), std::true_type());
+  if (plan.gold_swapped) return f(std::true_type(), std::false_type());
+  if (plan.candidate_swapped) return f(std::false_type(), std::true_type());
+  f(std::false_type(), std::false_type());
 }
 
 void run_loop(const Plan& plan, char** data, const npy_intp* strides, npy_intp n, std::int64_t flat,
@@ -524,22 +595,33 @@ void run_loop(const Plan& plan, char** data, const npy_intp* strides, npy_intp n
   const bool gs_signed = plan.gold_signed, cs_signed = plan.candidate_signed;
   switch (plan.rule) {
     case Rule::Real:
-      return inexact<double>(gp, cp, gs, cs, n, flat, tol, out);
+      return with_swaps(plan, [&](auto g, auto c) {
+        inexact<double, decltype(g)::value, decltype(c)::value>(gp, cp, gs, cs, n, flat, tol, out);
+      });
     case Rule::RealLong:
       return inexact<long double>(gp, cp, gs, cs, n, flat, tol, out);
     case Rule::Complex:
-      return inexact<std::complex<double>>(gp, cp, gs, cs, n, flat, tol, out);
+      return with_swaps(plan, [&](auto g, auto c) {
+        inexact<std::complex<double>, decltype(g)::value, decltype(c)::value>(gp, cp, gs, cs, n, flat, tol, out);
+      });
     case Rule::ComplexLong:
       return inexact<std::complex<long double>>(gp, cp, gs, cs, n, flat, tol, out);
     case Rule::Datetime:
-      return datetime_loop(gp, cp, gs, cs, n, flat, out);
+      return with_swaps(plan, [&](auto g, auto c) {
+        datetime_loop<decltype(g)::value, decltype(c)::value>(gp, cp, gs, cs, n, flat, out);
+      });
     case Rule::Exact:
       return exact_loop(gp, cp, gs, cs, n, flat, itemsize, out);
     case Rule::Integer:
-      if (gs_signed && cs_signed) return integer_loop<std::int64_t, std::int64_t>(gp, cp, gs, cs, n, flat, out);
-      if (gs_signed) return integer_loop<std::int64_t, std::uint64_t>(gp, cp, gs, cs, n, flat, out);
-      if (cs_signed) return integer_loop<std::uint64_t, std::int64_t>(gp, cp, gs, cs, n, flat, out);
-      return integer_loop<std::uint64_t, std::uint64_t>(gp, cp, gs, cs, n, flat, out);
+      return with_swaps(plan, [&](auto g, auto c) {
+        constexpr bool GS = decltype(g)::value, CS = decltype(c)::value;
+        using S = std::int64_t;
+        using U = std::uint64_t;
+        if (gs_signed && cs_signed) return integer_loop<S, S, GS, CS>(gp, cp, gs, cs, n, flat, out);
+        if (gs_signed) return integer_loop<S, U, GS, CS>(gp, cp, gs, cs, n, flat, out);
+        if (cs_signed) return integer_loop<U, S, GS, CS>(gp, cp, gs, cs, n, flat, out);
+        return integer_loop<U, U, GS, CS>(gp, cp, gs, cs, n, flat, out);
+      });
   }
 }
 
@@ -553,8 +635,9 @@ using IterPtr = std::unique_ptr<NpyIter, int (*)(NpyIter*)>;
 IterPtr make_iter(PyArrayObject* g, PyArrayObject* c, const Plan& plan, NPY_ORDER order, std::int64_t begin = 0,
                   std::int64_t end = -1) {
   PyArrayObject* ops[2] = {g, c};
-  npy_uint32 op_flags[2] = {NPY_ITER_READONLY | NPY_ITER_NBO | NPY_ITER_ALIGNED,
-                            NPY_ITER_READONLY | NPY_ITER_NBO | NPY_ITER_ALIGNED};
+  const npy_uint32 read = NPY_ITER_READONLY | NPY_ITER_ALIGNED;  // a side the kernel swaps is read as stored
+  npy_uint32 op_flags[2] = {plan.gold_swapped ? read : read | NPY_ITER_NBO,
+                            plan.candidate_swapped ? read : read | NPY_ITER_NBO};
   PyArray_Descr* dtypes[2] = {reinterpret_cast<PyArray_Descr*>(plan.gold_dtype.ptr()),
                               reinterpret_cast<PyArray_Descr*>(plan.candidate_dtype.ptr())};
   const npy_uint32 ranged = end >= 0 ? NPY_ITER_RANGED : 0;
