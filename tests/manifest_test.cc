@@ -137,6 +137,33 @@ TEST_F(ManifestTest, DocumentIsVersionedJson) {
   EXPECT_EQ(doc.at("scenarios").at(1).at("error").at("type"), "ValueError");
 }
 
+// The run writes its manifest from entries serialized once each (manifest_entry_text): the text must be byte for
+// byte the whole document's dump, whatever the records hold (nested values, escapes, invalid UTF-8, empty ones).
+TEST(ManifestText, IsTheWholeDocumentsDump) {
+  Manifest m = sample("unused");
+  ScenarioRecord odd;
+  odd.id = "mod.odd";
+  odd.status = "ok";
+  odd.file = "results/mod.odd.parity";
+  odd.meta = {{"params", {{"x", json::array({1, json::array(), json::object(), nullptr, 2.5})}}},
+              {"tags", json::array()}};
+  odd.fidelity = {{"outputs['a\\n \\\"scenarios\\\": []']", "xxh3:0"}, {"outputs", "xxh3:1"}};
+  odd.output = {{"stdout", std::string("line\n \"scenarios\": []\n\xff\xfe")}, {"stderr", ""}, {"truncated", false}};
+  m.scenarios.push_back(odd);
+  m.run["note"] = "\n \"scenarios\": []";
+  for (const std::size_t count : {std::size_t{0}, std::size_t{1}, m.scenarios.size()}) {
+    Manifest part = m;
+    part.scenarios.resize(count);
+    std::vector<std::string> texts;
+    for (const ScenarioRecord& r : part.scenarios) texts.push_back(parity::manifest_entry_text(r));
+    std::vector<const std::string*> entries;
+    for (const std::string& t : texts) entries.push_back(&t);
+    SCOPED_TRACE(count);
+    EXPECT_EQ(parity::manifest_text(part, entries),
+              parity::to_json(part).dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+  }
+}
+
 TEST_F(ManifestTest, MissingDirectory) {
   const fs::path missing = dir_.path() / "does-not-exist";
   try {

@@ -94,6 +94,21 @@ void check_role(const json& backend, const std::function<ManifestError(const std
              kRoles[0] + " or " + kRoles[1] + ")");
 }
 
+constexpr const char* kEntryIndent = "  ";  // a scenario entry's, inside the manifest's "scenarios" array
+
+std::string dump_manifest_json(const json& value) { return value.dump(1, ' ', false, json::error_handler_t::replace); }
+
+// Everything but the scenarios, which stay an empty array.
+json manifest_header(const Manifest& m) {
+  return {{"format", "parity-manifest"},
+          {"version", kManifestVersion},
+          {"backend", m.backend},
+          {"environment", m.environment},
+          {"run", m.run},
+          {"complete", m.complete},
+          {"scenarios", json::array()}};
+}
+
 }  // namespace
 
 std::string result_file_for(const std::string& id) {
@@ -104,7 +119,7 @@ std::string result_file_for(const std::string& id) {
   return std::string(kResultsSubdir) + "/" + readable_part(id) + "-" + hex + ".parity";
 }
 
-std::string pickle_file_for(const std::string& id) { return result_file_for(id) + ".pickle"; }
+std::string pickle_file_for(const std::string& id) { return result_file_for(id) + kPickleSuffix; }
 
 bool is_result_file_of(const std::string& id, const std::string& file) {
   return file == result_file_for(id) || file == pickle_file_for(id);
@@ -150,15 +165,10 @@ ScenarioRecord record_from_json(const json& s) {
 }
 
 json to_json(const Manifest& m) {
-  json scenarios = json::array();
+  json doc = manifest_header(m);
+  json& scenarios = doc["scenarios"];
   for (const ScenarioRecord& s : m.scenarios) scenarios.push_back(to_json(s));
-  return {{"format", "parity-manifest"},
-          {"version", kManifestVersion},
-          {"backend", m.backend},
-          {"environment", m.environment},
-          {"run", m.run},
-          {"complete", m.complete},
-          {"scenarios", scenarios}};
+  return doc;
 }
 
 bool run_failed(const std::vector<ScenarioRecord>& records) {
@@ -175,7 +185,52 @@ std::string utc_timestamp() {
 }
 
 void write_manifest(const Manifest& m) {
-  write_file_atomically(m.dir / kManifestName, to_json(m).dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+  std::vector<std::string> texts;
+  texts.reserve(m.scenarios.size());
+  for (const ScenarioRecord& s : m.scenarios) texts.push_back(manifest_entry_text(s));
+  std::vector<const std::string*> entries;
+  for (const std::string& text : texts) entries.push_back(&text);
+  write_manifest(m, entries);
+}
+
+std::string manifest_entry_text(const ScenarioRecord& record) {
+  // Dumped alone, the entry's lines after the first lack the indentation of its place in the manifest (two levels of
+  // one space): added here. A dumped string holds no raw newline (JSON escapes it), so each '\n' is a line's end.
+  const std::string alone = dump_manifest_json(to_json(record));
+  std::string text;
+  text.reserve(alone.size() + alone.size() / 8);
+  for (const char ch : alone) {
+    text += ch;
+    if (ch == '\n') text += kEntryIndent;
+  }
+  return text;
+}
+
+std::string manifest_text(const Manifest& m, const std::vector<const std::string*>& entries) {
+  // The document with no scenarios, then the entries spliced into its empty array: "scenarios" is a top-level key,
+  // the only line that reads so (deeper keys are indented further, and strings hold no raw newline).
+  std::string doc = dump_manifest_json(manifest_header(m));
+  if (entries.empty()) return doc + "\n";
+  const std::string empty = "\n \"scenarios\": []";
+  const std::size_t at = doc.find(empty);
+  if (at == std::string::npos) throw std::logic_error("manifest_text: no scenarios array in the document");
+  std::size_t size = doc.size() + 8;
+  for (const std::string* entry : entries) size += entry->size() + 4;
+  std::string text;
+  text.reserve(size);
+  text.append(doc, 0, at + empty.size() - 1);  // up to and including '['
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    text += i ? ",\n" : "\n";
+    text += kEntryIndent;
+    text += *entries[i];
+  }
+  text += "\n ]";
+  text.append(doc, at + empty.size(), std::string::npos);
+  return text + "\n";
+}
+
+void write_manifest(const Manifest& m, const std::vector<const std::string*>& entries) {
+  write_file_atomically(m.dir / kManifestName, manifest_text(m, entries));
 }
 
 Manifest read_manifest(const std::filesystem::path& dir) {

@@ -55,7 +55,9 @@ ScenarioRecord record_from_json(const nlohmann::json& entry);
 /// being the id made filesystem-safe (no '/', no "..", no leading '.', at most 80 characters) and 16 hex digits of
 /// its SHA-256, so that distinct ids never share a file and no id names one outside the directory.
 std::string result_file_for(const std::string& id);
-/// Where its pickled outputs go: result_file_for(id) + ".pickle".
+/// What pickle_file_for adds to the result file's name.
+inline constexpr const char* kPickleSuffix = ".pickle";
+/// Where its pickled outputs go: result_file_for(id) + kPickleSuffix.
 std::string pickle_file_for(const std::string& id);
 /// Whether `file` (relative to the results directory) is the result file or the pickle file parity writes for `id`.
 bool is_result_file_of(const std::string& id, const std::string& file);
@@ -68,6 +70,14 @@ bool run_failed(const std::vector<ScenarioRecord>& records);
 std::string utc_timestamp();
 /// Writes DIR/manifest.json atomically.
 void write_manifest(const Manifest& manifest);
+/// One record's entry as manifest.json's text holds it, indented for its place in "scenarios": a run keeps each
+/// finished record's, so that rewriting the manifest serializes only what changed.
+std::string manifest_entry_text(const ScenarioRecord& record);
+/// manifest.json's text with `entries` (manifest_entry_text's, in order) as its scenarios; `manifest.scenarios` is
+/// not read. Byte for byte what write_manifest writes for the records the entries were made from.
+std::string manifest_text(const Manifest& manifest, const std::vector<const std::string*>& entries);
+/// Writes DIR/manifest.json atomically from manifest_text(manifest, entries).
+void write_manifest(const Manifest& manifest, const std::vector<const std::string*>& entries);
 /// Reads DIR/manifest.json; throws ManifestError naming the file (and the field: a backend role not in kRoles).
 Manifest read_manifest(const std::filesystem::path& dir);
 

@@ -188,6 +188,7 @@ struct Planned {
   std::string file;  ///< its module, sent with it: a worker of another part imports it then ("" for pytest's)
   int part = 0;      ///< the part whose worker imported it; -1: a pytest suite's, which only slot 0 collects
   std::optional<ScenarioRecord> result;
+  std::string entry;  ///< the result's manifest entry (manifest_entry_text) once a write needed it; "" before
 };
 
 // The scenarios the workers discovered, in order, and the run's results so far.
@@ -209,6 +210,12 @@ class Supervisor {
   void keep(const std::vector<std::string>& ids);
   /// The finished records in discovery order (module errors first), as the manifest lists them.
   std::vector<ScenarioRecord> finished() const;
+  /// How many records the manifest lists, and whether one of them failed the run (run_failed).
+  std::size_t finished_count() const;
+  bool any_failed() const;
+  /// Writes the manifest with the finished records. Each record is serialized once, at the first write that lists
+  /// it: a rewrite of thousands of records costs their concatenation, not their conversion.
+  void write_finished();
 
  private:
   void spawn(Worker& w);
@@ -409,9 +416,10 @@ ScenarioRecord Supervisor::checked_record(std::size_t index, const json& entry) 
   if (entry.at("id") != id) throw ProtocolError("a 'done' record for another scenario than the one it ran");
   try {
     ScenarioRecord record = record_from_json(entry);
-    if (!record.file.empty() && record.file != result_file_for(id))
+    const std::string own_file = result_file_for(id);  // a SHA-256 of the id: once, for both names
+    if (!record.file.empty() && record.file != own_file)
       throw ProtocolError("a 'done' record naming another result file");
-    if (!record.pickle_file.empty() && record.pickle_file != pickle_file_for(id))
+    if (!record.pickle_file.empty() && record.pickle_file != own_file + kPickleSuffix)
       throw ProtocolError("a 'done' record naming another pickle file");
     if (record.status == "ok" && record.file.empty()) throw ProtocolError("an ok 'done' record without a result file");
     record.meta = plan_[index].meta;
@@ -686,7 +694,7 @@ void Supervisor::keep(const std::vector<std::string>& ids) {
   const std::set<std::string> wanted(ids.begin(), ids.end());
   std::erase_if(module_errors_, [&](const ScenarioRecord& r) { return !wanted.count(r.id); });
   std::erase_if(plan_, [&](const Planned& p) { return !wanted.count(p.id); });
-  for (Planned& planned : plan_) planned.result.reset();
+  for (Planned& planned : plan_) planned.result.reset(), planned.entry.clear();
 }
 
 std::vector<ScenarioRecord> Supervisor::finished() const {
@@ -694,6 +702,34 @@ std::vector<ScenarioRecord> Supervisor::finished() const {
   for (const Planned& planned : plan_)
     if (planned.result) records.push_back(*planned.result);
   return records;
+}
+
+std::size_t Supervisor::finished_count() const {
+  std::size_t count = module_errors_.size();
+  for (const Planned& planned : plan_) count += planned.result.has_value();
+  return count;
+}
+
+bool Supervisor::any_failed() const {
+  if (run_failed(module_errors_)) return true;
+  for (const Planned& planned : plan_)
+    if (planned.result && is_failing_run_status(planned.result->status)) return true;
+  return false;
+}
+
+void Supervisor::write_finished() {
+  std::vector<std::string> errors;  // a few, each a module's: serialized anew
+  errors.reserve(module_errors_.size());
+  for (const ScenarioRecord& r : module_errors_) errors.push_back(manifest_entry_text(r));
+  std::vector<const std::string*> entries;
+  entries.reserve(errors.size() + plan_.size());
+  for (const std::string& text : errors) entries.push_back(&text);
+  for (Planned& planned : plan_) {
+    if (!planned.result) continue;
+    if (planned.entry.empty()) planned.entry = manifest_entry_text(*planned.result);
+    entries.push_back(&planned.entry);
+  }
+  write_manifest(manifest_, entries);
 }
 
 // What finished reaches the manifest within a second, or, once writing it takes longer than 50 ms (thousands of
@@ -704,8 +740,7 @@ void Supervisor::save() {
   const double interval = std::max(1.0, 20 * last_save_seconds_);
   if (!unsaved_ || seconds_between(last_save_, Clock::now()) < interval) return;
   const auto start = Clock::now();
-  manifest_.scenarios = finished();
-  write_manifest(manifest_);
+  write_finished();
   last_save_ = Clock::now();
   last_save_seconds_ = seconds_between(start, last_save_);
   unsaved_ = false;
@@ -720,17 +755,16 @@ void print_banner(const Manifest& manifest) {
 }
 
 int finish_run(Supervisor& supervisor, Manifest& manifest, Progress& progress, bool completed, double seconds) {
-  manifest.scenarios = supervisor.finished();
   manifest.run["seconds"] = seconds;
   manifest.complete = completed;
-  write_manifest(manifest);
+  supervisor.write_finished();
   progress.summary({{"results", manifest.dir.string()}});
   if (!completed) {
     std::fprintf(stderr, "parity run: stopped by signal %d; the manifest lists the %zu scenarios that finished\n",
-                 static_cast<int>(g_stop_signal), manifest.scenarios.size());
+                 static_cast<int>(g_stop_signal), supervisor.finished_count());
     return kExitInterrupted;
   }
-  return run_failed(manifest.scenarios) ? kExitFailed : kExitOk;
+  return supervisor.any_failed() ? kExitFailed : kExitOk;
 }
 
 // The shard's part of what the workers discovered; the partition goes into the manifest, for compare and merge.
@@ -822,8 +856,7 @@ int run_scenarios(const RunOptions& options) {
     completed = supervisor.run(progress);
   } catch (const RunAbort& e) {
     print_line("run", e.message);
-    manifest.scenarios = supervisor.finished();
-    write_manifest(manifest);  // incomplete: what finished stays valid
+    supervisor.write_finished();  // incomplete: what finished stays valid
     return kExitUsage;
   }
   return finish_run(supervisor, manifest, progress, completed, seconds_between(start, Clock::now()));
