@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -253,6 +254,8 @@ class Pipeline:
     def __init__(self, program: str, backend: str, timeout: float, trust: list, work: Path):
         self.program, self.backend, self.timeout, self.trust, self.work = program, backend, timeout, trust, work
         self.runs = 0
+        # The last run imports the shrunk module where it was written, the user's directory: no __pycache__ beside it.
+        self.env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
 
     def run(self, scenarios: str, only: str | None = None) -> tuple:
         self.runs += 1
@@ -263,7 +266,7 @@ class Pipeline:
             command = [self.program, "run", "--backend", backend, "--out", str(out / side), "-q",
                        "--timeout", str(self.timeout)] + selection
             sides[side] = (command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                                     text=True))
+                                                     text=True, env=self.env))
         for side, (command, process) in sides.items():
             output, _ = process.communicate()
             if process.returncode not in (0, 1):  # 0: all ran, 1: a scenario errored; both leave a results directory

@@ -3,6 +3,7 @@ scenario module that still fails the same check at the same path, the same file 
 nothing to shrink; a hand-written or unknown id, or a --check the scenario does not fail, is refused, saying why."""
 import importlib.util
 import json
+import os
 import subprocess
 
 import numpy
@@ -75,10 +76,13 @@ def test_two_shrinks_write_the_same_file(values_shrunk):
 def test_a_layout_failure_shrinks_to_the_fewest_elements_the_fault_shows_in(tmp_path):
     here = tmp_path / "here"
     here.mkdir()
+    # Python writes bytecode as it does for users (a shell or CI may have turned that off): none is left here either.
+    writing = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     proc = subprocess.run([BIN, "shrink", LAYOUT, "--backend", "broken.flip_order"], cwd=here, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, env=writing)
     assert proc.returncode == 1, proc.stderr
-    # By default the module lands here, named after the function, and Hypothesis leaves no cache beside it.
+    # By default the module lands here, named after the function, and neither Hypothesis nor the check of the written
+    # module (which imports it here) leaves a cache beside it.
     out = here / "shrunk_maximum.py"
     assert sorted(p.name for p in here.iterdir()) == [out.name]
     declared, inputs, _ = written(out)
