@@ -161,6 +161,13 @@ def test_a_string_dtype_array_with_a_nan_missing_value_loses_nothing_in_a_pickle
     assert [loss["aspect"] for loss in probe.losses(a, b)] == ["values"]
 
 
+def test_a_string_dtype_array_with_pandas_na_as_its_missing_value_loses_nothing_in_a_pickle_round_trip():
+    # pandas.NA unpickles to itself and has no truth value: compared by ==, it raised.
+    pd = pytest.importorskip("pandas")
+    a = numpy.array(["x", pd.NA, "y" * 40], dtype=numpy.dtypes.StringDType(na_object=pd.NA))
+    assert probe.losses(a, round_trip(a)) == []
+
+
 def test_an_attribute_the_pickling_drops_is_reported_at_its_state_path():
     found = probe.losses({"m": Measured(numpy.arange(2), "m")}, round_trip({"m": Measured(numpy.arange(2), "m")}))
     assert found == [{"path": "outputs['m'].unit", "aspect": "type", "faithful": "builtins.str",

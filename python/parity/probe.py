@@ -788,9 +788,15 @@ def _array_losses(faithful, unpickled, path, depth, seen):
 
 
 def _same_python_values(faithful: np.ndarray, unpickled: np.ndarray) -> bool:
-    """Equal element by element as Python values, two NaN missing-value markers (StringDType(na_object=nan)) alike:
-    list equality would find a NaN unequal to the fresh NaN a pickle round trip makes."""
-    return all(f == u or (f != f and u != u) for f, u in zip(faithful.ravel().tolist(), unpickled.ravel().tolist()))
+    """Equal element by element as list equality finds them (the same object, else ==), two NaN missing-value markers
+    (StringDType(na_object=nan)) alike: a pickle round trip makes a fresh NaN, unequal to the first. The same object
+    comes first, as in list equality: a singleton marker such as pandas.NA has no truth value of its own."""
+    return all(f is u or _both_nan(f, u) or f == u
+               for f, u in zip(faithful.ravel().tolist(), unpickled.ravel().tolist()))
+
+
+def _both_nan(a, b) -> bool:
+    return isinstance(a, float) and isinstance(b, float) and a != a and b != b
 
 
 def _dict_losses(fstate: dict, ustate: dict, path, depth, seen):
