@@ -159,3 +159,35 @@ def test_run_the_blas_that_a_scenario_module_loads_sleeps_at_once_and_scenarios_
            env={"JOBS_TEST_LOG": str(where), "OPENBLAS_THREAD_TIMEOUT": "7"}, check=0)
     recorded = json.loads(where.read_text())
     assert recorded["timeout"] == "7" and recorded["timeout_at_run"] == "7", recorded
+
+
+# At import, in `parity list`'s process: each extension module of the standard library's lib-dynload, imported; those
+# that fail for a symbol they do not find, and whether the interpreter's own entry points resolve in the process.
+EXTENSIONS = """
+import ctypes, importlib, json, os, sysconfig
+from pathlib import Path
+
+unresolved = {}
+for file in sorted(os.listdir(sysconfig.get_config_var("DESTSHARED"))):
+    name = file.partition(".")[0]
+    if name == "readline":  # writes terminal control sequences when loaded
+        continue
+    try:
+        importlib.import_module(name)
+    except ImportError as error:  # a library the machine lacks (Tk) is not what this looks for
+        if "undefined symbol" in str(error):
+            unresolved[name] = str(error)
+entry_points = {name: hasattr(ctypes.pythonapi, name) for name in ("Py_Main", "Py_BytesMain", "PyRun_SimpleString")}
+Path(WHERE).write_text(json.dumps({"unresolved": unresolved, "entry_points": entry_points}))
+"""
+
+
+def test_every_standard_extension_module_finds_pythons_c_api_in_a_parity_process(tmp_path):
+    """The executable may carry libpython itself (CMake's PARITY_STATIC_LIBPYTHON): it must then export all of
+    Python's C API, as the shared library does, for NumPy's, a candidate's and the standard library's modules."""
+    where = tmp_path / "extensions.json"
+    scenarios = scenario_dir(tmp_path, "startup", EXTENSIONS.replace("WHERE", repr(str(where))) + PLAIN)
+    parity("list", "--scenarios", scenarios, check=0)
+    found = json.loads(where.read_text())
+    assert found["unresolved"] == {}
+    assert all(found["entry_points"].values()), found["entry_points"]
