@@ -214,3 +214,19 @@ def test_a_project_named_parity_is_no_configuration(project):
     write(project / "deep" / "pyproject.toml", '[project]\nname = "parity"\ndependencies = ["parity"]\n')
     proc = parity("list", "--json", cwd=project / "deep", check=0)
     assert "configuration:" not in proc.stderr and "configured.pid[n=1]" not in listed(proc)
+
+
+def test_a_runs_supervisor_reads_the_file_without_importing_numpy(project):
+    """The supervisor parses the file with the standard library's tomllib; NumPy (most of an interpreter's start) is
+    its workers' to import, and a compare that read the file still loads it."""
+    import re
+
+    write(project / "parity.toml", 'scenarios = ["scen"]\n[run]\nbackend = "gold"\n')
+    proc = parity("run", "--out", project / "gold", cwd=project, check=0,
+                  env={"PYTHONPROFILEIMPORTTIME": "1", "CONFIG_TEST_PIDS": str(project / "pids")})
+    imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.M))
+    assert imported & {"tomllib", "tomli"}, proc.stderr[-2000:]  # the profile was read
+    assert "numpy" not in imported
+    manifest = json.loads((project / "gold" / "manifest.json").read_text())
+    assert sorted(s["id"] for s in manifest["scenarios"]) == IDS
+    parity("compare", project / "gold", project / "gold", cwd=project, check=0)

@@ -79,7 +79,7 @@ std::string read_text(const fs::path& file) {
 // Python 3.11). A date or time becomes {kDateMark: text}, which every key refuses as a wrong type.
 json parity_table(const fs::path& file) {
   const std::string text = read_text(file);
-  start_interpreter();
+  start_python();  // a run's supervisor needs no NumPy: its workers import it
   try {
     py::dict scope;
     scope["text"] = py::bytes(text);

@@ -82,16 +82,22 @@ void import_numpy_api(const std::string& python) {
   }
 }
 
+void start_python() {
+  if (!Py_IsInitialized()) initialize(configured_paths().python_executable);
+}
+
 void start_interpreter() {
-  if (Py_IsInitialized()) return;
+  static bool started = false;
+  if (started) return;
   const InterpreterPaths paths = configured_paths();
-  OpenBlasQuietStart blas;
-  initialize(paths.python_executable);
+  OpenBlasQuietStart blas;  // before NumPy loads, which start_python does not do
+  start_python();
   import_numpy_api(paths.python_executable);
   blas.done();
   // Empty when pip installed the package into the interpreter's site-packages.
   if (!paths.python_package.empty()) py::module_::import("sys").attr("path").attr("insert")(0, paths.python_package);
   py::module_::import("parity.backend").attr("register_fixtures")(paths.fixtures);
+  started = true;
 }
 
 }  // namespace parity

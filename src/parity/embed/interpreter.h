@@ -26,4 +26,9 @@ void import_numpy_api(const std::string& python);
 /// NumPy cannot be loaded. Every function here that touches Python objects requires it first.
 void start_interpreter();
 
+/// Starts the bare interpreter, for a process that may need only the standard library (the supervisor of a run reads
+/// its configuration file with tomllib): a fifth of start_interpreter's cost, which NumPy's import is most of.
+/// start_interpreter completes it later. Only standard-library code may run before that.
+void start_python();
+
 }  // namespace parity
