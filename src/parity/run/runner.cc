@@ -678,8 +678,12 @@ bool Supervisor::run(Progress& progress) {
     for (Worker& w : workers_) check_limits(w, progress);
     save();
   }
-  for (Worker& w : workers_) w.process->finish(10.0);
-  if (server_) server_->finish(10.0);  // its socket closed: it ends
+  // All told to end before any is waited for: the workers' ends (pytest's teardown, exit handlers, the exit of a
+  // process of a few hundred MB) overlap instead of following one another on the run's last stretch.
+  for (Worker& w : workers_) w.process->end_commands();
+  if (server_) server_->end_commands();  // its socket closed: it ends
+  for (Worker& w : workers_) w.process->wait_end(10.0);
+  if (server_) server_->wait_end(10.0);
   return true;
 }
 
