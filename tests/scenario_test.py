@@ -87,3 +87,18 @@ def test_the_parts_of_a_discovery_merge_into_what_one_process_discovers(tmp_path
     selected = discovery.select(merged, keyword="t or a2", paths=paths)
     assert [s.id for s in selected.scenarios] == [s.id for s in discovery.select(whole, keyword="t or a2").scenarios]
     assert 0 < len(selected.scenarios) < len(whole.scenarios)
+
+
+def test_the_plan_text_is_the_json_text_of_the_plan_entries(tmp_path):
+    """The worker's ready reply carries discovery.plan_text as it is (worker.cc): the text json_text gives of
+    plan_entries, lone surrogates replaced as there; None where JSON has no text (a NaN), so that the worker converts
+    the entries as before and refuses them the same way."""
+    module = tmp_path / "texts.py"
+    module.write_text('import parity\n@parity.scenario(params={"s": ["caf\\u00e9", "\\ud800"]}, tags=["\\u00fc"])\n'
+                      'def one(xp, s):\n    return 1\n')
+    found = discovery.select(discovery.discover([str(module)]))
+    text = discovery.plan_text(found)
+    assert text == _scenario.json_text(discovery.plan_entries(found))
+    assert "caf\u00e9" in text and "\ud800" not in text
+    found.scenarios[0].options["atol"] = float("nan")
+    assert discovery.plan_text(found) is None

@@ -301,8 +301,10 @@ void ChildProcess::kill() {
   kill_process_and_group(pid_);
 }
 
+void ChildProcess::end_commands() { close_fd(stdin_fd_); }
+
 std::string ChildProcess::finish(double grace) {
-  close_fd(stdin_fd_);
+  end_commands();
   return wait_end(grace);
 }
 

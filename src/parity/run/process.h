@@ -85,7 +85,9 @@ class ChildProcess {
   bool exited();
   /// SIGKILLs it and its process group: the group for what it started, the process itself in case it left the group.
   void kill();
-  /// Closes its command pipe (a worker's signal to finish), then wait_end(grace).
+  /// Closes its command pipe: a worker's signal to finish. Without waiting, so that several end side by side.
+  void end_commands();
+  /// end_commands(), then wait_end(grace).
   std::string finish(double grace);
   /// Waits `grace` seconds at most for it to end, then kills it (and waits a few seconds more at most); returns
   /// what ended it: "exit code N", "signal N (SIGSEGV)".
