@@ -298,6 +298,28 @@ def test_an_output_that_refuses_pickling_leaves_no_file_behind(key, tmp_path):
     assert list(tmp_path.iterdir()) == []  # neither the pickle nor its temporary file
 
 
+@pytest.mark.parametrize("signed", [True, False])
+def test_a_pickle_held_whole_and_one_streamed_past_the_buffer_are_the_same_file(signed, monkeypatch, tmp_path):
+    if signed:
+        monkeypatch.setenv("PARITY_PROBE_KEY", "k" * 40)
+    else:  # no usable key: the pickle is written unsigned
+        monkeypatch.delenv("PARITY_PROBE_KEY", raising=False)
+        monkeypatch.setenv("PARITY_KEY_FILE", str(tmp_path / "no-such-dir" / "key"))
+        monkeypatch.setattr(probe.trust, "_create_key", lambda path: (_ for _ in ()).throw(OSError("read-only")))
+    outputs = {"x": numpy.arange(40.0), "s": "text" * 50, "n": [1, None, 2.5]}
+    assert probe.pickle_outputs(outputs, str(tmp_path / "whole.pickle")) is None
+    monkeypatch.setattr(probe, "_PICKLE_BUFFER", 64)  # past it at the first writes: created and streamed
+    assert probe.pickle_outputs(outputs, str(tmp_path / "streamed.pickle")) is None
+    whole = (tmp_path / "whole.pickle").read_bytes()
+    assert whole == (tmp_path / "streamed.pickle").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["streamed.pickle", "whole.pickle"]
+    obj, error, why = probe.unpickle(whole, outputs)
+    if signed:
+        assert error is None and why is None and probe.losses(outputs, obj) == []
+    else:
+        assert obj is None and "carries no MAC" in why
+
+
 @pytest.mark.parametrize("kind", sorted(LARGE))
 def test_a_large_array_is_referenced_not_copied_and_loses_nothing(kind, key, tmp_path):
     outputs = {"x": LARGE[kind]()}

@@ -501,7 +501,73 @@ class _Unpickler(pickle.Unpickler):
         return self._referenced[pid[1]]
 
 
-_PICKLE_BUFFER = 1 << 16  # bytes pickle_outputs buffers before a write: a small scenario's pickle in one
+_PICKLE_BUFFER = 1 << 16  # bytes of a pickle held in memory: a small scenario's pickle is written in one call
+
+
+class _PickleFile:
+    """The pickle file's temporary file: MAGIC, then the stream pickle writes, then close()'s end. What is written is
+    held until it passes _PICKLE_BUFFER: a small scenario's pickle is then one os.write and its MAC one hmac.digest
+    call (a buffered open() and a writer object feeding an hmac.HMAC cost more than pickling small outputs, and
+    open() adds an fstat and two lseeks). Past it, the file is created and written as pickle goes, through an
+    incremental MAC, so that a large pickle is never held whole."""
+
+    def __init__(self, path: str, key):
+        self._path, self._key = path, key
+        self._fd, self._mac = -1, None
+        self._held, self._held_size = [MAGIC], len(MAGIC)
+        self.size = 0  # bytes of the stream written so far
+
+    def write(self, data):
+        size = len(data) if type(data) is bytes else memoryview(data).nbytes
+        self.size += size
+        if self._fd < 0 and self._held_size + size <= _PICKLE_BUFFER:
+            self._held.append(data if type(data) is bytes else bytes(data))
+            self._held_size += size
+            return size
+        if self._fd < 0:
+            self._spill()
+        if self._mac is not None:
+            self._mac.update(data)
+        self._write_all(data)
+        return size
+
+    def close(self, end: bytes):
+        """Ends the file with `end` (the buffer table and the footer), then its MAC's trailer (none without a key),
+        and closes it."""
+        if self._fd < 0:
+            self._held.append(end)
+            payload = b"".join(self._held)
+            self._open()
+            self._write_all(payload if self._key is None else payload + trust.signature(self._key, payload))
+        else:
+            if self._mac is not None:
+                self._mac.update(end)
+            self._write_all(end if self._mac is None else end + trust.trailer(self._mac))
+        fd, self._fd = self._fd, -1
+        os.close(fd)
+
+    def discard(self):
+        """Closes the file if it was created (the caller removes it)."""
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
+    def _open(self):
+        self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)  # open(.., "wb")
+
+    def _spill(self):
+        held = b"".join(self._held)
+        self._held = None
+        self._open()
+        if self._key is not None:
+            self._mac = trust.mac(self._key)
+            self._mac.update(held)
+        self._write_all(held)
+
+    def _write_all(self, data):
+        view = memoryview(data).cast("B")
+        while view:
+            view = view[os.write(self._fd, view):]
 
 
 def pickle_outputs(obj, file: str, arrays=None):
@@ -512,28 +578,19 @@ def pickle_outputs(obj, file: str, arrays=None):
     before unpickling it (parity.trust)."""
     temp = f"{file}.tmp-{os.getpid()}"
     try:
-        digest = trust.mac(trust.key(create=True))
+        key = trust.key(create=True)
     except (trust.NoKey, OSError):  # no usable key: the pickle goes unsigned and compare skips its probe, saying why
-        digest = None
+        key = None
+    out = _PickleFile(temp, key)
     replaced = False
     try:
-        # An explicit buffer size spares open() its isatty ioctl, and the fresh file's position after MAGIC is known:
-        # two system calls fewer per scenario.
-        with open(temp, "wb", buffering=_PICKLE_BUFFER) as raw:
-            out = raw if digest is None else trust.MacWriter(raw, digest)
-            out.write(MAGIC)
-            start = len(MAGIC)
-            buffers = _Buffers(arrays)
-            if buffers:  # an array worth referencing: the pickler that looks for it
-                _Pickler(out, buffers).dump(obj)
-            else:
-                pickle.dump(obj, out, protocol=PROTOCOL)
-            stream = raw.tell() - start
-            table = json.dumps(buffers.table).encode() if buffers.table else b"[]"
-            out.write(table)
-            out.write(_FOOTER.pack(stream, len(table)))
-            if digest is not None:
-                raw.write(trust.trailer(digest))
+        buffers = _Buffers(arrays)
+        if buffers:  # an array worth referencing: the pickler that looks for it
+            _Pickler(out, buffers).dump(obj)
+        else:
+            pickle.dump(obj, out, protocol=PROTOCOL)
+        table = json.dumps(buffers.table).encode() if buffers.table else b"[]"
+        out.close(table + _FOOTER.pack(out.size, len(table)))
         os.replace(temp, file)
         replaced = True
         return None
@@ -543,6 +600,7 @@ def pickle_outputs(obj, file: str, arrays=None):
         return error
     finally:
         if not replaced:  # no stat of a file that is gone after every successful write
+            out.discard()
             try:
                 os.unlink(temp)
             except FileNotFoundError:
