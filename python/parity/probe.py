@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import pickle
 import struct
@@ -258,13 +259,55 @@ def _leaf_description(obj, state=None) -> bytes:
 _SHOWN = 80  # the longest value text fidelity records beside a digest
 
 
+# np.array2string's defaults (np.get_printoptions()) under which _float_row_text writes exactly its text.
+_DEFAULT_PRINT = {"precision": 8, "floatmode": "maxprec", "suppress": False, "sign": "-", "linewidth": 75,
+                  "legacy": False, "formatter": None}
+
+
+def _small_values_text(a: np.ndarray) -> str:
+    """np.array2string(a, threshold=8) of an array of at most 8 elements: written here for a row of float64 values
+    under the default print options (the commonest small output; array2string's general machinery is most of a
+    digest walk's time for it), by NumPy otherwise."""
+    if a.ndim == 1 and a.dtype.kind == "f" and a.dtype.itemsize == 8 and a.size:
+        options = np.get_printoptions()
+        if all(options.get(name) == value for name, value in _DEFAULT_PRINT.items()):
+            text = _float_row_text(a.tolist())
+            if text is not None:
+                return text
+    return np.array2string(a, threshold=8)
+
+
+def _float_row_text(values: list):
+    """What array2string writes for a row of finite float64 `values` under the default print options in positional
+    notation (NumPy's FloatingFormat and _formatArray, in their order: one rounding pass to find the widths, each
+    value padded to them, the row wrapped at 75 columns); None where it would use exponents or print nan or inf."""
+    if not all(math.isfinite(v) for v in values):
+        return None
+    magnitudes = [abs(v) for v in values if v != 0]
+    if magnitudes:
+        largest, smallest = max(magnitudes), min(magnitudes)
+        if largest >= 1e8 or smallest < 0.0001 or largest / smallest > 1000.0:
+            return None
+    parts = [np.format_float_positional(v, precision=8, unique=True, fractional=True, trim=".").split(".")
+             for v in values]
+    left, right = max(len(whole) for whole, _ in parts), max(len(fraction) for _, fraction in parts)
+    text, line = "", "["
+    for i, (whole, fraction) in enumerate(parts):
+        word = whole.rjust(left) + "." + fraction.ljust(right)
+        if len(line) + len(word) > 74 and len(line) > 1:  # _extendLine: a row of 75 columns less the "]"
+            text += line.rstrip() + "\n"
+            line = " "
+        line += word if i == len(parts) - 1 else word + " "
+    return text + line + "]"
+
+
 def _description(obj, state=None) -> str:
     """What a node is, short, for a fidelity failure's message: its type, and its value when that is short (an
     object with a reducer: the keys of its `state`). Never the repr of an opaque object."""
     kind = reducers.qualified_name(type(obj))
     if isinstance(obj, np.ndarray) and not _is_object_array(obj):
         text = f"{kind} {obj.dtype.str} shape {obj.shape}"
-        values = np.array2string(obj.view(np.ndarray), threshold=8) if obj.size <= 8 else ""
+        values = _small_values_text(obj.view(np.ndarray)) if obj.size <= 8 else ""
         return f"{text} {values}" if values and len(values) <= _SHOWN else text
     if isinstance(obj, (str, bytes)) and len(obj) > _SHOWN:  # its repr is never made: it could be gigabytes
         return f"{kind} of length {len(obj)}"
