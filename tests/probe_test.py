@@ -222,6 +222,34 @@ def test_descriptions_are_what_digests_shows_without_hashing():
     assert probe.descriptions(outputs) == shown and len(shown) > 10
 
 
+def small_float_rows():
+    """Rows of at most 8 float64 values, written by _small_values_text itself or left to NumPy: every notation and
+    width array2string chooses among (exponents, nan and inf, negative zero, wrapped rows, both byte orders)."""
+    rng = numpy.random.default_rng(20)
+    tricky = [0.0, -0.0, 1.0, 0.5, 1e-4, 9.9999e-5, 1e8, 99999999.99, 1000.0, 0.1, 1 / 3, -1e-4, 123.456, 0.1 + 0.2,
+              numpy.nan, numpy.inf, -numpy.inf, 5e-324, 1.7976931348623157e308]
+    makers = [lambda n: rng.random(n), lambda n: rng.standard_normal(n) * 100,
+              lambda n: rng.integers(-5, 5, n).astype(float),
+              lambda n: rng.random(n) * 10.0 ** int(rng.integers(-6, 10)),
+              lambda n: numpy.round(rng.random(n) * 1000, int(rng.integers(0, 10))), lambda n: rng.choice(tricky, n),
+              lambda n: numpy.frombuffer(rng.bytes(8 * n), "<f8").copy()]
+    for i in range(4000):
+        row = makers[i % len(makers)](int(rng.integers(1, 9)))
+        yield row.astype(">f8") if i % 5 == 0 else row
+
+
+def test_a_small_float_row_is_described_as_array2string_writes_it():
+    rows = list(small_float_rows())
+    assert sum(probe._float_row_text(row.tolist()) is not None for row in rows) > len(rows) // 2  # the fast path ran
+    for row in rows:
+        assert probe._small_values_text(row) == numpy.array2string(row, threshold=8), repr(row)
+    for options in ({"precision": 3}, {"legacy": "1.13"}, {"sign": "+"}, {"floatmode": "fixed"}, {"linewidth": 40},
+                    {"suppress": True}):
+        with numpy.printoptions(**options):
+            for row in rows[:200]:
+                assert probe._small_values_text(row) == numpy.array2string(row, threshold=8), (options, repr(row))
+
+
 def test_an_object_is_digested_without_its_repr():
     class Opaque:
         pass
@@ -296,6 +324,28 @@ def test_an_output_that_refuses_pickling_leaves_no_file_behind(key, tmp_path):
     error = probe.pickle_outputs({"ok": numpy.arange(3), "f": lambda: 0}, str(tmp_path / "p.pickle"))
     assert error["path"] == "outputs['f']", error
     assert list(tmp_path.iterdir()) == []  # neither the pickle nor its temporary file
+
+
+@pytest.mark.parametrize("signed", [True, False])
+def test_a_pickle_held_whole_and_one_streamed_past_the_buffer_are_the_same_file(signed, monkeypatch, tmp_path):
+    if signed:
+        monkeypatch.setenv("PARITY_PROBE_KEY", "k" * 40)
+    else:  # no usable key: the pickle is written unsigned
+        monkeypatch.delenv("PARITY_PROBE_KEY", raising=False)
+        monkeypatch.setenv("PARITY_KEY_FILE", str(tmp_path / "no-such-dir" / "key"))
+        monkeypatch.setattr(probe.trust, "_create_key", lambda path: (_ for _ in ()).throw(OSError("read-only")))
+    outputs = {"x": numpy.arange(40.0), "s": "text" * 50, "n": [1, None, 2.5]}
+    assert probe.pickle_outputs(outputs, str(tmp_path / "whole.pickle")) is None
+    monkeypatch.setattr(probe, "_PICKLE_BUFFER", 64)  # past it at the first writes: created and streamed
+    assert probe.pickle_outputs(outputs, str(tmp_path / "streamed.pickle")) is None
+    whole = (tmp_path / "whole.pickle").read_bytes()
+    assert whole == (tmp_path / "streamed.pickle").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["streamed.pickle", "whole.pickle"]
+    obj, error, why = probe.unpickle(whole, outputs)
+    if signed:
+        assert error is None and why is None and probe.losses(outputs, obj) == []
+    else:
+        assert obj is None and "carries no MAC" in why
 
 
 @pytest.mark.parametrize("kind", sorted(LARGE))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import pickle
 import struct
@@ -258,13 +259,55 @@ def _leaf_description(obj, state=None) -> bytes:
 _SHOWN = 80  # the longest value text fidelity records beside a digest
 
 
+# np.array2string's defaults (np.get_printoptions()) under which _float_row_text writes exactly its text.
+_DEFAULT_PRINT = {"precision": 8, "floatmode": "maxprec", "suppress": False, "sign": "-", "linewidth": 75,
+                  "legacy": False, "formatter": None}
+
+
+def _small_values_text(a: np.ndarray) -> str:
+    """np.array2string(a, threshold=8) of an array of at most 8 elements: written here for a row of float64 values
+    under the default print options (the commonest small output; array2string's general machinery is most of a
+    digest walk's time for it), by NumPy otherwise."""
+    if a.ndim == 1 and a.dtype.kind == "f" and a.dtype.itemsize == 8 and a.size:
+        options = np.get_printoptions()
+        if all(options.get(name) == value for name, value in _DEFAULT_PRINT.items()):
+            text = _float_row_text(a.tolist())
+            if text is not None:
+                return text
+    return np.array2string(a, threshold=8)
+
+
+def _float_row_text(values: list):
+    """What array2string writes for a row of finite float64 `values` under the default print options in positional
+    notation (NumPy's FloatingFormat and _formatArray, in their order: one rounding pass to find the widths, each
+    value padded to them, the row wrapped at 75 columns); None where it would use exponents or print nan or inf."""
+    if not all(math.isfinite(v) for v in values):
+        return None
+    magnitudes = [abs(v) for v in values if v != 0]
+    if magnitudes:
+        largest, smallest = max(magnitudes), min(magnitudes)
+        if largest >= 1e8 or smallest < 0.0001 or largest / smallest > 1000.0:
+            return None
+    parts = [np.format_float_positional(v, precision=8, unique=True, fractional=True, trim=".").split(".")
+             for v in values]
+    left, right = max(len(whole) for whole, _ in parts), max(len(fraction) for _, fraction in parts)
+    text, line = "", "["
+    for i, (whole, fraction) in enumerate(parts):
+        word = whole.rjust(left) + "." + fraction.ljust(right)
+        if len(line) + len(word) > 74 and len(line) > 1:  # _extendLine: a row of 75 columns less the "]"
+            text += line.rstrip() + "\n"
+            line = " "
+        line += word if i == len(parts) - 1 else word + " "
+    return text + line + "]"
+
+
 def _description(obj, state=None) -> str:
     """What a node is, short, for a fidelity failure's message: its type, and its value when that is short (an
     object with a reducer: the keys of its `state`). Never the repr of an opaque object."""
     kind = reducers.qualified_name(type(obj))
     if isinstance(obj, np.ndarray) and not _is_object_array(obj):
         text = f"{kind} {obj.dtype.str} shape {obj.shape}"
-        values = np.array2string(obj.view(np.ndarray), threshold=8) if obj.size <= 8 else ""
+        values = _small_values_text(obj.view(np.ndarray)) if obj.size <= 8 else ""
         return f"{text} {values}" if values and len(values) <= _SHOWN else text
     if isinstance(obj, (str, bytes)) and len(obj) > _SHOWN:  # its repr is never made: it could be gigabytes
         return f"{kind} of length {len(obj)}"
@@ -501,7 +544,73 @@ class _Unpickler(pickle.Unpickler):
         return self._referenced[pid[1]]
 
 
-_PICKLE_BUFFER = 1 << 16  # bytes pickle_outputs buffers before a write: a small scenario's pickle in one
+_PICKLE_BUFFER = 1 << 16  # bytes of a pickle held in memory: a small scenario's pickle is written in one call
+
+
+class _PickleFile:
+    """The pickle file's temporary file: MAGIC, then the stream pickle writes, then close()'s end. What is written is
+    held until it passes _PICKLE_BUFFER: a small scenario's pickle is then one os.write and its MAC one hmac.digest
+    call (a buffered open() and a writer object feeding an hmac.HMAC cost more than pickling small outputs, and
+    open() adds an fstat and two lseeks). Past it, the file is created and written as pickle goes, through an
+    incremental MAC, so that a large pickle is never held whole."""
+
+    def __init__(self, path: str, key):
+        self._path, self._key = path, key
+        self._fd, self._mac = -1, None
+        self._held, self._held_size = [MAGIC], len(MAGIC)
+        self.size = 0  # bytes of the stream written so far
+
+    def write(self, data):
+        size = len(data) if type(data) is bytes else memoryview(data).nbytes
+        self.size += size
+        if self._fd < 0 and self._held_size + size <= _PICKLE_BUFFER:
+            self._held.append(data if type(data) is bytes else bytes(data))
+            self._held_size += size
+            return size
+        if self._fd < 0:
+            self._spill()
+        if self._mac is not None:
+            self._mac.update(data)
+        self._write_all(data)
+        return size
+
+    def close(self, end: bytes):
+        """Ends the file with `end` (the buffer table and the footer), then its MAC's trailer (none without a key),
+        and closes it."""
+        if self._fd < 0:
+            self._held.append(end)
+            payload = b"".join(self._held)
+            self._open()
+            self._write_all(payload if self._key is None else payload + trust.signature(self._key, payload))
+        else:
+            if self._mac is not None:
+                self._mac.update(end)
+            self._write_all(end if self._mac is None else end + trust.trailer(self._mac))
+        fd, self._fd = self._fd, -1
+        os.close(fd)
+
+    def discard(self):
+        """Closes the file if it was created (the caller removes it)."""
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
+    def _open(self):
+        self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)  # open(.., "wb")
+
+    def _spill(self):
+        held = b"".join(self._held)
+        self._held = None
+        self._open()
+        if self._key is not None:
+            self._mac = trust.mac(self._key)
+            self._mac.update(held)
+        self._write_all(held)
+
+    def _write_all(self, data):
+        view = memoryview(data).cast("B")
+        while view:
+            view = view[os.write(self._fd, view):]
 
 
 def pickle_outputs(obj, file: str, arrays=None):
@@ -512,28 +621,19 @@ def pickle_outputs(obj, file: str, arrays=None):
     before unpickling it (parity.trust)."""
     temp = f"{file}.tmp-{os.getpid()}"
     try:
-        digest = trust.mac(trust.key(create=True))
+        key = trust.key(create=True)
     except (trust.NoKey, OSError):  # no usable key: the pickle goes unsigned and compare skips its probe, saying why
-        digest = None
+        key = None
+    out = _PickleFile(temp, key)
     replaced = False
     try:
-        # An explicit buffer size spares open() its isatty ioctl, and the fresh file's position after MAGIC is known:
-        # two system calls fewer per scenario.
-        with open(temp, "wb", buffering=_PICKLE_BUFFER) as raw:
-            out = raw if digest is None else trust.MacWriter(raw, digest)
-            out.write(MAGIC)
-            start = len(MAGIC)
-            buffers = _Buffers(arrays)
-            if buffers:  # an array worth referencing: the pickler that looks for it
-                _Pickler(out, buffers).dump(obj)
-            else:
-                pickle.dump(obj, out, protocol=PROTOCOL)
-            stream = raw.tell() - start
-            table = json.dumps(buffers.table).encode() if buffers.table else b"[]"
-            out.write(table)
-            out.write(_FOOTER.pack(stream, len(table)))
-            if digest is not None:
-                raw.write(trust.trailer(digest))
+        buffers = _Buffers(arrays)
+        if buffers:  # an array worth referencing: the pickler that looks for it
+            _Pickler(out, buffers).dump(obj)
+        else:
+            pickle.dump(obj, out, protocol=PROTOCOL)
+        table = json.dumps(buffers.table).encode() if buffers.table else b"[]"
+        out.close(table + _FOOTER.pack(out.size, len(table)))
         os.replace(temp, file)
         replaced = True
         return None
@@ -543,6 +643,7 @@ def pickle_outputs(obj, file: str, arrays=None):
         return error
     finally:
         if not replaced:  # no stat of a file that is gone after every successful write
+            out.discard()
             try:
                 os.unlink(temp)
             except FileNotFoundError:
