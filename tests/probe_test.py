@@ -377,6 +377,24 @@ def test_xxh3_is_xxh3_128_in_canonical_form_over_any_contiguous_buffer():
         probe.Xxh3().update(data[::2])  # strided memory is refused, never hashed as if contiguous
 
 
+@pytest.mark.parametrize("algorithm", ["xxh3:", ""])
+def test_an_array_hashed_in_place_digests_as_its_blocks(algorithm):
+    class Sub(numpy.ndarray):
+        pass
+
+    arrays = [numpy.arange(10.0), numpy.arange(10.0).astype(">f8"), numpy.zeros((3, 4), order="F"), numpy.array(3.5),
+              numpy.arange(12).reshape(3, 4)[:, ::2], numpy.zeros((2, 0)), numpy.arange(5, dtype=numpy.longdouble),
+              numpy.arange(6, dtype=numpy.clongdouble), numpy.array(["ab", "c"]), numpy.array([b"x", b"yz"]),
+              numpy.arange(4).astype("M8[ns]"), numpy.zeros(3, dtype=[("a", "f8"), ("b", "i2")]), numpy.zeros(3, "V4"),
+              numpy.broadcast_to(numpy.arange(3.0), (4, 3)), numpy.ones(5, dtype=bool), numpy.float16([1, 2]),
+              numpy.arange(6, dtype=numpy.complex64), numpy.arange(7.0)[::-1], numpy.arange(200_000.0)]
+    for a in arrays + [a.view(Sub) for a in arrays]:
+        blocks = probe._ALGORITHMS[algorithm](b"head|")
+        for part in probe._value_blocks(a):
+            blocks.update(part)
+        assert probe._array_digest(algorithm, b"head|", a) == algorithm + blocks.hexdigest(), (a.dtype, a.shape)
+
+
 def test_digests_name_their_algorithm_and_sha256_is_still_made_as_before():
     outputs = {"a": numpy.arange(4.0), "s": "x"}
     now, before = probe.digests(outputs), probe.digests(outputs, algorithm="")

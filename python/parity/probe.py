@@ -34,6 +34,8 @@ DIGEST = "xxh3:"  # the algorithm runs record digests with
 
 def algorithm_of(digest) -> str:
     """The algorithm (its prefix, a key of _ALGORITHMS) a recorded digest was made with."""
+    if isinstance(digest, str) and digest.startswith(DIGEST):  # what runs record: found without the search
+        return DIGEST
     return next((prefix for prefix in _ALGORITHMS if prefix and isinstance(digest, str) and digest.startswith(prefix)),
                 "")
 
@@ -185,6 +187,10 @@ def _leaf_digest(obj, state=None, algorithm=DIGEST, pending=None):
 def _array_digest(algorithm, head: bytes, array: np.ndarray) -> str:
     """The whole digest of an array leaf: its `head` (type, dtype, shape, strides, flags), then its element bytes."""
     hasher = _ALGORITHMS[algorithm](head)
+    plain = array.view(np.ndarray)
+    if plain.size and plain.flags.c_contiguous and _bytes_are_values(plain.dtype):
+        hasher.update(plain)  # the bytes _value_blocks gives such an array, in place, without its views and generators
+        return algorithm + hasher.hexdigest()
     for part in _value_blocks(array):
         hasher.update(part)
     return algorithm + hasher.hexdigest()
