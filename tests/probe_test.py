@@ -412,6 +412,34 @@ def test_a_damaged_buffer_table_is_refused_not_unpickled(key, tmp_path):
     assert obj is None and "damaged" in why
 
 
+def test_both_sides_unpickle_as_one_at_a_time_with_one_key_lookup(key, monkeypatch, tmp_path):
+    from parity import trust
+    (tmp_path / "g").mkdir(), (tmp_path / "c").mkdir()
+    gold, gold_rebuilt = written_and_rebuilt({"x": numpy.arange(5.0), "big": LARGE["plain"]()}, tmp_path / "g")
+    cand, cand_rebuilt = written_and_rebuilt({"x": numpy.arange(5.0).view(Negating)}, tmp_path / "c")
+    lookups = []
+    monkeypatch.setattr(trust, "key", lambda create=False: lookups.append(create) or b"k" * 40)
+    g, c = probe.unpickle_both(gold, gold_rebuilt, None, cand, cand_rebuilt, None)
+    assert lookups == [False]  # one lookup serves both MACs
+    for (obj, error, why), blob, rebuilt in ((g, gold, gold_rebuilt), (c, cand, cand_rebuilt)):
+        alone = probe.unpickle(blob, rebuilt)
+        assert error is None is why and alone[1:] == (None, None)
+        assert probe.losses(rebuilt, obj) == probe.losses(rebuilt, alone[0])
+    assert probe.losses(gold_rebuilt, g[0]) == [] and probe.losses(cand_rebuilt, c[0]) != []
+
+
+def test_both_sides_without_a_key_say_why_alike(monkeypatch, tmp_path):
+    from parity import trust
+    monkeypatch.setenv("PARITY_PROBE_KEY", "k" * 40)
+    blob, rebuilt = written_and_rebuilt({"x": numpy.arange(3)}, tmp_path)
+    monkeypatch.delenv("PARITY_PROBE_KEY")
+    monkeypatch.setenv("PARITY_KEY_FILE", str(tmp_path / "absent"))
+    g, c = probe.unpickle_both(blob, rebuilt, None, blob, rebuilt, None)
+    assert g == c == probe.unpickle(blob, rebuilt) and g[0] is None and "no key" in g[2], g
+    unsigned = probe.unpickle_both(b"x", {}, None, blob, rebuilt, None)
+    assert "carries no MAC" in unsigned[0][2] and "no key" in unsigned[1][2], unsigned
+
+
 # The digests' algorithm (docs/results-directory.md, `fidelity`).
 
 def test_xxh3_is_xxh3_128_in_canonical_form_over_any_contiguous_buffer():
@@ -425,6 +453,24 @@ def test_xxh3_is_xxh3_128_in_canonical_form_over_any_contiguous_buffer():
     assert whole.hexdigest() == parts.hexdigest() != empty.hexdigest()
     with pytest.raises((BufferError, ValueError)):
         probe.Xxh3().update(data[::2])  # strided memory is refused, never hashed as if contiguous
+
+
+@pytest.mark.parametrize("algorithm", ["xxh3:", ""])
+def test_an_array_hashed_in_place_digests_as_its_blocks(algorithm):
+    class Sub(numpy.ndarray):
+        pass
+
+    arrays = [numpy.arange(10.0), numpy.arange(10.0).astype(">f8"), numpy.zeros((3, 4), order="F"), numpy.array(3.5),
+              numpy.arange(12).reshape(3, 4)[:, ::2], numpy.zeros((2, 0)), numpy.arange(5, dtype=numpy.longdouble),
+              numpy.arange(6, dtype=numpy.clongdouble), numpy.array(["ab", "c"]), numpy.array([b"x", b"yz"]),
+              numpy.arange(4).astype("M8[ns]"), numpy.zeros(3, dtype=[("a", "f8"), ("b", "i2")]), numpy.zeros(3, "V4"),
+              numpy.broadcast_to(numpy.arange(3.0), (4, 3)), numpy.ones(5, dtype=bool), numpy.float16([1, 2]),
+              numpy.arange(6, dtype=numpy.complex64), numpy.arange(7.0)[::-1], numpy.arange(200_000.0)]
+    for a in arrays + [a.view(Sub) for a in arrays]:
+        blocks = probe._ALGORITHMS[algorithm](b"head|")
+        for part in probe._value_blocks(a):
+            blocks.update(part)
+        assert probe._array_digest(algorithm, b"head|", a) == algorithm + blocks.hexdigest(), (a.dtype, a.shape)
 
 
 def test_digests_name_their_algorithm_and_sha256_is_still_made_as_before():

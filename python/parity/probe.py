@@ -1,6 +1,7 @@
 """Fidelity digests and the pickle probe: checks on parity's own codec and on the candidate's pickling."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -35,6 +36,8 @@ DIGEST = "xxh3:"  # the algorithm runs record digests with
 
 def algorithm_of(digest) -> str:
     """The algorithm (its prefix, a key of _ALGORITHMS) a recorded digest was made with."""
+    if isinstance(digest, str) and digest.startswith(DIGEST):  # what runs record: found without the search
+        return DIGEST
     return next((prefix for prefix in _ALGORITHMS if prefix and isinstance(digest, str) and digest.startswith(prefix)),
                 "")
 
@@ -186,6 +189,10 @@ def _leaf_digest(obj, state=None, algorithm=DIGEST, pending=None):
 def _array_digest(algorithm, head: bytes, array: np.ndarray) -> str:
     """The whole digest of an array leaf: its `head` (type, dtype, shape, strides, flags), then its element bytes."""
     hasher = _ALGORITHMS[algorithm](head)
+    plain = array.view(np.ndarray)
+    if plain.size and plain.flags.c_contiguous and _bytes_are_values(plain.dtype):
+        hasher.update(plain)  # the bytes _value_blocks gives such an array, in place, without its views and generators
+        return algorithm + hasher.hexdigest()
     for part in _value_blocks(array):
         hasher.update(part)
     return algorithm + hasher.hexdigest()
@@ -698,9 +705,9 @@ def _mapped_buffers(entries, outputs, arrays):
     return (buffers, referenced, aliases), None
 
 
-def _prepared(blob: bytes, outputs, arrays):
+def _prepared(blob: bytes, outputs, arrays, key=None):
     """((stream, buffer table, _mapped_buffers's), None) for a blob unpickle may unpickle, or (None, why not)."""
-    payload, untrusted = trust.verified_payload(blob)
+    payload, untrusted = trust.verified_payload(blob, key)
     if payload is None:
         return None, untrusted
     try:
@@ -717,12 +724,20 @@ def why_not_unpickled(blob: bytes, outputs=None, arrays=None):
     return _prepared(blob, outputs, arrays)[1]
 
 
-def unpickle(blob: bytes, outputs=None, arrays=None):
+def unpickle_both(gold_blob: bytes, gold_outputs, gold_arrays, blob: bytes, outputs, arrays) -> tuple:
+    """(unpickle() of gold's blob, unpickle() of the candidate's), in that order, the user's key looked up once for
+    the two: compare verifies both pickles of a scenario, and each lookup reads the environment and lstats the key
+    file."""
+    key = functools.lru_cache(maxsize=1)(trust.key)  # a NoKey is not cached: the second lookup says the same
+    return unpickle(gold_blob, gold_outputs, gold_arrays, key), unpickle(blob, outputs, arrays, key)
+
+
+def unpickle(blob: bytes, outputs=None, arrays=None, key=None):
     """(obj, None, None); (None, error, None) when unpickling raises (as the cuDF proxy did); or (None, None, why
     not) when the blob's MAC does not verify with the user's key: it is then never unpickled (it could run code).
     Format 2 buffers reference arrays of `outputs` (the rebuilt result; `arrays`: its digests()'s, when known):
-    the unpickled arrays share their memory, nothing is copied."""
-    prepared, why = _prepared(blob, outputs, arrays)
+    the unpickled arrays share their memory, nothing is copied. `key`: what gives the key (default trust.key)."""
+    prepared, why = _prepared(blob, outputs, arrays, key)
     if why is not None:
         return None, None, why
     stream, entries, (buffers, referenced, aliases) = prepared

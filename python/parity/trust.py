@@ -153,13 +153,13 @@ def signature(key_bytes: bytes, payload) -> bytes:
     return _TRAILER_PREFIX + hmac.digest(key_bytes, payload, "sha256").hex().encode() + b"\n"
 
 
-def verified_payload(blob: bytes) -> tuple:
+def verified_payload(blob: bytes, key_source=None) -> tuple:
     """(pickle bytes, None) when `blob` ends with a trailer whose MAC verifies with the user's key; else (None,
-    why not), saying what would make it verify."""
+    why not), saying what would make it verify. `key_source`: what gives the key (default key())."""
     if len(blob) < TRAILER_SIZE or not blob[-TRAILER_SIZE:].startswith(_TRAILER_PREFIX):
         return None, "the pickle carries no MAC (written by another program, or by an older parity)"
     try:
-        key_bytes = key()
+        key_bytes = (key_source or key)()
     except NoKey as exc:
         return None, str(exc)
     # A view, not a copy: a pickle of large outputs is not held twice.

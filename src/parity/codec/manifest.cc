@@ -144,24 +144,42 @@ json to_json(const ScenarioRecord& s) {
   return entry;
 }
 
-ScenarioRecord record_from_json(const json& s) {
+namespace {
+
+// entry.value(key, fallback), the value moved out of `entry`.
+json taken(json& entry, const char* key, json fallback) {
+  const auto found = entry.find(key);
+  return found == entry.end() ? std::move(fallback) : std::move(*found);
+}
+
+// record_from_json, the entry's values moved out rather than copied (what is left of `s` is unspecified).
+ScenarioRecord record_taken(json& s) {
   ScenarioRecord r;
   r.id = s.at("id").get<std::string>();
   r.status = s.at("status").get<std::string>();
   r.file = s.value("file", "");
   r.seconds = s.value("seconds", 0.0);
-  r.error = s.value("error", json());
-  r.meta = s.value("meta", json::object());
-  r.fidelity = s.value("fidelity", json());
-  r.fidelity_values = s.value("fidelity_values", json());
+  // The large values (a scenario's declaration, its digests and their descriptions) are moved, not copied: a compare
+  // reads two manifests of a record per scenario.
+  r.error = taken(s, "error", json());
+  r.meta = taken(s, "meta", json::object());
+  r.fidelity = taken(s, "fidelity", json());
+  r.fidelity_values = taken(s, "fidelity_values", json());
   r.pickle_file = s.value("pickle_file", "");
-  r.pickle_error = s.value("pickle_error", json());
-  r.output = s.value("output", json());
+  r.pickle_error = taken(s, "pickle_error", json());
+  r.output = taken(s, "output", json());
   for (const std::string& f : {r.file, r.pickle_file})
     if (!f.empty() && !is_safe_result_path(f))
       throw std::invalid_argument("scenario " + r.id + ": result file '" + f +
                                   "' is not a file of the results directory's " + kResultsSubdir + "/");
   return r;
+}
+
+}  // namespace
+
+ScenarioRecord record_from_json(const json& s) {
+  json entry = s;
+  return record_taken(entry);
 }
 
 json to_json(const Manifest& m) {
@@ -251,7 +269,7 @@ Manifest read_manifest(const std::filesystem::path& dir) {
   Manifest m;
   m.dir = dir;
   try {
-    const json doc = parse_json(text, "");
+    json doc = parse_json(text, "");
     if (doc.value("format", "") != "parity-manifest") throw fail("not a parity manifest");
     // Checked before converting: a float out of int's range (a damaged file) would convert with undefined behaviour.
     if (!doc.at("version").is_number_integer()) throw fail("has no integer \"version\"");
@@ -264,7 +282,7 @@ Manifest read_manifest(const std::filesystem::path& dir) {
     m.environment = doc.value("environment", json::object());
     m.run = doc.value("run", json::object());
     m.complete = doc.value("complete", false);
-    for (const json& s : doc.at("scenarios")) m.scenarios.push_back(record_from_json(s));
+    for (json& s : doc.at("scenarios")) m.scenarios.push_back(record_taken(s));
   } catch (const json::exception& e) {
     throw fail(std::string("malformed: ") + e.what());
   } catch (const std::invalid_argument& e) {

@@ -72,7 +72,7 @@ std::vector<std::pair<const Side*, py::dict>> recompute_digests(const Side& gold
     if (py::len((*begun_side)->job[py::int_(2)]) > 0) nbytes += result_bytes(*side);
   }
   if (found.empty()) return found;
-  const py::list recomputed = py::module_::import("parity.probe").attr("finish_digests")(jobs, nbytes);
+  const py::list recomputed = probe_module().attr("finish_digests")(jobs, nbytes);
   for (std::size_t i = 0; i < found.size(); ++i) found[i].second = recomputed[i];
   return found;
 }
@@ -87,7 +87,7 @@ void check_fidelity(const Side& side, const py::dict& recomputed, CheckList& lis
     const py::str key(path);
     const std::string now = recomputed.contains(key) ? recomputed[key].cast<std::string>() : "absent";
     if (now == digest.get<std::string>()) continue;
-    if (failures++ == 0) shown = py::module_::import("parity.probe").attr("descriptions")(side.outputs);
+    if (failures++ == 0) shown = probe_module().attr("descriptions")(side.outputs);
     const std::string reloaded_value = shown.contains(key) ? shown[key].cast<std::string>() : "";
     const json written_value = values.value(path, json());
     json details = {{"side", side.name}, {"written", digest}, {"reloaded", now}};
@@ -102,10 +102,6 @@ void check_fidelity(const Side& side, const py::dict& recomputed, CheckList& lis
          std::move(details)});
   }
   if (failures == 0) list.pass("fidelity");
-}
-
-py::tuple unpickle(const Side& side, const std::string& pickled) {
-  return py::module_::import("parity.probe").attr("unpickle")(py::bytes(pickled), side.outputs, side.arrays);
 }
 
 // Result files up to this size are read again to learn whether both sides wrote the same bytes; larger ones never
@@ -163,14 +159,16 @@ void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
   const std::string gold_pickle = read_regular_file(gold.manifest.dir, gold.record.pickle_file),
                     cand_pickle = read_regular_file(cand.manifest.dir, cand.record.pickle_file);
   if (same_bytes_as_gold(gold, cand, gold_pickle, cand_pickle)) {  // the verdict without unpickling either
-    const py::object why = py::module_::import("parity.probe")
-                               .attr("why_not_unpickled")(py::bytes(gold_pickle), gold.outputs, gold.arrays);
+    const py::object why = probe_module().attr("why_not_unpickled")(py::bytes(gold_pickle), gold.outputs, gold.arrays);
     if (why.is_none()) return list.pass("pickle");
     for (const char* side : {"gold", "candidate"})  // the same bytes: refused alike, for the same reason
       list.skipped.push_back({"pickle", side, "unverified-pickle", why.cast<std::string>()});
     return;
   }
-  py::tuple g = unpickle(gold, gold_pickle), c = unpickle(cand, cand_pickle);
+  // Both in one call: the user's key is looked up once for the two (parity.probe.unpickle_both).
+  const py::tuple both = probe_module().attr("unpickle_both")(py::bytes(gold_pickle), gold.outputs, gold.arrays,
+                                                              py::bytes(cand_pickle), cand.outputs, cand.arrays);
+  py::tuple g = both[0], c = both[1];
   if (!pickles_verified(gold, g, cand, c, list)) return;
   if (!c[1].is_none() && g[1].is_none()) {
     json err = from_py(c[1]);
@@ -180,7 +178,7 @@ void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
          err});
   }
   if (!c[1].is_none() || !g[1].is_none()) return;
-  py::object losses = py::module_::import("parity.probe").attr("losses");
+  py::object losses = probe_module().attr("losses");
   const py::list cand_losses = losses(cand.outputs, c[0]);
   if (cand_losses.empty()) return list.pass("pickle");  // gold's losses only excuse the candidate's
   std::set<std::pair<std::string, std::string>> gold_losses;
@@ -206,7 +204,7 @@ void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
 // on its outputs rebuilt here, in a process that never ran the scenario (cuDF's lost `_fsproxy_wrapped`).
 void check_required_attrs(const Side& cand, const json& required, CheckList& list) {
   if (!required.is_object() || required.empty()) return;
-  py::object missing = py::module_::import("parity.probe").attr("missing_attributes")(cand.outputs, to_py(required));
+  py::object missing = probe_module().attr("missing_attributes")(cand.outputs, to_py(required));
   std::size_t failures = 0;
   for (py::handle m : missing) {
     ++failures;
@@ -257,7 +255,7 @@ BegunDigests begin_digests(const ScenarioRecord& g, const ScenarioRecord& c, Reb
   BegunDigests begun;
   if (!g.fidelity.is_object() && !c.fidelity.is_object()) return begun;
   if (!rebuilt.error().empty()) return begun;  // run_probes says why not
-  const py::module_ probe = py::module_::import("parity.probe");
+  const py::module_ probe = probe_module();
   py::list sides;
   std::vector<BegunDigests::Side*> order;
   for (const auto& [record, outputs, side] :
@@ -327,9 +325,18 @@ void check_assert_eq(const std::string& id, const json& meta, Rebuilt& rebuilt, 
   list.pass("assert_eq");
 }
 
+py::module_ probe_module() {
+  // Set under the GIL, which every caller holds (no static guard: a thread waiting on one while holding the GIL
+  // would deadlock an import that lets the GIL go). Its reference is never released: the interpreter outlives every
+  // caller, and a static's destructor could run after it finalized.
+  static PyObject* probe = nullptr;
+  if (!probe) probe = py::module_::import("parity.probe").release().ptr();
+  return py::reinterpret_borrow<py::module_>(probe);
+}
+
 // A Python error that is no bug: the probes' time limit (parity.probe.DeadlineExceeded), or MemoryError.
 bool out_of_time_or_memory(py::error_already_set& e) {
-  return e.matches(PyExc_MemoryError) || e.matches(py::module_::import("parity.probe").attr("DeadlineExceeded"));
+  return e.matches(PyExc_MemoryError) || e.matches(probe_module().attr("DeadlineExceeded"));
 }
 
 // The probes rebuild outputs through the backends' reducers, which are registered when their modules load: those

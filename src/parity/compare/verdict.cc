@@ -96,7 +96,7 @@ void compare_files_within_limits(const Manifest& gold, const Manifest& candidate
   };
   try {
     const ScopedDeadline deadline(options.timeout);
-    py::module_::import("parity.probe").attr("set_deadline")(options.timeout);
+    probe_module().attr("set_deadline")(options.timeout);
     compare_files(gold, candidate, g, c, options, out);
   } catch (const TimeLimitExceeded& e) {
     timed_out(e.what());
