@@ -219,6 +219,15 @@ def test_compare_results_takes_its_time_limit_from_the_runs(tmp_path, runs):
     assert [s["status"] for s in unlimited["scenarios"]] == ["pass"], unlimited["scenarios"]
 
 
+def test_compare_results_leaves_the_callers_interpreter_as_it_was(runs):
+    """The extension module runs in the caller's interpreter: comparing puts nothing on its sys.path and leaves its
+    environment as it was (a process of the binary's own completes its interpreter; this one is complete)."""
+    path, environ = list(sys.path), dict(os.environ)
+    results = runs["fsproxy"][0]
+    assert parity.compare_results(results.parent / "gold", results, only=["basic.matrix"])["summary"]["pass"] == 1
+    assert sys.path == path and dict(os.environ) == environ
+
+
 def test_compare_results_prints_nothing_unless_asked(runs, capfd):
     results = runs["fsproxy"][0]
     parity.compare_results(results.parent / "gold", results, only=["basic.matrix"])

@@ -82,13 +82,21 @@ void import_numpy_api(const std::string& python) {
   }
 }
 
+namespace {
+// start_python started the interpreter and start_interpreter has not completed it yet. An interpreter that is running
+// otherwise is complete, or is a Python process's own (the Python API's extension module, parity._core), which
+// start_interpreter leaves as it is: its sys.path and its registered backends are the caller's.
+bool bare = false;
+}  // namespace
+
 void start_python() {
-  if (!Py_IsInitialized()) initialize(configured_paths().python_executable);
+  if (Py_IsInitialized()) return;
+  initialize(configured_paths().python_executable);
+  bare = true;
 }
 
 void start_interpreter() {
-  static bool started = false;
-  if (started) return;
+  if (Py_IsInitialized() && !bare) return;
   const InterpreterPaths paths = configured_paths();
   OpenBlasQuietStart blas;  // before NumPy loads, which start_python does not do
   start_python();
@@ -97,7 +105,7 @@ void start_interpreter() {
   // Empty when pip installed the package into the interpreter's site-packages.
   if (!paths.python_package.empty()) py::module_::import("sys").attr("path").attr("insert")(0, paths.python_package);
   py::module_::import("parity.backend").attr("register_fixtures")(paths.fixtures);
-  started = true;
+  bare = false;
 }
 
 }  // namespace parity
