@@ -97,8 +97,8 @@ def test_the_plan_text_is_the_json_text_of_the_plan_entries(tmp_path):
     module.write_text('import parity\n@parity.scenario(params={"s": ["caf\\u00e9", "\\ud800"]}, tags=["\\u00fc"])\n'
                       'def one(xp, s):\n    return 1\n')
     found = discovery.select(discovery.discover([str(module)]))
-    text = discovery.plan_text(found)
+    text = discovery.plan_text(discovery.plan_entries(found))
     assert text == _scenario.json_text(discovery.plan_entries(found))
     assert "caf\u00e9" in text and "\ud800" not in text
     found.scenarios[0].options["atol"] = float("nan")
-    assert discovery.plan_text(found) is None
+    assert discovery.plan_text(discovery.plan_entries(found)) is None

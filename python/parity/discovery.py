@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
-import json
 import os
 import sys
 import types
@@ -314,14 +313,13 @@ def plan_entries(found: Discovery) -> list:
     return entries
 
 
-def plan_text(found: Discovery):
-    """plan_entries(found) as the JSON text that parity._scenario.json_text gives, for the worker's ready reply to
-    carry as it is; None where JSON has no text for it (a NaN in a declaration), which the worker then converts, and
-    refuses, as any metadata. At 5,000 scenarios the plan is 1.5 MB: parsed into C++ JSON and dumped again, it had
-    cost the serial part of `parity run -j N` about 60 ms of CPU (bench/README, issue #20 target 3)."""
+def plan_text(entries: list):
+    """_scenario.json_text of plan_entries' `entries`, for the worker's ready reply to carry as it is; None where JSON
+    has no text for them (a NaN in a declaration), which the worker then converts, and refuses, as any metadata. At
+    5,000 scenarios the plan is 1.5 MB: parsed into C++ JSON and dumped again, it had cost the serial part of
+    `parity run -j N` about 60 ms of CPU (bench/README, issue #20 target 3)."""
     try:
-        return json.dumps(plan_entries(found), ensure_ascii=False, allow_nan=False).encode("utf-8", "replace").decode(
-            "utf-8")
+        return _scenario.json_text(entries, allow_nan=False)
     except ValueError:
         return None
 

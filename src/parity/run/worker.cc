@@ -198,12 +198,20 @@ void flush_python_output() {
   for (const char* stream : {"stdout", "stderr"}) sys.attr(stream).attr("flush")();
 }
 
-// One reply line: the `event` (protocol.h) with its `fields`. Unflushed, it leaves with the next reply, in one write.
-void reply(std::FILE* channel, const char* event, json fields = json::object(), bool flush = true) {
+// A reply's text without its newline: the `event` (protocol.h) with its `fields`.
+std::string reply_text(const char* event, json& fields) {
   fields[protocol::kEvent] = event;
-  const std::string line = fields.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  return fields.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void send_line(std::FILE* channel, const std::string& line, bool flush = true) {
   std::fwrite(line.data(), 1, line.size(), channel);
   if (flush) std::fflush(channel);
+}
+
+// One reply line: the `event` with its `fields`. Unflushed, it leaves with the next reply, in one write.
+void reply(std::FILE* channel, const char* event, json fields = json::object(), bool flush = true) {
+  send_line(channel, reply_text(event, fields) + "\n", flush);
 }
 
 // The supervisor's command lines (protocol.h). Unlike getline on a FILE, it can tell whether the next whole line
@@ -345,18 +353,16 @@ int plan(const WorkerOptions& options, std::FILE* channel, CommandLines& command
                  {kErrors, errors}};
   // The plan's entries go out as Python's JSON text (discovery.plan_text), spliced in: the supervisor parses and
   // checks them as any reply, and the serial part of the run is spared a parse and a dump of megabytes.
-  const py::object text = discovery.attr("plan_text")(found);
+  const py::object entries = discovery.attr("plan_entries")(found);
+  const py::object text = discovery.attr("plan_text")(entries);
   if (text.is_none()) {
-    fields[kScenarios] = to_json(discovery.attr("plan_entries")(found));
+    fields[kScenarios] = to_json(entries);
     reply(channel, protocol::kReady, std::move(fields));
     return kExitOk;
   }
-  fields[protocol::kEvent] = protocol::kReady;
-  std::string line = fields.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string line = reply_text(protocol::kReady, fields);
   line.pop_back();  // its closing brace
-  line += std::string(",\"") + kScenarios + "\":" + text.cast<std::string>() + "}\n";
-  std::fwrite(line.data(), 1, line.size(), channel);
-  std::fflush(channel);
+  send_line(channel, line + ",\"" + kScenarios + "\":" + text.cast<std::string>() + "}\n");
   return kExitOk;
 }
 
