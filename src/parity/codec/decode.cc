@@ -141,6 +141,7 @@ class Decoder {
   py::object copy_misaligned(std::uint64_t file_offset, std::uint64_t size, std::uint64_t misalign);
   void read_exact(char* into, std::uint64_t size, std::uint64_t offset) const;
   void map_file(int fd);
+  void read_file(int fd);
   void charge(std::uint64_t bytes, const std::string& path);
 
   std::filesystem::path file_;
@@ -155,8 +156,9 @@ class Decoder {
   const char* end_ = nullptr;
   std::vector<std::string> names_;  // format 2's tables (Table)
   std::vector<py::object> dtypes_;
-  // The whole file, mapped privately: arrays view their blobs in place (copy-on-write when written to).
-  // A uint8 array over the mapping is every such array's base; the mapping goes when the last one does.
+  // The whole file, mapped privately (or, small, read into a buffer: read_file): arrays view their blobs in place
+  // (copy-on-write when written to). A uint8 array over the bytes is every such array's base; the mapping goes when
+  // the last one does.
   const char* map_ = nullptr;
   py::object mapping_;
 };
@@ -183,6 +185,30 @@ void Decoder::map_file(int fd) {
   if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(bytes), capsule.release().ptr()) < 0)
     throw py::error_already_set();
   map_ = static_cast<const char*>(at);
+}
+
+// Files up to this size are read into a buffer rather than mapped: for the few kilobytes of a small scenario's
+// results, a mapping's set-up, page faults and unmapping cost more than one read and a copy. Larger, a mapping
+// spares the copy and the memory of whatever the comparison never touches.
+constexpr std::uint64_t kReadWholeUpTo = 64 * 1024;
+
+// read_file: the file in a buffer of its own, which starts 64-aligned as a mapping does (blobs start on kAlign
+// boundaries, so each array has the address modulo 16 the mapping would give it).
+void Decoder::read_file(int fd) {
+  npy_intp size = static_cast<npy_intp>(file_size_ + kAlign);
+  PyObject* raw = PyArray_New(&PyArray_Type, 1, &size, NPY_UINT8, nullptr, nullptr, 0, 0, nullptr);
+  if (!raw) throw py::error_already_set();
+  mapping_ = py::reinterpret_steal<py::object>(raw);
+  char* data = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(raw));
+  data += (kAlign - reinterpret_cast<std::uintptr_t>(data) % kAlign) % kAlign;
+  for (std::uint64_t done = 0; done < file_size_;) {
+    const ssize_t n = ::pread(fd, data + done, file_size_ - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(std::string("cannot read: ") + std::strerror(errno));
+    if (n == 0) fail("truncated while being read");
+    done += static_cast<std::uint64_t>(n);
+  }
+  map_ = data;
 }
 
 // Callers have checked offset + size against the file size (blob(), the preamble checks).
@@ -529,7 +555,10 @@ Node Decoder::read(int fd) {
   if (end < 0) fail(std::string("cannot seek: ") + std::strerror(errno));
   file_size_ = static_cast<std::uint64_t>(end);
   if (file_size_ < kPreamble) fail("too short to be a parity result file");
-  map_file(fd);
+  if (file_size_ <= kReadWholeUpTo)
+    read_file(fd);
+  else
+    map_file(fd);
   unsigned char pre[kPreamble];
   read_exact(reinterpret_cast<char*>(pre), kPreamble, 0);
   if (std::memcmp(pre, kMagic, sizeof kMagic) != 0) fail("not a parity result file (bad magic)");
