@@ -23,8 +23,17 @@ json side_json(const Manifest& m) {
           {"complete", m.complete}};
 }
 
+// Built in place rather than from an initializer list, which makes each pair a two-element array first and the
+// object from those: this is called for every check of every scenario. The keys are sorted either way.
 json check_json(const Check& c) {
-  return {{"check", c.check}, {"ok", c.ok}, {"path", c.path}, {"message", c.message}, {"details", c.details}};
+  json out = json::object();
+  json::object_t& fields = *out.get_ptr<json::object_t*>();
+  fields.emplace("check", c.check);
+  fields.emplace("ok", c.ok);
+  fields.emplace("path", c.path);
+  fields.emplace("message", c.message);
+  fields.emplace("details", c.details);
+  return out;
 }
 
 // What each scenario of a run printed (parity.capture), by id: only its text fields, for a manifest is data.
@@ -93,19 +102,26 @@ json skipped_notices(const json& scenarios) {
 json scenario_to_json(const ScenarioOutcome& s) {
   json checks = json::array();
   for (const Check& c : s.checks) checks.push_back(check_json(c));
-  json doc = {{"id", s.id},
-          {"module", s.meta.value("module", "")},
-          {"function", s.meta.value("function", "")},
-          {"params", s.meta.value("params", json::object())},
-          {"tags", s.meta.value("tags", json::array())},
-          {"status", s.status},
-          {"message", s.message},
-          {"checks", std::move(checks)},
-          {"seconds", {{"gold", s.gold_seconds}, {"candidate", s.candidate_seconds}, {"compare", s.compare_seconds}}},
-          {"policy", s.policy},
-          {"source", s.meta.value("source", "")},
-          {"line", definition_line(s.meta)},
-          {"repro", s.repro}};
+  json doc = json::object();  // built in place, as check_json is
+  json::object_t& fields = *doc.get_ptr<json::object_t*>();
+  fields.emplace("id", s.id);
+  fields.emplace("module", s.meta.value("module", ""));
+  fields.emplace("function", s.meta.value("function", ""));
+  fields.emplace("params", s.meta.value("params", json::object()));
+  fields.emplace("tags", s.meta.value("tags", json::array()));
+  fields.emplace("status", s.status);
+  fields.emplace("message", s.message);
+  fields.emplace("checks", std::move(checks));
+  json seconds = json::object();
+  json::object_t& sides = *seconds.get_ptr<json::object_t*>();
+  sides.emplace("gold", s.gold_seconds);
+  sides.emplace("candidate", s.candidate_seconds);
+  sides.emplace("compare", s.compare_seconds);
+  fields.emplace("seconds", std::move(seconds));
+  fields.emplace("policy", s.policy);
+  fields.emplace("source", s.meta.value("source", ""));
+  fields.emplace("line", definition_line(s.meta));
+  fields.emplace("repro", s.repro);
   // Present only when the outputs were compared: how many leaves there are and how many each check covered.
   if (s.coverage) doc["coverage"] = s.coverage->to_json();
   // Present only when a check was skipped for trust (README, "Safety: what parity trusts").
