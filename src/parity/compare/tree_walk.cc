@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -71,9 +72,10 @@ class TreeComparer {
               json details = json::object()) {
     ok ? pass(check) : fail(check, path, message(), std::move(details));
   }
-  // A layout-class failure (shape, dtype, layout, strides, writeable) carries both sides' table.
+  // A layout-class failure (shape, dtype, layout, strides, writeable) carries both sides' table. Its message and
+  // details are made only for a failure: most checks pass, and each side's text is a call into Python.
   void expect_array(bool ok, const char* check, const ArrayLeaf& g, const ArrayLeaf& c, const std::string& path,
-                    const std::function<std::string()>& message, json details);
+                    const std::function<std::string()>& message, const std::function<json()>& details);
   void compare_containers(const Node& g, const Node& c, const std::string& path);
   void compare_type(const Node& g, const Node& c, const std::string& path);
   void compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool layout_checks, const std::string& path);
@@ -106,8 +108,10 @@ class TreeComparer {
 };
 
 void TreeComparer::expect_array(bool ok, const char* check, const ArrayLeaf& g, const ArrayLeaf& c,
-                                const std::string& path, const std::function<std::string()>& message, json details) {
+                                const std::string& path, const std::function<std::string()>& message,
+                                const std::function<json()>& details_of) {
   if (ok) return pass(check);
+  json details = details_of();
   const json gf = array_facts(g.array, g.node), cf = array_facts(c.array, c.node);
   details["table"] = {{"gold", gf}, {"candidate", cf}};
   fail(check, path, message() + "\n" + facts_table(gf, cf, policy_.gold_name, policy_.candidate_name),
@@ -349,27 +353,35 @@ bool same_strides(py::handle g, py::handle c) {
 void TreeComparer::compare_layout(const ArrayLeaf& g, const ArrayLeaf& c, const std::string& path) {
   const std::string& mode = policy_.choice.layout;
   if (mode == "ignore") return;
-  py::object gf = g.array.attr("flags"), cf = c.array.attr("flags");
-  const bool same_layout =
-      gf.attr("c_contiguous").equal(cf.attr("c_contiguous")) && gf.attr("f_contiguous").equal(cf.attr("f_contiguous"));
-  expect_array(same_layout, "layout", g, c, path,
-               [&] { return "layout differs: " + sides(layout_text(g.array), layout_text(c.array)); },
-               {{"gold", layout_text(g.array)}, {"candidate", layout_text(c.array)}});
+  auto* ga = reinterpret_cast<PyArrayObject*>(g.array.ptr());
+  auto* ca = reinterpret_cast<PyArrayObject*>(c.array.ptr());
+  const bool same_layout = PyArray_IS_C_CONTIGUOUS(ga) == PyArray_IS_C_CONTIGUOUS(ca) &&
+                           PyArray_IS_F_CONTIGUOUS(ga) == PyArray_IS_F_CONTIGUOUS(ca);  // its flags c_ and f_contiguous
+  expect_array(
+      same_layout, "layout", g, c, path,
+      [&] { return "layout differs: " + sides(layout_text(g.array), layout_text(c.array)); },
+      [&] { return json{{"gold", layout_text(g.array)}, {"candidate", layout_text(c.array)}}; });
   if (mode != "strides") return;
   expect_array(same_strides(g.array, c.array), "strides", g, c, path,
                [&] {
                  return "strides differ (policy strides): " +
                         sides(py_str(g.array.attr("strides")), py_str(c.array.attr("strides")));
                },
-               {{"gold", py_str(g.array.attr("strides"))}, {"candidate", py_str(c.array.attr("strides"))}});
+               [&] {
+                 return json{{"gold", py_str(g.array.attr("strides"))}, {"candidate", py_str(c.array.attr("strides"))}};
+               });
 }
 
 void TreeComparer::compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool layout_checks, const std::string& path) {
-  const bool same_shape = py::bool_(g.array.attr("shape").equal(c.array.attr("shape")));
+  auto* ga = reinterpret_cast<PyArrayObject*>(g.array.ptr());
+  auto* ca = reinterpret_cast<PyArrayObject*>(c.array.ptr());
+  // Their shapes equal as tuples, without making the tuples.
+  const bool same_shape = PyArray_NDIM(ga) == PyArray_NDIM(ca) &&
+                          std::equal(PyArray_DIMS(ga), PyArray_DIMS(ga) + PyArray_NDIM(ga), PyArray_DIMS(ca));
   if (layout_checks)
     expect_array(same_shape, "shape", g, c, path,
                  [&] { return "shape differs: " + sides(shape_text(g.array), shape_text(c.array)); },
-                 {{"gold", py_str(g.array.attr("shape"))}, {"candidate", py_str(c.array.attr("shape"))}});
+                 [&] { return json{{"gold", py_str(g.array.attr("shape"))}, {"candidate", py_str(c.array.attr("shape"))}}; });
   const std::string& dtype_mode = policy_.choice.dtype;
   py::object gd = g.array.attr("dtype"), cd = c.array.attr("dtype");
   expect_array(dtype_matches(gd, cd, dtype_mode), "dtype", g, c, path,
@@ -377,15 +389,17 @@ void TreeComparer::compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool l
                  return "dtype differs" + (dtype_mode == "exact" ? std::string() : " (policy " + dtype_mode + ")") +
                         ": " + sides(dtype_text(g.array), dtype_text(c.array));
                },
-               {{"gold", py_str(gd.attr("str"))}, {"candidate", py_str(cd.attr("str"))}, {"policy", dtype_mode}});
+               [&] {
+                 return json{
+                     {"gold", py_str(gd.attr("str"))}, {"candidate", py_str(cd.attr("str"))}, {"policy", dtype_mode}};
+               });
   if (layout_checks && same_shape) compare_layout(g, c, path);
   if (layout_checks && policy_.choice.writeable != "ignore") {
-    const bool gw = g.array.attr("flags").attr("writeable").cast<bool>();
-    const bool cw = c.array.attr("flags").attr("writeable").cast<bool>();
+    const bool gw = PyArray_ISWRITEABLE(ga), cw = PyArray_ISWRITEABLE(ca);  // flags.writeable
     auto word = [](bool w) { return std::string(w ? "writeable" : "read-only"); };
     expect_array(gw == cw, "writeable", g, c, path,
                  [&] { return "writeable flag differs: " + sides(word(gw), word(cw)); },
-                 {{"gold", gw}, {"candidate", cw}});
+                 [&] { return json{{"gold", gw}, {"candidate", cw}}; });
   }
   if (!same_shape) return;
   if (!sorts(g) || !sorts(c)) return compare_array_values(g.array, c.array, path);
