@@ -174,15 +174,12 @@ void TreeComparer::compare_type(const Node& g, const Node& c, const std::string&
   const bool ok = c.type == expected || (in_state_ && c.type == g.type) ||
                   (mode == "subclass-ok" && (is_subclass(c.type, expected) || is_subclass(c.type, g.type))) ||
                   (zero_d_pair && policy_.choice.scalar == "0d-ok");
-  expect(ok, "type", path,
-         [&] {
-           std::string m = "type differs: " + sides(g.type, c.type);
-           if (expected != g.type) m += " (expected " + expected + " through the candidate's TYPE_MAP)";
-           if (mode == "subclass-ok") m += " (policy subclass-ok: " + c.type + " derives from neither)";
-           if (zero_d_pair) m += " (a NumPy scalar against a 0-d array: the scalar policy 0d-ok would accept it)";
-           return m;
-         },
-         {{"gold", g.type}, {"candidate", c.type}, {"expected", expected}, {"policy", mode}});
+  if (ok) return pass("type");  // every leaf's first check: its failure's details are made only when it fails
+  std::string m = "type differs: " + sides(g.type, c.type);
+  if (expected != g.type) m += " (expected " + expected + " through the candidate's TYPE_MAP)";
+  if (mode == "subclass-ok") m += " (policy subclass-ok: " + c.type + " derives from neither)";
+  if (zero_d_pair) m += " (a NumPy scalar against a 0-d array: the scalar policy 0d-ok would accept it)";
+  fail("type", path, std::move(m), {{"gold", g.type}, {"candidate", c.type}, {"expected", expected}, {"policy", mode}});
 }
 
 void TreeComparer::compare_containers(const Node& g, const Node& c, const std::string& path) {
@@ -381,7 +378,9 @@ void TreeComparer::compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool l
   if (layout_checks)
     expect_array(same_shape, "shape", g, c, path,
                  [&] { return "shape differs: " + sides(shape_text(g.array), shape_text(c.array)); },
-                 [&] { return json{{"gold", py_str(g.array.attr("shape"))}, {"candidate", py_str(c.array.attr("shape"))}}; });
+                 [&] {
+                   return json{{"gold", py_str(g.array.attr("shape"))}, {"candidate", py_str(c.array.attr("shape"))}};
+                 });
   const std::string& dtype_mode = policy_.choice.dtype;
   py::object gd = g.array.attr("dtype"), cd = c.array.attr("dtype");
   expect_array(dtype_matches(gd, cd, dtype_mode), "dtype", g, c, path,
