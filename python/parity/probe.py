@@ -785,8 +785,13 @@ def _attributes(obj):
             state = None
         if isinstance(state, dict):
             return state
+    # vars(obj), without its TypeError for an object with no __dict__ (every plain ndarray, each side of each array
+    # leaf compare's pickle probe judges): a raised exception costs a traceback entry per frame it leaves.
+    namespace = getattr(obj, "__dict__", None)
+    if namespace is None:
+        return {}
     try:
-        return dict(vars(obj))
+        return dict(namespace)
     except TypeError:
         return {}
 
