@@ -119,6 +119,26 @@ TEST(Codec, ArraysAreReadInPlaceFromAPrivateMappingOfTheFile) {
   EXPECT_FALSE(root.items()[1].array().attr("flags").attr("writeable").cast<bool>());
 }
 
+TEST(Codec, ASmallFileIsReadIntoABufferThatKeepsTheMappingsAlignment) {
+  TempDir dir;
+  const fs::path file = dir.path() / "small.parity";
+  write_result(file, py::eval("{'a': np.arange(16.0), 'ro': _readonly(np.arange(4.0))}", cases_module()));
+  ASSERT_LE(fs::file_size(file), 64u * 1024) << "no longer a small file: read_file is not what this tests";
+  const std::string before = file_bytes(file);
+  const Node root = read_result(file);
+  for (const Node& leaf : root.items()) {
+    const auto address =
+        reinterpret_cast<std::uintptr_t>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(leaf.array().ptr())));
+    EXPECT_EQ(mapped_file(address), "") << leaf.path << " was mapped, not read";
+    EXPECT_EQ(address % 64, 0u) << leaf.path << ": its blob is not where a mapping would put it modulo 64";
+  }
+  py::exec("a[:] = 0.0", py::globals(), py::dict(py::arg("a") = root.items()[0].array()));
+  EXPECT_EQ(file_bytes(file), before) << "writing to a reloaded array changed the result file";
+  EXPECT_FALSE(root.items()[1].array().attr("flags").attr("writeable").cast<bool>());
+  EXPECT_TRUE(py::eval("lambda a: bool((a == np.arange(4.0)).all())", cases_module())(root.items()[1].array())
+                  .cast<bool>());
+}
+
 TEST(Codec, AnObjectSeenTwiceComesBackAsOneObject) {
   TempDir dir;
   write_result(dir.path() / "s.parity", cases_module()["_shared"]());
