@@ -1,4 +1,4 @@
-// Parses JSON with a nesting limit (see json_input.h): deep input is refused by the parser's callback, which sees
+// Parses JSON with a nesting limit (see json_input.h): deep input is refused by the parser's SAX handler, which sees
 // each array and object open, so no recursive copy, dump or destructor ever meets it.
 #include "json_input.h"
 
@@ -10,22 +10,61 @@ using json = nlohmann::json;
 namespace parity {
 namespace {
 
-// Thrown from inside nlohmann's parser, which lets an exception from its callback pass through untouched.
+// Thrown from inside nlohmann's parser, which lets an exception from its SAX handler pass through untouched.
 struct TooDeep {};
+
+// nlohmann's own DOM builder, refusing a container opened `max_depth` containers deep. A SAX handler rather than
+// json::parse's callback: the callback parser calls a std::function and keeps a second stack for every key and
+// value, which had been a fifth of the supervisor's parse of each worker reply (callgrind, issue #20).
+class DepthLimitedBuilder {
+ public:
+  using Dom = nlohmann::detail::json_sax_dom_parser<json>;
+  DepthLimitedBuilder(json& result, int max_depth) : dom_(result, true), max_depth_(max_depth) {}
+
+  bool null() { return dom_.null(); }
+  bool boolean(bool value) { return dom_.boolean(value); }
+  bool number_integer(json::number_integer_t value) { return dom_.number_integer(value); }
+  bool number_unsigned(json::number_unsigned_t value) { return dom_.number_unsigned(value); }
+  bool number_float(json::number_float_t value, const json::string_t& text) { return dom_.number_float(value, text); }
+  bool string(json::string_t& value) { return dom_.string(value); }
+  bool binary(json::binary_t& value) { return dom_.binary(value); }
+  bool key(json::string_t& value) { return dom_.key(value); }
+  bool start_object(std::size_t size) { return opened() && dom_.start_object(size); }
+  bool end_object() { return closed() && dom_.end_object(); }
+  bool start_array(std::size_t size) { return opened() && dom_.start_array(size); }
+  bool end_array() { return closed() && dom_.end_array(); }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& e) {
+    return dom_.parse_error(position, token, e);
+  }
+
+ private:
+  // `depth_` counts the containers open around the one starting: 0 for the document itself.
+  bool opened() {
+    if (depth_ >= max_depth_) throw TooDeep{};
+    ++depth_;
+    return true;
+  }
+  bool closed() {
+    --depth_;
+    return true;
+  }
+
+  Dom dom_;
+  int max_depth_;
+  int depth_ = 0;
+};
 
 std::string prefixed(const std::string& what, const std::string& why) { return what.empty() ? why : what + ": " + why; }
 
 }  // namespace
 
 json parse_json(std::string_view text, const std::string& what, int max_depth) {
-  // `depth` counts the containers open around the one starting: 0 for the document itself.
-  const json::parser_callback_t limit = [max_depth](int depth, json::parse_event_t event, json&) {
-    const bool opens = event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
-    if (opens && depth >= max_depth) throw TooDeep{};
-    return true;
-  };
   try {
-    return json::parse(text.begin(), text.end(), limit);
+    json result;
+    DepthLimitedBuilder builder(result, max_depth);
+    json::sax_parse(text.begin(), text.end(), &builder);  // strict: nothing but blanks may follow the value
+    return result;
   } catch (const TooDeep&) {
     throw JsonInputError(prefixed(what, "JSON nested deeper than " + std::to_string(max_depth) +
                                             " levels (refused: parity reads no deeper)"));
