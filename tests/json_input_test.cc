@@ -56,6 +56,21 @@ TEST(ParseJson, RefusesSyntaxAndNumberOverflowNamingTheDocument) {
   EXPECT_THROW(parity::parse_json("[1e999]", ""), nlohmann::json::exception);
 }
 
+// The depth-limited builder is nlohmann's own DOM parser under a SAX handler: what json::parse keeps or refuses, it does.
+TEST(ParseJson, ReadsWhatJsonParseReads) {
+  for (const char* text : {R"({"a": 1, "a": [2, {"b": {}}], "c": -0.5e3, "d": 18446744073709551615})",
+                           R"(  ["\u00e9\ud83d\ude00", true, false, null, -9223372036854775808]  )", "3", R"("x")"}) {
+    SCOPED_TRACE(text);
+    const json parsed = parity::parse_json(text, "");
+    EXPECT_EQ(parsed, json::parse(text));
+    EXPECT_EQ(parsed.dump(), json::parse(text).dump());
+  }
+  for (const char* text : {"{} x", "[1,]", "", "{\"a\" 1}", "\"\xff\"", "[1] [2]", "\"\\ud800\""}) {
+    SCOPED_TRACE(text);
+    EXPECT_NE(refusal(text, "r").find("r: not JSON ("), std::string::npos);
+  }
+}
+
 // --- glob_match: Python's fnmatch.fnmatchcase ---------------------------------------------------------------------
 
 TEST(GlobMatch, FollowsFnmatchcase) {

@@ -164,6 +164,38 @@ TEST(ManifestText, IsTheWholeDocumentsDump) {
   }
 }
 
+// manifest_entry_text writes the record without converting it (to_json): every field, present or not, and strings
+// the dump must escape or replace (invalid UTF-8), come out as the dump of the converted record, indented for its place.
+TEST(ManifestText, EntryIsTheRecordsDumpWithEveryField) {
+  const auto indented_dump = [](const ScenarioRecord& r) {
+    std::string text;
+    for (const char ch : parity::to_json(r).dump(1, ' ', false, json::error_handler_t::replace)) {
+      text += ch;
+      if (ch == '\n') text += "  ";
+    }
+    return text;
+  };
+  ScenarioRecord full;
+  full.id = std::string("m.s[\"q\"\t\x01\xff]");
+  full.status = "xfail";
+  full.file = std::string("results/\xc3\x28.parity");
+  full.pickle_file = "results/p\\.parity.pickle";
+  full.seconds = 1e-7;
+  full.error = {{"type", "E"}, {"message", std::string("\xe9\n")}, {"traceback", ""}, {"reason", "r"}};
+  full.meta = {{"params", {{"x", json::array({1, -2, 3.25, true, nullptr, json::object()})}}}, {"tags", {"a"}}};
+  full.fidelity = {{"outputs", "xxh3:0"}, {"outputs[0]", "xxh3:1"}};
+  full.fidelity_values = {{"outputs", "builtins.list of 1"}};
+  full.pickle_error = {{"type", "PicklingError"}, {"message", "no"}, {"path", "outputs"}};
+  full.output = {{"stdout", "x\n"}, {"stderr", ""}, {"truncated", true}};
+  EXPECT_EQ(parity::manifest_entry_text(full), indented_dump(full));
+  ScenarioRecord bare;  // the fields a record always has, one of them a null declaration
+  bare.meta = nullptr;
+  EXPECT_EQ(parity::manifest_entry_text(bare), indented_dump(bare));
+  bare.meta = json::object();
+  bare.seconds = 3;
+  EXPECT_EQ(parity::manifest_entry_text(bare), indented_dump(bare));
+}
+
 TEST_F(ManifestTest, MissingDirectory) {
   const fs::path missing = dir_.path() / "does-not-exist";
   try {

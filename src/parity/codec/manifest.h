@@ -51,6 +51,8 @@ nlohmann::json to_json(const ScenarioRecord& record);
 /// The entry back; throws nlohmann::json::exception for a missing or mistyped field and std::invalid_argument for
 /// a result file that is not directly in the results directory (is_safe_result_path).
 ScenarioRecord record_from_json(const nlohmann::json& entry);
+/// The same, the entry's values moved out rather than copied (what is left of `entry` is unspecified).
+ScenarioRecord record_from_json(nlohmann::json&& entry);
 /// Where scenario `id`'s result file goes, relative to the results directory: "results/<name>.parity", the name
 /// being the id made filesystem-safe (no '/', no "..", no leading '.', at most 80 characters) and 16 hex digits of
 /// its SHA-256, so that distinct ids never share a file and no id names one outside the directory.

@@ -83,7 +83,8 @@ void close_fd(int& fd) {
 }
 
 // Reads what a non-blocking descriptor has, 1 MiB at most (a child that writes as fast as this reads must not keep
-// the caller here); false at end of file (or a hard error).
+// the caller here); false at end of file (or a hard error). A pipe's read that returns less than asked found it empty:
+// no second read to hear EAGAIN (or the end, which the caller's next poll reports), two system calls a scenario fewer.
 bool drain(int fd, std::string& into) {
   char buffer[65536];
   for (std::size_t total = 0; total < (std::size_t{1} << 20);) {
@@ -91,6 +92,7 @@ bool drain(int fd, std::string& into) {
     if (n > 0) {
       into.append(buffer, static_cast<std::size_t>(n));
       total += static_cast<std::size_t>(n);
+      if (static_cast<std::size_t>(n) < sizeof buffer) return true;
       continue;
     }
     if (n == 0) return false;

@@ -227,10 +227,10 @@ class Supervisor {
   std::deque<std::size_t>& queue_of(std::size_t index);
   void put_back(std::size_t index) { queue_of(index).push_front(index); }
   void handle_line(Worker& w, const std::string& line, Progress* progress);
-  void handle_done(Worker& w, const json& message, Progress* progress);
+  void handle_done(Worker& w, json& message, Progress* progress);
   /// Records {name: version} of libraries a run imported (environment.libraries), adding to what is there.
   void add_libraries(const json& libraries);
-  ScenarioRecord checked_record(std::size_t index, const json& entry) const;
+  ScenarioRecord checked_record(std::size_t index, json&& entry);
   void misbehaved(Worker& w, const std::string& why, Progress* progress);
   void poll_worker(Worker& w, Progress* progress);
   void lose(Worker& w, const std::string& status, const std::string& type, const std::string& message,
@@ -395,9 +395,9 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
 }
 
 // "done": the record of the first scenario this worker was given; it goes on with the next one at once.
-void Supervisor::handle_done(Worker& w, const json& message, Progress* progress) {
+void Supervisor::handle_done(Worker& w, json& message, Progress* progress) {
   if (w.state != WorkerState::kRunning) throw protocol::ProtocolError("a 'done' event with no scenario running");
-  ScenarioRecord record = checked_record(w.tasks.front(), message.at(protocol::field::kRecord));
+  ScenarioRecord record = checked_record(w.tasks.front(), std::move(message.at(protocol::field::kRecord)));
   const std::size_t index = w.finish(message.at(protocol::field::kRetiring).get<bool>());
   if (w.state == WorkerState::kRetiring) give_back(w);
   plan_[index].result = std::move(record);
@@ -410,20 +410,21 @@ void Supervisor::handle_done(Worker& w, const json& message, Progress* progress)
 
 // A done record is accepted only as the running scenario's own: its id, the result files that id names
 // (manifest.h, the functions the worker wrote them with) or none, a result file whenever it passed. Its
-// declaration is the plan's, whatever the record says.
-ScenarioRecord Supervisor::checked_record(std::size_t index, const json& entry) const {
+// declaration is the plan's, whatever the record says: moved out of the plan, which needs it no more (check_limits
+// and lose read it of scenarios not finished yet), as the record's values are moved out of the reply.
+ScenarioRecord Supervisor::checked_record(std::size_t index, json&& entry) {
   using protocol::ProtocolError;
   const std::string& id = plan_[index].id;
   if (entry.at("id") != id) throw ProtocolError("a 'done' record for another scenario than the one it ran");
   try {
-    ScenarioRecord record = record_from_json(entry);
+    ScenarioRecord record = record_from_json(std::move(entry));
     const std::string own_file = result_file_for(id);  // a SHA-256 of the id: once, for both names
     if (!record.file.empty() && record.file != own_file)
       throw ProtocolError("a 'done' record naming another result file");
     if (!record.pickle_file.empty() && record.pickle_file != own_file + kPickleSuffix)
       throw ProtocolError("a 'done' record naming another pickle file");
     if (record.status == "ok" && record.file.empty()) throw ProtocolError("an ok 'done' record without a result file");
-    record.meta = plan_[index].meta;
+    record.meta = std::move(plan_[index].meta);
     return record;
   } catch (const json::exception& e) {
     throw ProtocolError(std::string("a malformed 'done' record: ") + e.what());
