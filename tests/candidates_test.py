@@ -30,10 +30,11 @@ def parity(*args):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Runs gold once, and each candidate on demand once, over the bundled corpus; {name: results dir}."""
+def runs(tmp_path_factory, corpus_gold):
+    """Each candidate run on demand once over the bundled corpus, beside the session's gold run (tests/conftest.py);
+    {name: results dir}."""
     root = tmp_path_factory.mktemp("candidates")
-    done = {}
+    done = {"gold": corpus_gold}
 
     def get(backend):
         if backend not in done:

@@ -127,12 +127,13 @@ def passes_but_corpus_xfails(report, candidate):
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """The bundled corpus run twice under gold and once under fsproxy."""
+def corpus(tmp_path_factory, corpus_gold):
+    """The bundled corpus run twice under gold (the first the session's, tests/conftest.py) and once under fsproxy:
+    {name: results directory}."""
     tmp = tmp_path_factory.mktemp("corpus")
-    for name, backend in (("gold", "gold"), ("gold2", "gold"), ("fsproxy", "fsproxy")):
+    for name, backend in (("gold2", "gold"), ("fsproxy", "fsproxy")):
         run(backend, tmp / name)
-    return tmp
+    return {"gold": corpus_gold, "gold2": tmp / "gold2", "fsproxy": tmp / "fsproxy"}
 
 
 @pytest.fixture(scope="module")
@@ -143,27 +144,40 @@ def e2e_gold(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def e2e_perturbed(tmp_path_factory):
-    out = tmp_path_factory.mktemp("e2e") / "perturbed"
-    run("broken.perturb", out, "--scenarios", E2E / "scenarios", check=1)
-    return out
+def e2e_candidate(tmp_path_factory):
+    """The results of a candidate backend over the e2e scenarios, run once for the module whichever tests read them
+    (each run a process that starts the interpreter and NumPy): `e2e_candidate(backend)` gives its directory."""
+    runs = {}
+
+    def results(backend):
+        if backend not in runs:
+            out = tmp_path_factory.mktemp("e2e") / backend
+            run(backend, out, "--scenarios", E2E / "scenarios", check=1)  # basic.raises is an error
+            runs[backend] = out
+        return runs[backend]
+    return results
+
+
+@pytest.fixture(scope="module")
+def e2e_perturbed(e2e_candidate):
+    return e2e_candidate("broken.perturb")
 
 
 def test_two_gold_runs_write_bitwise_identical_result_files(corpus):
-    first = sorted((corpus / "gold" / "results").iterdir())
-    second = sorted((corpus / "gold2" / "results").iterdir())
+    first = sorted((corpus["gold"] / "results").iterdir())
+    second = sorted((corpus["gold2"] / "results").iterdir())
     assert [f.name for f in first] == [f.name for f in second] and len(first) >= 20
     for a, b in zip(first, second):
         assert a.read_bytes() == b.read_bytes(), a.name
 
 
 def test_gold_vs_gold_passes_everything(corpus, tmp_path):
-    _, report, _ = compare(corpus / "gold", corpus / "gold2", tmp_path, check=0)
+    _, report, _ = compare(corpus["gold"], corpus["gold2"], tmp_path, check=0)
     assert passes_but_corpus_xfails(report, "gold") and report["summary"]["total"] >= 20
 
 
 def test_gold_vs_fsproxy_passes_every_check(corpus, tmp_path):
-    _, report, _ = compare(corpus / "gold", corpus / "fsproxy", tmp_path, check=0)
+    _, report, _ = compare(corpus["gold"], corpus["fsproxy"], tmp_path, check=0)
     assert passes_but_corpus_xfails(report, "fsproxy") and report["summary"]["total"] >= 20
     checked = {c["check"] for s in report["scenarios"] for c in s["checks"]}
     assert {"structure", "shape", "dtype", "layout", "writeable", "type", "values", "attrs"} <= checked
@@ -173,7 +187,7 @@ def test_gold_vs_fsproxy_passes_every_check(corpus, tmp_path):
 
 
 def test_manifest_records_what_the_issue_promises(corpus):
-    manifest = json.loads((corpus / "fsproxy" / "manifest.json").read_text())
+    manifest = json.loads((corpus["fsproxy"] / "manifest.json").read_text())
     assert manifest["backend"]["name"] == "fsproxy" and manifest["backend"]["version"]
     assert manifest["environment"]["python"] and manifest["environment"]["numpy"].startswith("2.")
     assert manifest["environment"]["platform"] and manifest["complete"] is True
@@ -181,8 +195,8 @@ def test_manifest_records_what_the_issue_promises(corpus):
         if s["id"] in CORPUS_XFAILS["fsproxy"]:
             assert s["status"] == "xfail", s
             continue
-        assert s["status"] == "ok" and s["seconds"] >= 0 and (corpus / "fsproxy" / s["file"]).is_file()
-    assert not list((corpus / "fsproxy").rglob("*.tmp-*")), "temp files left behind"
+        assert s["status"] == "ok" and s["seconds"] >= 0 and (corpus["fsproxy"] / s["file"]).is_file()
+    assert not list(corpus["fsproxy"].rglob("*.tmp-*")), "temp files left behind"
 
 
 SCHEMA = REPO / "tests" / "schemas" / "junit.xsd"
@@ -341,9 +355,8 @@ def test_junit_control_characters_become_replacement_characters(junit_run):
     ("broken.native_byteorder", "dtype", {"basic.big_endian": "outputs['be']"}),
     ("broken.perturb", "values", {"basic.matrix": "outputs['m']", "basic.big_endian": "outputs['be']"}),
 ])
-def test_broken_backend_fails_exactly_the_expected_check(e2e_gold, tmp_path, backend, check, paths):
-    cand = tmp_path / backend
-    run(backend, cand, "--scenarios", E2E / "scenarios", check=1)
+def test_broken_backend_fails_exactly_the_expected_check(e2e_gold, e2e_candidate, tmp_path, backend, check, paths):
+    cand = e2e_candidate(backend)
     proc, report, _ = compare(e2e_gold, cand, tmp_path, check=1)
     raised = {("basic.raises", "error", "gold"), ("basic.raises", "error", "candidate")}
     assert failing(report) == {(i, check, p) for i, p in paths.items()} | raised
@@ -352,9 +365,8 @@ def test_broken_backend_fails_exactly_the_expected_check(e2e_gold, tmp_path, bac
     assert f"[{check}]" in proc.stderr
 
 
-def test_values_failure_reads_like_numpy_testing_and_its_repro_reproduces(e2e_gold, tmp_path):
-    cand = tmp_path / "broken.perturb"
-    run("broken.perturb", cand, "--scenarios", E2E / "scenarios", check=1)
+def test_values_failure_reads_like_numpy_testing_and_its_repro_reproduces(e2e_gold, e2e_perturbed, tmp_path):
+    cand = e2e_perturbed
     _, report, _ = compare(e2e_gold, cand, tmp_path, check=1)
     scenario = next(s for s in report["scenarios"] if s["id"] == "basic.matrix")
     check = next(c for c in scenario["checks"] if not c["ok"])
@@ -586,9 +598,8 @@ def test_a_lone_surrogate_in_an_output_value_is_shown_escaped_and_compares(tmp_p
     assert [s["status"] for s in report["scenarios"]] == ["pass"]
 
 
-def test_the_cudf_pickle_bug_fails_pickle_at_the_attribute_and_passes_fidelity(e2e_gold, tmp_path):
-    cand = tmp_path / "lossy"
-    run("broken.lossy_pickle", cand, "--scenarios", E2E / "scenarios", check=1)
+def test_the_cudf_pickle_bug_fails_pickle_at_the_attribute_and_passes_fidelity(e2e_gold, e2e_candidate, tmp_path):
+    cand = e2e_candidate("broken.lossy_pickle")
     _, report, _ = compare(e2e_gold, cand, tmp_path, check=1)
     pickle_failures = {(i, p) for i, check, p in failing(report) if check == "pickle"}
     assert ("basic.matrix", "outputs['m']._fsproxy_wrapped") in pickle_failures
@@ -614,9 +625,8 @@ def test_a_required_attribute_lost_on_reload_fails_attrs_at_every_proxied_output
     assert "has no attribute '_fsproxy_wrapped' after the reload" in proc.stderr
 
 
-def test_compare_policies_from_the_command_line(e2e_gold, tmp_path):
-    cand = tmp_path / "broken.flip_order"
-    run("broken.flip_order", cand, "--scenarios", E2E / "scenarios", check=1)
+def test_compare_policies_from_the_command_line(e2e_gold, e2e_candidate):
+    cand = e2e_candidate("broken.flip_order")
     proc = parity("compare", e2e_gold, cand, "--layout-policy", "ignore", "--only", "basic.matrix", check=0)
     assert table_row(proc.stderr, "pass", 1), proc.stderr
     proc = parity("compare", e2e_gold, cand, "--layout-policy", "loose", check=2)
@@ -659,9 +669,8 @@ def test_a_large_array_changed_after_writing_fails_fidelity_though_its_values_pa
     assert failed == {("fidelity", f"outputs['{leaf}']")}, report["scenarios"][0]["checks"]
 
 
-def test_no_pickle_probe_leaves_the_stored_pickles_alone(e2e_gold, tmp_path):
-    cand = tmp_path / "lossy"
-    run("broken.lossy_pickle", cand, "--scenarios", E2E / "scenarios", check=1)
+def test_no_pickle_probe_leaves_the_stored_pickles_alone(e2e_gold, e2e_candidate, tmp_path):
+    cand = e2e_candidate("broken.lossy_pickle")
     proc = parity("compare", e2e_gold, cand, "--json", tmp_path / "r.json", "--no-pickle-probe", check=1)
     report = json.loads((tmp_path / "r.json").read_text())
     assert not [c for s in report["scenarios"] for c in s["checks"] if c["check"] == "pickle"], proc.stderr

@@ -3,34 +3,50 @@ a leaf no values comparison reaches fails `uncompared`, and each scenario's cove
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pytest
 
-from conftest import REPO, backend_path, checks_of, compare, failing, parity, run_pair
+from conftest import REPO, backend_path, checks_of, compare, failing, parity, run, run_pair
 
 SCENARIOS = REPO / "tests" / "objects" / "core_scenarios"
 MIXED, READ_ONLY = "wrapped.arrays_and_plain_values", "wrapped.read_only_array"
 WRAPPED = {(MIXED, "outputs['a']"), (MIXED, "outputs['b']"), (READ_ONLY, "outputs['r']")}
 
 
-def compare_with(tmp_path, backend, *extra, check):
-    """gold against `backend` over this suite's scenarios; the backends of tests/objects/backends are trusted, so
-    that compare may load their reducers for the fidelity and pickle probes."""
-    trust = ("--trust-backend", backend) if backend.endswith(".py") else ()
-    return run_pair(tmp_path, SCENARIOS, backend, *trust, *extra, compare_check=check)
+@pytest.fixture(scope="module")
+def compare_with(tmp_path_factory):
+    """`compare_with(backend, check=...)`: gold against `backend` over this suite's scenarios, as (process, report,
+    JUnit file); the backends of tests/objects/backends are trusted, so that compare may load their reducers for the
+    fidelity and pickle probes. Gold runs once for the module and each backend's run and compare once, whichever tests
+    read them (each a process that starts the interpreter)."""
+    gold = tmp_path_factory.mktemp("core") / "gold"
+    run("gold", gold, "--scenarios", SCENARIOS)
+    compares = {}
+
+    def result(backend, check):
+        if backend not in compares:
+            tmp = tmp_path_factory.mktemp("core")
+            run(backend, tmp / "cand", "--scenarios", SCENARIOS)
+            trust = ("--trust-backend", backend) if backend.endswith(".py") else ()
+            compares[backend] = compare(gold, tmp / "cand", tmp, *trust)
+        proc = compares[backend][0]
+        assert proc.returncode == check, f"exit {proc.returncode}, expected {check}\n{proc.stdout}\n{proc.stderr}"
+        return compares[backend]
+    return result
 
 
-def test_a_doubled_wrapper_fails_values_at_every_wrapped_output(tmp_path):
+def test_a_doubled_wrapper_fails_values_at_every_wrapped_output(compare_with):
     # Before issue #17 this compare exited 0: an Object leaf (the wrapper) against an Array one (gold's) "had no
     # common state to compare" (src/parity/compare/compare.cc, compare_state), and the mapped type passed `type`, so the
     # wrapper's leaves got only type, fidelity and pickle, none of which looks at values. Now its array form
     # (__array__) is recorded beside its state and checked like any array.
-    _, report, _ = compare_with(tmp_path, "broken.wrapper_values", check=1)
+    _, report, _ = compare_with("broken.wrapper_values", check=1)
     assert failing(report) == {(i, "values", p) for i, p in WRAPPED}
     assert "Mismatched elements: 1 / 2" in next(c["message"] for c in checks_of(report, MIXED)
                                                  if c["path"] == "outputs['b']" and not c["ok"])
 
 
-def test_a_faithful_wrapper_passes_with_every_leaf_covered_by_values(tmp_path):
-    _, report, junit = compare_with(tmp_path, backend_path("wrapper_faithful"), check=0)
+def test_a_faithful_wrapper_passes_with_every_leaf_covered_by_values(compare_with):
+    _, report, junit = compare_with(backend_path("wrapper_faithful"), check=0)
     assert {s["id"]: s["status"] for s in report["scenarios"]} == {MIXED: "pass", READ_ONLY: "pass"}
     coverage = {s["id"]: s["coverage"] for s in report["scenarios"]}
     assert coverage[MIXED]["leaves"] == 4 and coverage[MIXED]["checks"]["values"] == 4
@@ -41,8 +57,8 @@ def test_a_faithful_wrapper_passes_with_every_leaf_covered_by_values(tmp_path):
     assert "system-out" not in junit.read_text()
 
 
-def test_a_wrapper_without_an_array_form_fails_uncompared_and_coverage_says_how_much_was_compared(tmp_path):
-    proc, report, junit = compare_with(tmp_path, backend_path("wrapper_opaque"), check=1)
+def test_a_wrapper_without_an_array_form_fails_uncompared_and_coverage_says_how_much_was_compared(compare_with):
+    proc, report, junit = compare_with(backend_path("wrapper_opaque"), check=1)
     assert failing(report) == {(i, "uncompared", p) for i, p in WRAPPED}
     message = next(c["message"] for c in checks_of(report, MIXED) if c["check"] == "uncompared")
     for text in ("parity_backend_wrapper_opaque.Opaque has no array form", "to_numpy(obj)", "__array__",
@@ -58,10 +74,10 @@ def test_a_wrapper_without_an_array_form_fails_uncompared_and_coverage_says_how_
     assert "values covered 2 of 4 leaves" in outs.values() and "values covered 0 of 1 leaves" in outs.values()
 
 
-def test_the_html_report_shows_the_coverage_gap(tmp_path):
-    compare_with(tmp_path, backend_path("wrapper_opaque"), check=1)
+def test_the_html_report_shows_the_coverage_gap(compare_with, tmp_path):
+    _, _, junit = compare_with(backend_path("wrapper_opaque"), check=1)
     html = tmp_path / "report.html"
-    parity("report", tmp_path / "cand.json", "--html", html, check=0)
+    parity("report", junit.with_suffix(".json"), "--html", html, check=0)
     assert "values covered 2 of 4 leaves" in html.read_text()
 
 

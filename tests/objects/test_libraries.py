@@ -35,9 +35,20 @@ def mutated(tmp_path_factory):
     return results
 
 
-def compared(gold, mutated, tmp_path, mutation, *args):
-    # The pickle probe walks pandas' internals (caches) on its own terms: another check, not these tests' subject.
-    return compare(gold, mutated(mutation), tmp_path, "--no-pickle-probe", *args)[1]
+@pytest.fixture(scope="module")
+def compared(gold, mutated, tmp_path_factory):
+    """The compare report of gold against one mutation under some flags, each compare made once for the module (a
+    process that imports pandas, SciPy and scikit-learn): several tests read the same one."""
+    reports = {}
+
+    def report(mutation, *args):
+        if (mutation, args) not in reports:
+            # The pickle probe walks pandas' internals (caches) on its own terms: another check, not these tests'
+            # subject.
+            reports[mutation, args] = compare(gold, mutated(mutation), tmp_path_factory.mktemp("compare"),
+                                              "--no-pickle-probe", *args)[1]
+        return reports[mutation, args]
+    return report
 
 
 # Reversed rows: every column and the index differ (a str column element by element: an object array).
@@ -78,8 +89,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("mutation, expected", CASES, ids=[c[0] for c in CASES])
-def test_a_changed_part_fails_its_check_at_its_path(gold, mutated, tmp_path, mutation, expected):
-    assert failing(compared(gold, mutated, tmp_path, mutation)) == expected
+def test_a_changed_part_fails_its_check_at_its_path(compared, mutation, expected):
+    assert failing(compared(mutation)) == expected
 
 
 def test_gold_runs_are_bitwise_identical_and_faithful(gold, tmp_path):
@@ -93,15 +104,15 @@ def test_gold_runs_are_bitwise_identical_and_faithful(gold, tmp_path):
     assert {"fidelity", "values", "dtype", "type"} <= checks
 
 
-def test_a_renamed_column_names_both_columns_as_paths(gold, mutated, tmp_path):
+def test_a_renamed_column_names_both_columns_as_paths(compared):
     # The attack round found "only in gold: '['c']'": a column's key is a path suffix and reads as one.
-    report = compared(gold, mutated, tmp_path, "rename_column")
+    report = compared("rename_column")
     check = next(c for s in report["scenarios"] for c in s["checks"] if c["check"] == "structure" and not c["ok"])
     assert "only in gold: ['c']; only in" in check["message"] and "['C']" in check["message"], check["message"]
 
 
-def test_the_message_shows_the_part_that_differs(gold, mutated, tmp_path):
-    report = compared(gold, mutated, tmp_path, "scale_column")
+def test_the_message_shows_the_part_that_differs(compared):
+    report = compared("scale_column")
     check = next(c for s in report["scenarios"] for c in s["checks"] if not c["ok"])
     assert "Mismatched elements: 6 / 6" in check["message"] and check["details"]["criterion"] == "allclose"
 
@@ -135,8 +146,8 @@ POLICY_CASES = [
 
 @pytest.mark.parametrize("mutation, flags, expected", POLICY_CASES,
                          ids=[f"{m}-{'-'.join(f)}" for m, f, _ in POLICY_CASES])
-def test_policies_relax_exactly_what_they_say(gold, mutated, tmp_path, mutation, flags, expected):
-    assert failing(compared(gold, mutated, tmp_path, mutation, *flags)) == expected
+def test_policies_relax_exactly_what_they_say(compared, mutation, flags, expected):
+    assert failing(compared(mutation, *flags)) == expected
 
 
 def python(code):

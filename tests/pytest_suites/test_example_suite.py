@@ -57,11 +57,19 @@ def suite_runs(tmp_path_factory):
     return tmp
 
 
-def test_each_pass_gives_the_statuses_pytest_semantics_give(suite_runs, tmp_path):
+@pytest.fixture(scope="module")
+def fsproxy_report(suite_runs, tmp_path_factory):
+    """The compare of the suite's gold and fsproxy runs, made once for the two tests that read its report (a compare
+    imports the suite's conftests and pandas)."""
+    return compare(suite_runs / "gold", suite_runs / "fsproxy", tmp_path_factory.mktemp("fsproxy-compare"),
+                   "--scenarios", SUITE, check=1)[1]
+
+
+def test_each_pass_gives_the_statuses_pytest_semantics_give(suite_runs, fsproxy_report):
     ok = dict.fromkeys(ARRAY_TESTS + FRAME_TESTS, "ok")
     assert statuses(suite_runs / "gold") == {**ok, **MARKED["gold"]}
     assert statuses(suite_runs / "fsproxy") == {**ok, **MARKED["fsproxy"]}
-    _, report, _ = compare(suite_runs / "gold", suite_runs / "fsproxy", tmp_path, "--scenarios", SUITE, check=1)
+    report = fsproxy_report
     passed = dict.fromkeys(ARRAY_TESTS + FRAME_TESTS, "pass")
     assert {s["id"]: s["status"] for s in report["scenarios"]} == {**passed, **MARKED["compare"]}
     meta = {s["id"]: s["meta"] for s in json.loads((suite_runs / "fsproxy" / "manifest.json").read_text())["scenarios"]}
@@ -71,10 +79,10 @@ def test_each_pass_gives_the_statuses_pytest_semantics_give(suite_runs, tmp_path
     assert meta[A + "test_array_types"]["xfail"] == {"compare": "the proxy's arrays are a class of their own"}
 
 
-def test_fsproxy_reaches_test_modules_their_helpers_and_conftests(suite_runs, tmp_path):
+def test_fsproxy_reaches_test_modules_their_helpers_and_conftests(fsproxy_report):
     """Item 3: fsproxy's import hook proxies `import numpy` in the test module, a helper module of the suite and its
     conftest (whose session fixture made the array), so each names its arrays' class ProxyNDArray, gold ndarray."""
-    _, report, _ = compare(suite_runs / "gold", suite_runs / "fsproxy", tmp_path, "--scenarios", SUITE, check=1)
+    report = fsproxy_report
     scenario = next(s for s in report["scenarios"] if s["id"] == A + "test_array_types")
     failed = {c["path"]: c["message"] for c in scenario["checks"] if not c["ok"] and c["check"] != "assert_eq"}
     assert set(failed) == {"outputs['test_module']", "outputs['helper']", "outputs['conftest']"}, failed

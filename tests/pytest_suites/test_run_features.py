@@ -218,9 +218,11 @@ def test_a_conftest_that_kills_the_worker_while_pytest_starts_is_its_error_and_t
 # --- repro commands, reports, trends ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def drifted(tmp_path):
-    """The plain suite under gold and broken.perturb, compared with every report; (suite, tmp, report JSON)."""
+@pytest.fixture(scope="module")
+def drifted(tmp_path_factory):
+    """The plain suite under gold and broken.perturb, compared with every report; (suite, tmp, report JSON). Made once
+    for the module: its tests read the runs and reports and write only beside them (repro/, first/)."""
+    tmp_path = tmp_path_factory.mktemp("drifted")
     plain = suite(tmp_path, "plain")
     run("gold", tmp_path / "gold", "--scenarios", plain)
     run("broken.perturb", tmp_path / "perturb", "--scenarios", plain)

@@ -65,11 +65,18 @@ def test_run_selects_by_the_same_expression(scenarios, tmp_path):
     assert list(manifest_entries(tmp_path / "gold")) == ["fft.transform[kind=complex]", "fft.inverse"]
 
 
+@pytest.fixture(scope="module")
+def corpus_listing():
+    """`parity list --json` of the bundled corpus, made once for the module: each listing imports every corpus module
+    (pandas, SciPy, scikit-learn: about 3 CPU seconds), and the tests only read it."""
+    return json.loads(parity("list", "--json", check=0).stdout)
+
+
 @pytest.mark.parametrize("word", ["linalg", "fft", "matmul"])
-def test_a_plain_word_still_selects_every_id_that_contains_it(word):
+def test_a_plain_word_still_selects_every_id_that_contains_it(corpus_listing, word):
     """What -k WORD selected before (the ids containing it) it still selects; what more it selects now, pytest's
     matcher selects too: a scenario whose tag (pytest: mark) contains the word."""
-    everything = json.loads(parity("list", "--json", check=0).stdout)
+    everything = corpus_listing
     selected = listed("-k", word)
     assert [e["id"] for e in everything if word in e["id"]] == [i for i in selected if word in i]
     tags = {e["id"]: " ".join(e["meta"]["tags"]).lower() for e in everything}

@@ -3,11 +3,12 @@ the object the test returned (zeroes a buffer, drops a column) must change neith
 sees, and a teardown that fails is still that test's error.
 
 The suites are under suites/teardown/ (data: conftest.py keeps this suite from collecting them); each test runs a
-copy in its own tmp_path.
+copy in its own tmp_path, but for the values suite's gold run, which two tests read: one copy and run for the module.
 """
 import shutil
 from pathlib import Path
 
+import pytest
 from parity import probe
 
 from e2e_test import compare, failing, manifest_entries, parity, run  # the shared e2e helpers
@@ -30,26 +31,34 @@ def returned(out, entry):
     return obj
 
 
-def test_a_drift_a_mutating_teardown_would_wipe_out_is_caught_by_values(tmp_path):
-    values = suite(tmp_path, "values")
-    run("gold", tmp_path / "gold", "--scenarios", values)
+@pytest.fixture(scope="module")
+def values_gold(tmp_path_factory):
+    """A copy of the values suite and its gold run (whose teardowns mutate what the tests returned), made once for the
+    two tests that read them; (suite, results)."""
+    tmp = tmp_path_factory.mktemp("values")
+    values = suite(tmp, "values")
+    run("gold", tmp / "gold", "--scenarios", values)
+    return values, tmp / "gold"
+
+
+def test_a_drift_a_mutating_teardown_would_wipe_out_is_caught_by_values(values_gold, tmp_path):
+    values, gold = values_gold
     run("fsproxy", tmp_path / "fsproxy", "--scenarios", values)
-    _, report, _ = compare(tmp_path / "gold", tmp_path / "fsproxy", tmp_path, "--scenarios", values)
+    _, report, _ = compare(gold, tmp_path / "fsproxy", tmp_path, "--scenarios", values)
     caught = {(id_, check) for id_, check, _ in failing(report)}
     assert ("test_values.py::test_visible_drift", "values") in caught, caught
     assert ("test_values.py::test_hidden_drift", "values") in caught, caught
 
 
-def test_what_is_recorded_is_what_the_test_returned_not_what_its_teardown_left(tmp_path):
-    values = suite(tmp_path, "values")
-    run("gold", tmp_path / "mutated", "--scenarios", values)
+def test_what_is_recorded_is_what_the_test_returned_not_what_its_teardown_left(values_gold, tmp_path):
+    values, mutated = values_gold
     parity("run", "--backend", "gold", "--out", tmp_path / "tidy", "-q", "--scenarios", values,
            env={"PARITY_TEARDOWN_TIDY": "1"}, check=0)
-    entries = manifest_entries(tmp_path / "mutated")
-    assert returned(tmp_path / "mutated", entries["test_values.py::test_buffer"]).tolist() == [1.0, 1.0, 1.0]
-    assert list(returned(tmp_path / "mutated", entries["test_values.py::test_frame"]).columns) == ["a", "b"]
+    entries = manifest_entries(mutated)
+    assert returned(mutated, entries["test_values.py::test_buffer"]).tolist() == [1.0, 1.0, 1.0]
+    assert list(returned(mutated, entries["test_values.py::test_frame"]).columns) == ["a", "b"]
     # The result files themselves: every check passes against a run whose teardowns leave the results alone.
-    proc, report, _ = compare(tmp_path / "tidy", tmp_path / "mutated", tmp_path, "--scenarios", values)
+    proc, report, _ = compare(tmp_path / "tidy", mutated, tmp_path, "--scenarios", values)
     assert proc.returncode == 0 and not failing(report), (failing(report), proc.stdout)
 
 
