@@ -133,14 +133,31 @@ bool is_safe_result_path(const std::string& file) {
          name.find('\0') == std::string::npos;
 }
 
+namespace {
+
+// Calls field(key, value) for each field a record's manifest entry holds, in the order of its keys (sorted, as a JSON
+// object keeps them): the one list of them, for to_json and for manifest_entry_text, which writes the entry's text
+// without building the object.
+template <class Field>
+void for_each_entry_field(const ScenarioRecord& s, Field&& field) {
+  if (!s.error.is_null()) field("error", s.error);
+  if (!s.fidelity.is_null()) field("fidelity", s.fidelity);
+  if (!s.fidelity_values.is_null()) field("fidelity_values", s.fidelity_values);
+  field("file", s.file);
+  field("id", s.id);
+  field("meta", s.meta);
+  if (!s.output.is_null()) field("output", s.output);
+  if (!s.pickle_error.is_null()) field("pickle_error", s.pickle_error);
+  if (!s.pickle_file.empty()) field("pickle_file", s.pickle_file);
+  field("seconds", s.seconds);
+  field("status", s.status);
+}
+
+}  // namespace
+
 json to_json(const ScenarioRecord& s) {
-  json entry = {{"id", s.id}, {"status", s.status}, {"file", s.file}, {"seconds", s.seconds}, {"meta", s.meta}};
-  if (!s.error.is_null()) entry["error"] = s.error;
-  if (!s.fidelity.is_null()) entry["fidelity"] = s.fidelity;
-  if (!s.fidelity_values.is_null()) entry["fidelity_values"] = s.fidelity_values;
-  if (!s.pickle_file.empty()) entry["pickle_file"] = s.pickle_file;
-  if (!s.pickle_error.is_null()) entry["pickle_error"] = s.pickle_error;
-  if (!s.output.is_null()) entry["output"] = s.output;
+  json entry = json::object();
+  for_each_entry_field(s, [&](const char* key, const auto& value) { entry[key] = value; });
   return entry;
 }
 
@@ -217,14 +234,14 @@ std::string manifest_entry_text(const ScenarioRecord& record) {
   // What dump_manifest_json(to_json(record)) writes with every line after the first indented by kEntryIndent (its
   // place in the manifest), written straight from the record: to_json's copy of every value (a scenario's
   // declaration, its digests), the dump of that copy and a second pass over the text had been a third of the
-  // supervisor's work per scenario (callgrind, issue #20). The keys go in to_json's object's order (sorted).
+  // supervisor's work per scenario (callgrind, issue #20). The fields are to_json's (for_each_entry_field).
   constexpr unsigned kFieldIndent = 3;  // kEntryIndent and one level
   std::string text;
   text.reserve(1024);
   nlohmann::detail::serializer<json> out(nlohmann::detail::output_adapter<char, std::string>(text), ' ',
                                          json::error_handler_t::replace);
   bool first = true;
-  const auto field = [&](const char* key, const json& value) {
+  for_each_entry_field(record, [&](const char* key, const json& value) {
     text += first ? "{\n" : ",\n";
     first = false;
     text.append(kFieldIndent, ' ');
@@ -232,18 +249,7 @@ std::string manifest_entry_text(const ScenarioRecord& record) {
     text += key;  // a plain word: nothing to escape
     text += "\": ";
     out.dump(value, true, false, 1, kFieldIndent);
-  };
-  if (!record.error.is_null()) field("error", record.error);
-  if (!record.fidelity.is_null()) field("fidelity", record.fidelity);
-  if (!record.fidelity_values.is_null()) field("fidelity_values", record.fidelity_values);
-  field("file", record.file);
-  field("id", record.id);
-  field("meta", record.meta);
-  if (!record.output.is_null()) field("output", record.output);
-  if (!record.pickle_error.is_null()) field("pickle_error", record.pickle_error);
-  if (!record.pickle_file.empty()) field("pickle_file", record.pickle_file);
-  field("seconds", record.seconds);
-  field("status", record.status);
+  });
   text += '\n';
   text += kEntryIndent;
   text += '}';
