@@ -40,4 +40,8 @@ std::string shell_quote(std::string_view s);
 /// The words quoted one by one (shell_quote) and joined by spaces: one command line.
 std::string shell_join(const std::vector<std::string>& words);
 
+/// Whether a backend spec names a file (a "/" in it, or a .py name) rather than a built-in name or a dotted module:
+/// such a spec means a path relative to where it was written (as python/parity/trust.py's _path_like reads it).
+bool looks_like_path(std::string_view spec);
+
 }  // namespace parity

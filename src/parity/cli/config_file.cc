@@ -138,8 +138,6 @@ std::string resolve(const fs::path& dir, const std::string& path) {
   return path.empty() || fs::path(path).is_absolute() ? path : (dir / path).lexically_normal().string();
 }
 
-bool looks_like_path(const std::string& spec) { return spec.find('/') != std::string::npos || spec.ends_with(".py"); }
-
 // The value as the option's words, type-checked and paths resolved; throws ConfigError naming the key and file.
 std::vector<std::string> words(const Key& key, const json& value, const fs::path& file, const std::string& where) {
   const fs::path dir = fs::absolute(file).parent_path();
