@@ -37,28 +37,28 @@ struct Key {
 const std::vector<Key>& keys() {
   static const std::vector<Key> table = [] {
     std::vector<Key> t = {
-        {"scenarios", Kind::kPaths, {"list", "run", "compare", "coverage"}},
-        {"backend", Kind::kSpec, {"run"}},
-        {"jobs", Kind::kInt, {"run", "compare", "coverage"}},
-        {"timeout", Kind::kNumber, {"run", "compare", "coverage"}},
-        {"max-memory", Kind::kInt, {"run"}},
-        {"shard-times", Kind::kPath, {"run", "compare"}},
-        {"no-pickle-probe", Kind::kBool, {"run", "compare"}},
-        {"json", Kind::kPath, {"compare"}},
-        {"junit", Kind::kPath, {"compare"}},
-        {"html", Kind::kPath, {"compare"}},
-        {"max-result-memory", Kind::kInt, {"compare"}},
-        {"strict-differences", Kind::kBool, {"compare"}},
-        {"trust-backend", Kind::kSpecs, {"compare"}},
+        {"scenarios", Kind::kPaths, {"list", "run", "compare", "check", "coverage"}},
+        {"backend", Kind::kSpec, {"run", "check"}},
+        {"jobs", Kind::kInt, {"run", "compare", "check", "coverage"}},
+        {"timeout", Kind::kNumber, {"run", "compare", "check", "coverage"}},
+        {"max-memory", Kind::kInt, {"run", "check"}},
+        {"shard-times", Kind::kPath, {"run", "compare", "check"}},
+        {"no-pickle-probe", Kind::kBool, {"run", "compare", "check"}},
+        {"json", Kind::kPath, {"compare", "check"}},
+        {"junit", Kind::kPath, {"compare", "check"}},
+        {"html", Kind::kPath, {"compare", "check"}},
+        {"max-result-memory", Kind::kInt, {"compare", "check"}},
+        {"strict-differences", Kind::kBool, {"compare", "check"}},
+        {"trust-backend", Kind::kSpecs, {"compare", "check"}},
     };
     for (const PolicySpec& spec : policy_specs())
-      t.push_back({std::string(spec.name) + "-policy", Kind::kString, {"compare"}});
+      t.push_back({std::string(spec.name) + "-policy", Kind::kString, {"compare", "check"}});
     return t;
   }();
   return table;
 }
 
-const char* const kCommands[] = {"list", "run", "compare", "coverage"};
+const char* const kCommands[] = {"list", "run", "compare", "check", "coverage"};
 constexpr const char* kDateMark = "toml date";  // what parity_table makes of a TOML date or time
 
 struct ConfigError : std::runtime_error {

@@ -1,4 +1,4 @@
-// Defaults for list, run and compare from [tool.parity] in pyproject.toml or a parity.toml (README, "Configuration").
+// Defaults for list, run, compare and check from [tool.parity] or a parity.toml (README, "Configuration").
 #pragma once
 
 #include <CLI/CLI.hpp>

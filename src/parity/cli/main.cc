@@ -1,4 +1,4 @@
-// The parity command line: list, run, coverage, shrink, compare, report and merge (see README.md, "Command line").
+// The parity command line: list, run, coverage, shrink, compare, check, report and merge (see README.md, "Command line").
 #include <pybind11/embed.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "check.h"
 #include "compare.h"
 #include "compare_results.h"
 #include "config.h"
@@ -166,6 +167,21 @@ Subcommand define_list(CLI::App& app) {
           }};
 }
 
+// The options `run` and `check` share: what runs, how, and what each scenario stores.
+void add_run_flags(CLI::App* cmd, RunOptions& options) {
+  cmd->add_flag("!--no-pickle-probe", options.pickle_probe, "do not store the outputs pickled for the pickle check");
+  add_selection(cmd, options.selection);
+  cmd->add_option("-j,--jobs", options.jobs, "worker processes running scenarios at once (default 1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", options.timeout,
+                  "seconds a scenario may run before its worker is stopped (a scenario's timeout= wins; 0: none)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-memory", options.max_memory_mb,
+                  "megabytes of resident memory a worker may use before it is stopped (default: no limit)");
+  add_sharding(cmd, options.sharding);
+}
+
 Subcommand define_run(CLI::App& app, const std::string& program) {
   auto args = std::make_shared<RunOptions>();
   RunOptions& run_options = *args;
@@ -176,20 +192,9 @@ Subcommand define_run(CLI::App& app, const std::string& program) {
       ->check(CLI::IsMember({"gold", "candidate"}));
   run->add_option("--out", run_options.out, "results directory to write")->required();
   add_verbosity(run, run_options.verbosity);
-  run->add_flag("!--no-pickle-probe", run_options.pickle_probe,
-                "do not store the outputs pickled for the pickle check");
-  add_selection(run, run_options.selection);
-  run->add_option("-j,--jobs", run_options.jobs, "worker processes running scenarios at once (default 1)")
-      ->check(CLI::PositiveNumber);
-  run->add_option("--timeout", run_options.timeout,
-                  "seconds a scenario may run before its worker is stopped (a scenario's timeout= wins; 0: none)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  add_run_flags(run, run_options);
   run->add_flag("--resume", run_options.resume,
                 "finish an interrupted run into --out: keep the scenarios its manifest lists, run the rest");
-  run->add_option("--max-memory", run_options.max_memory_mb,
-                  "megabytes of resident memory a worker may use before it is stopped (default: no limit)");
-  add_sharding(run, run_options.sharding);
   return {run, [args, program] {
             if (args->selection.paths.empty()) args->selection.paths.push_back(resources().scenarios);
             args->program = program;
@@ -272,17 +277,48 @@ Subcommand define_worker(CLI::App& app) {
   return {worker, [args] { return worker_main(*args); }};
 }
 
+// The options `compare` and `check` share: the reports, the baselines, what compare may import, its policies.
+void add_compare_flags(CLI::App* cmd, CompareArgs& args) {
+  cmd->add_option("--json", args.reports.json, "write the JSON report here");
+  cmd->add_option("--junit,--junitxml", args.reports.junit, "write the JUnit XML report here");
+  cmd->add_option("--html", args.reports.html, "write the HTML report here (one self-contained file)");
+  add_baselines(cmd, args.baselines);
+  cmd->add_option("--trust-backend", args.options.trusted_backends,
+                  "a backend (name, module or .py path) compare may import for its reducers, for runs that "
+                  "recorded it (repeatable; PARITY_TRUST_BACKENDS adds more); built-ins are always trusted");
+  cmd->add_flag("--strict-differences", args.options.strict_differences,
+                "fail when a difference the candidate declares explains nothing (for whole-corpus runs)");
+  // The run's policies; a scenario's own policy= overrides them (README, "Policies").
+  PolicyChoice& policy = args.options.policy;
+  for (const PolicySpec& spec : policy_specs()) {
+    std::string help = std::string(spec.help) + ":";
+    for (const std::string& v : spec.values) help += " " + v + (&v == &spec.values.front() ? " (default)," : ",");
+    help.pop_back();
+    cmd->add_option("--" + std::string(spec.name) + "-policy", policy.*spec.member, help)
+        ->check(CLI::IsMember(spec.values));
+  }
+  cmd->add_option("--max-result-memory", args.options.limits.max_memory,
+                  "bytes of memory one result file may expand to when read (copies of its values); a file "
+                  "past it is that scenario's error")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
+// After parsing: the policies given on the command line, which win over the candidate backend's POLICY.
+void note_policies_given(const CLI::App* cmd, CompareOptions& options) {
+  for (const PolicySpec& spec : policy_specs())
+    if (cmd->get_option("--" + std::string(spec.name) + "-policy")->count() > 0)
+      options.policies_given.insert(spec.name);
+}
+
 Subcommand define_compare(CLI::App& app, const std::string& program) {
   auto args = std::make_shared<CompareArgs>();
   CompareArgs& compare_args = *args;
   auto* compare = app.add_subcommand("compare", "compare a gold and a candidate results directory");
   compare->add_option("gold", compare_args.gold, "gold results directory")->required();
   compare->add_option("candidate", compare_args.candidate, "candidate results directory")->required();
-  compare->add_option("--json", compare_args.reports.json, "write the JSON report here");
-  compare->add_option("--junit,--junitxml", compare_args.reports.junit, "write the JUnit XML report here");
-  compare->add_option("--html", compare_args.reports.html, "write the HTML report here (one self-contained file)");
   add_verbosity(compare, compare_args.verbosity);
-  add_baselines(compare, compare_args.baselines);
+  add_compare_flags(compare, compare_args);
   compare->add_option("--only", compare_args.options.only, "compare only the scenario with this exact id (repeatable)");
   compare->add_flag("!--no-pickle-probe", compare_args.options.pickle_probe,
                     "do not unpickle stored pickles (without it, only pickles whose MAC verifies with your key "
@@ -292,41 +328,51 @@ Subcommand define_compare(CLI::App& app, const std::string& program) {
                    "a scenario directory whose modules compare may import for the reducers they register, when "
                    "outputs need them (repeatable; PARITY_TRUST_SCENARIOS adds more); the bundled corpus is trusted")
       ->check(CLI::ExistingPath);  // a misspelt directory would otherwise trust nothing, silently
-  compare->add_option("--trust-backend", compare_args.options.trusted_backends,
-                      "a backend (name, module or .py path) compare may import for its reducers, for runs that "
-                      "recorded it (repeatable; PARITY_TRUST_BACKENDS adds more); built-ins are always trusted");
-  compare->add_flag("--strict-differences", compare_args.options.strict_differences,
-                    "fail when a difference the candidate declares explains nothing (for whole-corpus runs)");
-  // The run's policies; a scenario's own policy= overrides them (README, "Policies").
-  PolicyChoice& policy = compare_args.options.policy;
-  for (const PolicySpec& spec : policy_specs()) {
-    std::string help = std::string(spec.help) + ":";
-    for (const std::string& v : spec.values) help += " " + v + (&v == &spec.values.front() ? " (default)," : ",");
-    help.pop_back();
-    compare->add_option("--" + std::string(spec.name) + "-policy", policy.*spec.member, help)
-        ->check(CLI::IsMember(spec.values));
-  }
   compare
       ->add_option("--timeout", compare_args.timeout,
                    "seconds one scenario's compare may take before it is recorded as timeout and the next one "
                    "compared (default: the runs' own --timeout, as their manifests record it; 0: none)")
       ->check(CLI::NonNegativeNumber);
   compare
-      ->add_option("--max-result-memory", compare_args.options.limits.max_memory,
-                   "bytes of memory one result file may expand to when read (copies of its values); a file "
-                   "past it is that scenario's error")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  compare
       ->add_option("-j,--jobs", compare_args.options.jobs,
                    "processes comparing scenarios at once (default 1); the reports do not depend on it")
       ->check(CLI::PositiveNumber);
   add_sharding(compare, compare_args.sharding);
   return {compare, [args, compare, program] {
-            for (const PolicySpec& spec : policy_specs())  // what was given wins over the candidate backend's POLICY
-              if (compare->get_option("--" + std::string(spec.name) + "-policy")->count() > 0)
-                args->options.policies_given.insert(spec.name);
+            note_policies_given(compare, args->options);
             return compare_command(*args, program);
+          }};
+}
+
+// `parity check`: both runs and their compare (check.h); the flags are run's and compare's, given once.
+struct CheckArgs {
+  RunOptions run;
+  CompareArgs compare;
+};
+
+Subcommand define_check(CLI::App& app, const std::string& program) {
+  auto args = std::make_shared<CheckArgs>();
+  auto* check = app.add_subcommand(
+      "check", "run scenarios under gold and under a candidate backend side by side, then compare them");
+  check->add_option("--backend", args->run.backend,
+                    "the candidate: built-in name (fsproxy, ...), dotted module path or .py file; default: "
+                    "$PARITY_BACKEND");
+  check->add_option("--out", args->run.out, "directory for the two results directories (OUT/gold, OUT/candidate)")
+      ->required();
+  add_verbosity(check, args->compare.verbosity);
+  add_run_flags(check, args->run);
+  add_compare_flags(check, args->compare);
+  check->footer(
+      "Each run uses --jobs workers (the two at once) and the compare twice as many processes; the compare trusts the "
+      "--scenarios paths and the --backend given. Exit codes as compare's; a run that could not start (2), found "
+      "no scenario (5) or was interrupted (130) ends the check with its code before the compare.");
+  return {check, [args, check, program] {
+            if (args->run.selection.paths.empty()) args->run.selection.paths.push_back(resources().scenarios);
+            args->run.program = args->compare.options.program = program;
+            note_policies_given(check, args->compare.options);
+            CompareReportWriter reports(args->compare.reports, args->compare.baselines);
+            CheckOptions options{args->run, args->compare};
+            return check_scenarios(options, reports);
           }};
 }
 
@@ -369,11 +415,12 @@ int main_impl(int argc, char** argv) {
                                                define_coverage(app, program),
                                                define_shrink(app, program),
                                                define_compare(app, program),
+                                               define_check(app, program),
                                                define_merge(app, program),
                                                define_report(app)};
   ConfigFileArgs config_args;  // defaults from [tool.parity] (config_file.h); the command line wins
   add_config_flags({app.get_subcommand("list"), app.get_subcommand("run"), app.get_subcommand("compare"),
-                    app.get_subcommand("coverage")},
+                    app.get_subcommand("check"), app.get_subcommand("coverage")},
                    config_args);
   try {
     app.parse(argc, argv);

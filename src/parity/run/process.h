@@ -1,6 +1,7 @@
 // Child processes for the run supervisor (runner.cc): spawn with pipes, read without blocking, kill, describe an end.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <deque>
@@ -110,6 +111,20 @@ class ChildProcess {
   std::size_t last_output_bytes_ = 0;
   std::string reply_partial_;
   OutputTail tail_;
+};
+
+/// Installs `handler` for SIGINT and SIGTERM while it lives, then puts back what was there before: how `run`
+/// (runner.cc) and `check` (check.cc) end cleanly on a terminal's ^C or a CI job's SIGTERM.
+class StopSignalHandler {
+ public:
+  explicit StopSignalHandler(void (*handler)(int));
+  ~StopSignalHandler();
+  StopSignalHandler(const StopSignalHandler&) = delete;
+  StopSignalHandler& operator=(const StopSignalHandler&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
 };
 
 /// Makes this process the reaper of its orphaned descendants (PR_SET_CHILD_SUBREAPER) while it lives: a process a

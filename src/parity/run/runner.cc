@@ -34,25 +34,8 @@ namespace parity {
 namespace {
 
 volatile std::sig_atomic_t g_stop_signal = 0;
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
-
 // SIGINT and SIGTERM end the run cleanly (workers are in their own process groups and never see a terminal's ^C).
-struct StopSignals {
-  struct sigaction old_int {
-  }, old_term{};
-  StopSignals() {
-    g_stop_signal = 0;
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    ::sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &old_int);
-    ::sigaction(SIGTERM, &action, &old_term);
-  }
-  ~StopSignals() {
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGTERM, &old_term, nullptr);
-  }
-};
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -827,7 +810,8 @@ int run_scenarios(const RunOptions& options) {
       return kExitUsage;
     }
   }
-  StopSignals signals;
+  g_stop_signal = 0;
+  StopSignalHandler signals(on_stop_signal);
   // Declared before the supervisor, so it ends after the workers: then it kills what their scenarios left running.
   OrphanReaper reaper;
   Supervisor supervisor(options, manifest);

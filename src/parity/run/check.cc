@@ -1,0 +1,245 @@
+// `parity check`: forks the two runs, forwards their output under their names, then compares them (check.h).
+#include "check.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "interpreter.h"
+#include "outcome.h"
+#include "process.h"
+#include "text.h"
+
+namespace parity {
+namespace {
+
+// The runs, for the signal handler: a SIGINT or SIGTERM sent to `parity check` alone (a CI job's timeout, `kill`) is
+// passed on as SIGTERM, so that each run stops as `parity run` does and its manifest lists what finished. A terminal's
+// ^C reaches the runs directly as well (they share this process's group); a second SIGTERM changes nothing for them.
+volatile std::sig_atomic_t g_check_signal = 0;
+volatile pid_t g_run_pids[2] = {-1, -1};
+
+extern "C" void on_check_signal(int sig) {
+  g_check_signal = sig;
+  for (const pid_t pid : g_run_pids)
+    if (pid > 0) ::kill(pid, SIGTERM);
+}
+
+// One of the two runs: a forked copy of this process doing what `parity run` does.
+struct RunSide {
+  explicit RunSide(const char* run_name) : name(run_name) {}
+  const char* name;      ///< "gold" or "candidate": how its lines are marked, and what the messages call it
+  pid_t pid = -1;
+  int output = -1;       ///< the read end of its stdout and stderr (one pipe), -1 once it ended
+  std::string partial;   ///< the unfinished last line read
+  int code = kExitUsage;  ///< its exit code once reaped (an end by a signal is mapped, end_code)
+};
+
+// The child's side of start_run: never returns. The handlers are reset first, so that a signal before
+// run_scenarios installs its own ends the run (check reads that as interrupted) instead of passing it on again.
+[[noreturn]] void run_in_child(const RunOptions& options, int output) {
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  ::dup2(output, STDOUT_FILENO);
+  ::dup2(output, STDERR_FILENO);
+  int code = kExitUsage;
+  try {
+    code = run_scenarios(options);
+  } catch (const std::exception& e) {
+    print_line("run", printable(e.what(), Newlines::kKeep));
+  }
+  std::fflush(nullptr);
+  ::_exit(code);
+}
+
+// Forks `side`'s run. The copy inherits no interpreter yet (check starts it after the forks, or a configuration
+// file's bare Python, which run does not use), so nothing of Python's is shared with the runs.
+void start_run(RunSide& side, const RunOptions& options, int slot) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);  // what this process has buffered must not be written by the copy as well
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("cannot fork the ") + side.name + " run: " + std::strerror(error));
+  }
+  if (pid == 0) run_in_child(options, fds[1]);
+  ::close(fds[1]);
+  side.pid = pid;
+  g_run_pids[slot] = pid;
+  side.output = fds[0];
+}
+
+// Writes the complete lines of `side`'s output read so far to stderr, each marked with its name.
+void forward_lines(RunSide& side, bool at_end) {
+  if (at_end && !side.partial.empty() && side.partial.back() != '\n') side.partial += '\n';
+  std::size_t start = 0;
+  for (std::size_t newline; (newline = side.partial.find('\n', start)) != std::string::npos; start = newline + 1)
+    std::fprintf(stderr, "[%s] %.*s", side.name, static_cast<int>(newline + 1 - start), side.partial.data() + start);
+  side.partial.erase(0, start);
+  std::fflush(stderr);
+}
+
+// Reads what `side` wrote; at its end of output, closes the pipe.
+void read_run_output(RunSide& side) {
+  char buffer[1 << 16];
+  const ssize_t n = ::read(side.output, buffer, sizeof buffer);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n > 0) {
+    side.partial.append(buffer, static_cast<std::size_t>(n));
+    return forward_lines(side, false);
+  }
+  forward_lines(side, true);
+  ::close(side.output);
+  side.output = -1;
+}
+
+// Forwards both runs' output until both have closed it (their workers' output goes to the runs, never here).
+void follow_runs(std::array<RunSide, 2>& sides) {
+  for (;;) {
+    std::array<pollfd, 2> fds{};
+    std::array<RunSide*, 2> open{};
+    nfds_t count = 0;
+    for (RunSide& side : sides)
+      if (side.output >= 0) {
+        fds[count] = {side.output, POLLIN, 0};
+        open[count++] = &side;
+      }
+    if (count == 0) return;
+    if (::poll(fds.data(), count, -1) < 0) continue;  // EINTR: a signal passed on; the runs end and close their pipes
+    for (nfds_t i = 0; i < count; ++i)
+      if (fds[i].revents != 0) read_run_output(*open[i]);
+  }
+}
+
+// Waits for `side`'s process and keeps its exit code; an end by a stop signal counts as interrupted, any other
+// signal (the run's own crash) as an infrastructure error, said on stderr.
+void reap_run(RunSide& side) {
+  // No signal is passed on to it from here: once reaped, its pid may be another process's. Until then it stays a
+  // zombie at worst, its pid not reused.
+  for (volatile pid_t& pid : g_run_pids)
+    if (pid == side.pid) pid = -1;
+  int status = 0;
+  while (::waitpid(side.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) {
+    side.code = WEXITSTATUS(status);
+    return;
+  }
+  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  side.code = sig == SIGINT || sig == SIGTERM ? kExitInterrupted : kExitUsage;
+  print_line("check", std::string("the ") + side.name + " run ended by signal " + std::to_string(sig) + " (" +
+                          (::strsignal(sig) ? ::strsignal(sig) : "?") + ")");
+}
+
+// What ends a check before its compare, strongest first: an interrupted run, a refused one (a bad backend, path or
+// selection), a selection of nothing. kExitOk when both runs finished (with or without failed scenarios).
+int stop_code(const std::array<RunSide, 2>& sides) {
+  if (g_check_signal) return kExitInterrupted;
+  for (const int code : {int{kExitInterrupted}, int{kExitUsage}, int{kExitNoTests}})
+    for (const RunSide& side : sides)
+      if (side.code == code) return code;
+  for (const RunSide& side : sides)
+    if (side.code != kExitOk && side.code != kExitFailed) return kExitUsage;  // an exit code run never gives
+  return kExitOk;
+}
+
+std::string stop_message(const std::array<RunSide, 2>& sides) {
+  std::string ended;
+  for (const RunSide& side : sides)
+    ended += std::string(ended.empty() ? "" : ", ") + "the " + side.name + " run exited " + std::to_string(side.code);
+  return ended + ": nothing compared";
+}
+
+// The two runs side by side, with the interpreter started meanwhile for the compare; their ends in `sides`.
+// The compare that follows handles its signals as `parity compare` does.
+void run_both(const RunOptions& gold, const RunOptions& candidate, std::array<RunSide, 2>& sides) {
+  StopSignalHandler signals(on_check_signal);
+  start_run(sides[0], gold, 0);
+  try {
+    start_run(sides[1], candidate, 1);
+    start_interpreter();  // while the runs start theirs: the compare's start costs no time of its own
+  } catch (...) {
+    for (RunSide& side : sides)
+      if (side.pid > 0) ::kill(side.pid, SIGTERM);
+    follow_runs(sides);
+    for (RunSide& side : sides)
+      if (side.pid > 0) reap_run(side);
+    throw;
+  }
+  follow_runs(sides);
+  for (RunSide& side : sides) reap_run(side);
+}
+
+// What the compare takes from the runs: their directories, the probe, the scenario paths and the backend they ran
+// (this command ran their code already, so compare may import them for their reducers), and twice the runs' jobs
+// (both runs' workers' worth of processes).
+void fill_compare(CheckOptions& options) {
+  CompareCommand& compare = options.compare;
+  compare.gold = check_gold_dir(options.run.out).string();
+  compare.candidate = check_candidate_dir(options.run.out).string();
+  compare.options.pickle_probe = options.run.pickle_probe;
+  compare.options.jobs = 2 * options.run.jobs;
+  // Absolute, as the repro commands that name them are pasted elsewhere.
+  const auto absolute = [](const std::string& path) {
+    return std::filesystem::absolute(path).lexically_normal().string();
+  };
+  for (const std::string& path : options.run.selection.paths)
+    compare.options.trusted_scenarios.push_back(absolute(path));
+  const std::string& backend = options.run.backend;
+  compare.options.trusted_backends.push_back(looks_like_path(backend) ? absolute(backend) : backend);
+}
+
+}  // namespace
+
+std::filesystem::path check_gold_dir(const std::filesystem::path& out) { return out / "gold"; }
+std::filesystem::path check_candidate_dir(const std::filesystem::path& out) { return out / "candidate"; }
+
+int check_scenarios(CheckOptions& options, CompareReporter& reporter) {
+  RunOptions& run = options.run;
+  if (run.backend.empty())
+    if (const char* env = std::getenv("PARITY_BACKEND")) run.backend = env;
+  if (run.backend.empty()) {
+    print_line("check", "no candidate backend: give --backend NAME (or set PARITY_BACKEND)");
+    return kExitUsage;
+  }
+  // Each run's own lines are its failures and its summary; the compare shows every scenario.
+  run.verbosity = options.compare.verbosity == Verbosity::kVerbose ? Verbosity::kNormal : Verbosity::kQuiet;
+  RunOptions gold = run, candidate = run;
+  gold.backend = gold.role = "gold";
+  gold.out = check_gold_dir(run.out);
+  candidate.role = "candidate";
+  candidate.out = check_candidate_dir(run.out);
+  g_check_signal = 0;
+  std::array<RunSide, 2> sides{RunSide("gold"), RunSide("candidate")};
+  try {
+    run_both(gold, candidate, sides);
+  } catch (const std::exception& e) {
+    print_line("check", printable(e.what(), Newlines::kKeep));
+    return kExitUsage;
+  }
+  if (const int code = stop_code(sides); code != kExitOk) {
+    print_line("check", stop_message(sides));
+    return code;
+  }
+  fill_compare(options);
+  const int code = compare_results(options.compare, reporter);
+  // A run's failed scenario is a failure of the check even where compare, reading both runs, counted it otherwise.
+  const bool run_failed = sides[0].code == kExitFailed || sides[1].code == kExitFailed;
+  return code == kExitOk && run_failed ? kExitFailed : code;
+}
+
+}  // namespace parity

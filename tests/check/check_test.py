@@ -1,0 +1,166 @@
+"""`parity check`: the gold and candidate runs side by side, then their compare, as one command (README "parity check")."""
+import json
+import os
+import re
+import signal
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from jobs_test import without_timings  # the shared test helpers (tests/conftest.py puts tests/ on the path)
+
+REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
+BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
+E2E = REPO / "tests" / "e2e" / "scenarios"
+FSPROXY = REPO / "fixtures" / "fsproxy.py"
+
+
+def parity(*args, env=None, cwd=None, check=None, environ=None):
+    base = dict(os.environ) if environ is None else environ
+    proc = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=600, cwd=cwd,
+                          env={**base, **(env or {})})
+    if check is not None:
+        assert proc.returncode == check, f"exit {proc.returncode}, expected {check}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def comparable(report: Path, base: Path):
+    """The compare JSON with its timings blanked and the directory the runs went under named BASE."""
+    return without_timings(json.loads(report.read_text().replace(str(base), "BASE")))
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """One check of the e2e scenarios against broken.perturb (passes, failures of several checks, an error), and the
+    same by hand: run, run, compare with the flags check says it passes on."""
+    tmp = tmp_path_factory.mktemp("check")
+    proc = parity("check", "--backend", "broken.perturb", "--scenarios", E2E, "--out", tmp / "c", "--json",
+                  tmp / "c.json", "--junit", tmp / "c.xml", check=1)
+    hand = tmp / "h"
+    parity("run", "--backend", "gold", "--scenarios", E2E, "--out", hand / "gold", "-q", check=1)
+    parity("run", "--backend", "broken.perturb", "--role", "candidate", "--scenarios", E2E, "--out",
+           hand / "candidate", "-q", check=1)
+    parity("compare", hand / "gold", hand / "candidate", "--scenarios", E2E, "--trust-backend", "broken.perturb",
+           "--json", tmp / "h.json", "--junit", tmp / "h.xml", check=1)
+    return tmp, proc
+
+
+def test_check_reports_what_run_run_and_compare_report(checked):
+    tmp, _ = checked
+    assert comparable(tmp / "c.json", tmp / "c") == comparable(tmp / "h.json", tmp / "h")
+    junit = [re.sub(r'(time|timestamp)="[^"]*"', "", (tmp / f"{w}.xml").read_text().replace(str(tmp / w), "BASE"))
+             for w in ("c", "h")]
+    assert junit[0] == junit[1]
+    summary = json.loads((tmp / "c.json").read_text())["summary"]
+    assert summary["pass"] and summary["fail"] and summary["error"], summary
+
+
+def test_check_keeps_both_results_directories_under_out(checked):
+    tmp, _ = checked
+    for side, backend, role in (("gold", "gold", "gold"), ("candidate", "broken.perturb", "candidate")):
+        manifest = json.loads((tmp / "c" / side / "manifest.json").read_text())
+        assert (manifest["backend"]["name"], manifest["backend"]["role"], manifest["complete"]) == (backend, role, True)
+
+
+def test_each_runs_lines_are_marked_with_its_side(checked):
+    _, proc = checked
+    lines = proc.stderr.splitlines()
+    banners = [line for line in lines if "| backend " in line and "compare" not in line]
+    assert sorted(b.split("]")[0] + "]" for b in banners) == ["[candidate]", "[gold]"], proc.stderr
+    assert any(line.startswith("[candidate] parity run: ") for line in lines), proc.stderr
+    # The scenario that raises is each run's failure, shown on its marked lines; the compare's own lines are unmarked.
+    assert any(line.startswith("[gold] ") and "basic.raises" in line for line in lines), proc.stderr
+    assert any(line.startswith("parity compare: ") for line in lines), proc.stderr
+
+
+def test_a_run_that_cannot_start_ends_the_check_before_the_compare(tmp_path):
+    proc = parity("check", "--backend", "no_such_backend_xyz", "--scenarios", E2E, "--out", tmp_path / "o", "--json",
+                  tmp_path / "r.json", check=2)
+    assert "[candidate] parity run: " in proc.stderr and "no_such_backend_xyz" in proc.stderr, proc.stderr
+    assert "the candidate run exited 2: nothing compared" in proc.stderr, proc.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_a_selection_of_nothing_exits_5(tmp_path):
+    proc = parity("check", "--backend", "fsproxy", "--scenarios", E2E, "-k", "no_such_scenario_xyz", "--out",
+                  tmp_path / "o", check=5)
+    assert "nothing compared" in proc.stderr, proc.stderr
+
+
+def test_without_a_candidate_backend_it_says_how_to_give_one(tmp_path):
+    environ = {k: v for k, v in os.environ.items() if k != "PARITY_BACKEND"}
+    proc = parity("check", "--scenarios", E2E, "--out", tmp_path / "o", environ=environ, check=2)
+    assert "no candidate backend: give --backend NAME (or set PARITY_BACKEND)" in proc.stderr, proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_check_trusts_the_candidate_and_the_scenarios_it_ran(tmp_path):
+    """A backend file and a scenario directory that are not built in: compare alone skips the checks that need their
+    reducers until told to trust them; check ran them itself, so its compare imports them and skips nothing. The
+    repro command names both as absolute paths, whatever the working directory check was given them from."""
+    (tmp_path / "mine.py").write_text(FSPROXY.read_text())
+    scenarios = Path(os.path.relpath(E2E, tmp_path))
+    parity("check", "--backend", "mine.py", "--scenarios", scenarios, "--only", "basic.matrix", "--out", "o",
+           "--json", "r.json", cwd=tmp_path, check=1)
+    report = json.loads((tmp_path / "r.json").read_text())
+    [scenario] = report["scenarios"]
+    assert not scenario.get("skipped_checks"), scenario.get("skipped_checks")
+    assert f"--trust-backend {tmp_path / 'mine.py'} --scenarios {E2E}" in scenario["repro"], scenario["repro"]
+    parity("compare", "o/gold", "o/candidate", "--json", "alone.json", cwd=tmp_path, check=1)
+    alone = json.loads((tmp_path / "alone.json").read_text())["scenarios"][0]
+    kinds = {k["kind"] for k in alone.get("skipped_checks", [])}
+    assert kinds == {"untrusted-backend", "untrusted-scenarios"}, alone.get("skipped_checks")
+
+
+def test_the_configuration_file_gives_checks_defaults(tmp_path):
+    (tmp_path / "parity.toml").write_text(f'backend = "broken.perturb"\nscenarios = ["{E2E}"]\njson = "r.json"\n')
+    proc = parity("check", "--only", "basic.matrix", "--out", "o", cwd=tmp_path, check=1)
+    assert f"parity check: configuration: {tmp_path / 'parity.toml'}" in proc.stderr, proc.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [s["id"] for s in report["scenarios"]] == ["basic.matrix"]
+    assert json.loads((tmp_path / "o" / "candidate" / "manifest.json").read_text())["backend"]["name"] == \
+        "broken.perturb"
+
+
+SLOW = """
+    import os
+    import pathlib
+
+    import parity
+
+
+    @parity.scenario()
+    def sleeps(xp):
+        pathlib.Path(os.environ["CHECK_TEST_MARKS"], str(os.getpid())).touch()
+        import time
+        time.sleep(60)
+        return {"x": xp.arange(2.0)}
+"""
+
+
+def test_sigterm_stops_both_runs_and_compares_nothing(tmp_path):
+    """SIGTERM to `parity check` alone (a CI job's timeout) reaches both runs, which stop as `parity run` does; the
+    check exits 130 without comparing."""
+    scenarios, marks = tmp_path / "scen", tmp_path / "marks"
+    scenarios.mkdir()
+    marks.mkdir()
+    (scenarios / "slow.py").write_text(textwrap.dedent(SLOW))
+    proc = subprocess.Popen([BIN, "check", "--backend", "fsproxy", "--scenarios", scenarios, "--out", tmp_path / "o",
+                             "--json", tmp_path / "r.json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "CHECK_TEST_MARKS": str(marks)})
+    deadline = time.monotonic() + 120
+    while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(list(marks.iterdir())) == 2, "both runs' scenarios should have started"
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - started < 30, "the runs should stop at once, not when their scenarios end"
+    for side in ("gold", "candidate"):
+        assert f"[{side}] parity run: stopped by signal 15" in err, err
+        assert json.loads((tmp_path / "o" / side / "manifest.json").read_text())["complete"] is False
+    assert "nothing compared" in err and not (tmp_path / "r.json").exists()
