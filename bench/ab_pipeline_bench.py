@@ -1,8 +1,9 @@
 """Two parity builds beside the pytest-and-pickle reference over pipeline_bench's generated scenarios (bench/README).
 
-python bench/ab_pipeline_bench.py OLD_BIN NEW_BIN [N] [REPEAT] [--fresh] [--dir DIR]: gold + fsproxy + compare (probe on, --jobs
-1) of N generated scenarios (default 500) and of one, by each build and by the reference pipeline, round robin, medians
-of REPEAT (default 3). Each pipeline writes where the last one of its kind wrote, removed just before (as
+python bench/ab_pipeline_bench.py OLD_BIN NEW_BIN [N] [REPEAT] [--fresh] [--check] [--dir DIR]: gold + fsproxy + compare
+(probe on, --jobs 1) of N generated scenarios (default 500) and of one, by each build and by the reference pipeline,
+round robin, medians of REPEAT (default 3); with --check also NEW_BIN's `parity check --jobs 1` (the two runs side by
+side, the compare in two processes) as the row "new check". Each pipeline writes where the last one of its kind wrote, removed just before (as
 pipeline_bench does); with --fresh into a new directory each time, all removed at the end: on ext4 without a journal
 (this machine's) a file created in a block group that has just freed thousands of inodes skips each of them, so
 deleting the last run's results right before costs parity, which creates two files a scenario, far more than the
@@ -22,8 +23,8 @@ import pipeline_bench as pb  # noqa: E402
 
 def main():
     base, argv = pb.take_dir(sys.argv[1:])
-    fresh = "--fresh" in argv
-    args = [a for a in argv if a != "--fresh"]
+    fresh, with_check = "--fresh" in argv, "--check" in argv
+    args = [a for a in argv if a not in ("--fresh", "--check")]
     old, new = args[0], args[1]
     count = int(args[2]) if len(args) > 2 else 500
     repeat = int(args[3]) if len(args) > 3 else 3
@@ -40,8 +41,16 @@ def main():
             return pb.parity_pipeline(sets[n] / "parity", out("p-out"), "fsproxy", 1, n)
         return run
 
+    def check(binary):
+        def run(n):
+            pb.BIN = binary
+            return pb.check_pipeline(sets[n] / "parity", out("c-out"), "fsproxy", 1, n)
+        return run
+
     pipelines = {"old": parity(old), "new": parity(new),
                  "reference": lambda n: pb.reference_pipeline(sets[n] / "pytest", out("r-out"), "fsproxy", n)}
+    if with_check:
+        pipelines["new check"] = check(new)
     result = {}
     for n in (1, count):
         result[n] = pb.interleaved({name: (lambda run=run, n=n: run(n)) for name, run in pipelines.items()}, repeat)
@@ -55,7 +64,9 @@ def main():
     for name in pipelines:
         m, one = result[count][name], result[1][name]
         marginal = (m["cpu"] - one["cpu"]) / (count - 1) * 1e3
-        print(f"   {name:<10} {m['gold']:7.2f} {m['candidate']:7.2f} {m['compare']:8.2f} {m['total']:7.2f} "
+        stages = [f"{m[k]:{w}.2f}" if k in m else f"{'-':>{w}}" for k, w in (("gold", 7), ("candidate", 7),
+                                                                           ("compare", 8))]
+        print(f"   {name:<10} {' '.join(stages)} {m['total']:7.2f} "
               f"{m['cpu']:7.2f} {ref['total'] / m['total']:6.2f}x {ref['cpu'] / m['cpu']:6.2f}x {marginal:7.2f} ms")
     print("   wall x, cpu x: the reference's over the pipeline's (above 1: faster than the reference)")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -140,6 +140,20 @@ def parity_pipeline(scenarios: Path, work: Path, candidate: str, jobs: int, coun
     return stages
 
 
+def check_pipeline(scenarios: Path, work: Path, candidate: str, jobs: int, count: int, extra=()) -> dict:
+    """The same as one `parity check` (the two runs side by side, then the compare with twice --jobs processes): its
+    wall seconds under "check", and under "cpu" the CPU seconds of all its processes."""
+    shutil.rmtree(work, ignore_errors=True)
+    cpu = children_cpu()
+    seconds, _ = timed([BIN, "check", "-q", "--backend", candidate, "--scenarios", scenarios, "--out", work,
+                        "--json", work / "report.json", "--junit", work / "junit.xml", "--jobs", str(jobs), *extra])
+    stages = {"check": seconds, "cpu": children_cpu() - cpu}
+    summary = json.loads((work / "report.json").read_text())["summary"]
+    if summary.get("pass") != count:
+        raise Wrong(f"parity check compared {summary} for {count} equal scenarios")
+    return stages
+
+
 def reference_pipeline(tests: Path, work: Path, candidate: str, count: int) -> dict:
     """The pytest-and-pickle pipeline: three pytest processes, the last writing JUnit XML."""
     shutil.rmtree(work, ignore_errors=True)
@@ -245,6 +259,8 @@ def end_to_end(tmp: Path, count: int, candidate: str, repeat: int, report: Repor
             # What the pickle probe (pickling every output, unpickling and comparing it in compare) costs.
             "parity, no probe": lambda n=n: parity_pipeline(sets[n] / "parity", tmp / "p-out", candidate, 1, n,
                                                             ["--no-pickle-probe"]),
+            # One command for all three: the runs side by side, the compare in two processes (issue #20, target 2).
+            "parity check": lambda n=n: check_pipeline(sets[n] / "parity", tmp / "c-out", candidate, 1, n),
         }, repeat)
     work = sum(bare[count].values())
     print(f"\nEND-TO-END: {count} generated scenarios, gold + {candidate} + compare (median of {repeat}, ms)")
@@ -253,7 +269,7 @@ def end_to_end(tmp: Path, count: int, candidate: str, repeat: int, report: Repor
     print(f"   {'pipeline':<16} {'gold':>8} {'candidate':>10} {'compare':>8} {'total':>8} {'harness/scenario':>17} "
           f"{'marginal':>9} {'cpu':>8} {'cpu marginal':>12}")
     per = {}
-    for name in ("parity", "reference", "parity, no probe"):
+    for name in ("parity", "reference", "parity, no probe", "parity check"):
         m, one = result[count][name], result[1][name]
         all_in = (m["total"] - work) / count
         marginal = (m["total"] - one["total"]) / (count - 1) - work / count
@@ -261,7 +277,8 @@ def end_to_end(tmp: Path, count: int, candidate: str, repeat: int, report: Repor
         cpu_marginal = (m["cpu"] - one["cpu"]) / (count - 1) - work / count
         per[name] = {"stages": m, "one_scenario": one, "harness_ms": all_in * 1e3, "marginal_ms": marginal * 1e3,
                      "cpu_marginal_ms": cpu_marginal * 1e3}
-        print(f"   {name:<16} {ms(m['gold']):>8} {ms(m['candidate']):>10} {ms(m['compare']):>8} {ms(m['total']):>8} "
+        stages = [ms(m[k]) if k in m else "-" for k in ("gold", "candidate", "compare")]
+        print(f"   {name:<16} {stages[0]:>8} {stages[1]:>10} {stages[2]:>8} {ms(m['total']):>8} "
               f"{all_in * 1e3:>14.2f} ms {marginal * 1e3:>6.2f} ms {ms(m['cpu']):>8} {cpu_marginal * 1e3:>9.2f} ms")
     speedup = per["reference"]["stages"]["total"] / per["parity"]["stages"]["total"]
     cpu_speedup = per["reference"]["stages"]["cpu"] / per["parity"]["stages"]["cpu"]
@@ -273,6 +290,11 @@ def end_to_end(tmp: Path, count: int, candidate: str, repeat: int, report: Repor
     report.target(speedup >= 3, f"end-to-end at least 3x faster than the pytest-and-pickle reference ({count} "
                                 f"scenarios): {ms(per['reference']['stages']['total'])} / "
                                 f"{ms(per['parity']['stages']['total'])} ms = {speedup:.2f}x")
+    check = per["reference"]["stages"]["total"] / per["parity check"]["stages"]["total"]
+    check_cpu = per["reference"]["stages"]["cpu"] / per["parity check"]["stages"]["cpu"]
+    report.target(check >= 5, f"issue #20: end to end at least 5x the pytest-and-pickle reference with `parity check` "
+                              f"({count} scenarios, both cores): {ms(per['reference']['stages']['total'])} / "
+                              f"{ms(per['parity check']['stages']['total'])} ms = {check:.2f}x ({check_cpu:.2f}x CPU)")
     marginal = per["parity"]["marginal_ms"]
     report.target(marginal < 2, f"harness overhead under 2 ms per scenario in a batch run: {marginal:.2f} ms "
                                 f"(gold run + candidate run + compare, marginal; all-in {per['parity']['harness_ms']:.2f} ms)")
