@@ -164,3 +164,48 @@ def test_sigterm_stops_both_runs_and_compares_nothing(tmp_path):
         assert f"[{side}] parity run: stopped by signal 15" in err, err
         assert json.loads((tmp_path / "o" / side / "manifest.json").read_text())["complete"] is False
     assert "nothing compared" in err and not (tmp_path / "r.json").exists()
+
+
+FORKED = """
+    import ctypes
+    import os
+    import pathlib
+
+    import parity
+
+
+    @parity.scenario()
+    def a_argv(xp):
+        with open(os.environ["CHECK_TEST_ARGV"], "a") as f:
+            f.write(pathlib.Path("/proc/self/cmdline").read_bytes().split(b"\\0")[1].decode() + "\\n")
+        return {"x": xp.arange(3.0)}
+
+
+    @parity.scenario()
+    def b_crashes(xp):
+        ctypes.string_at(0)
+
+
+    @parity.scenario()
+    def c_after(xp):
+        return {"y": xp.ones((2, 2))}
+"""
+
+
+def test_the_runs_workers_are_forks_of_the_check_and_a_crash_is_still_one_scenarios(tmp_path):
+    """The workers begin as copies of the check's process, its interpreter and NumPy loaded (no `parity _worker`
+    executed: their command line is the check's); a scenario that kills its worker is still that scenario's crash,
+    and the next worker runs the rest."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "forked.py").write_text(textwrap.dedent(FORKED))
+    argv = tmp_path / "argv"
+    parity("check", "--backend", "fsproxy", "--scenarios", scenarios, "--out", tmp_path / "o", "--json",
+           tmp_path / "r.json", env={"CHECK_TEST_ARGV": str(argv)}, check=1)
+    assert argv.read_text().split() == ["check", "check"]
+    statuses = {s["id"]: s["status"] for s in json.loads((tmp_path / "r.json").read_text())["scenarios"]}
+    assert statuses == {"forked.a_argv": "pass", "forked.b_crashes": "error", "forked.c_after": "pass"}, statuses
+    argv.unlink()
+    parity("run", "--backend", "gold", "--scenarios", scenarios, "--only", "forked.a_argv", "--out", tmp_path / "r",
+           env={"CHECK_TEST_ARGV": str(argv)}, check=0)
+    assert argv.read_text().split() == ["_worker"]  # what `parity run` starts: the program executed again

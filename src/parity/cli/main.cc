@@ -344,6 +344,17 @@ Subcommand define_compare(CLI::App& app, const std::string& program) {
           }};
 }
 
+int run_main(int argc, char** argv);
+
+// A run's worker forked from `parity check`'s process: its command line parsed and run as `parity _worker` would run
+// it, without executing the program again (process.h, InProcessEntry).
+int worker_in_process(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  return run_main(static_cast<int>(argv.size()), args.data());
+}
+
 // `parity check`: both runs and their compare (check.h); the flags are run's and compare's, given once.
 struct CheckArgs {
   RunOptions run;
@@ -369,6 +380,7 @@ Subcommand define_check(CLI::App& app, const std::string& program) {
   return {check, [args, check, program] {
             if (args->run.selection.paths.empty()) args->run.selection.paths.push_back(resources().scenarios);
             args->run.program = args->compare.options.program = program;
+            args->run.in_process_worker = worker_in_process;
             note_policies_given(check, args->compare.options);
             CompareReportWriter reports(args->compare.reports, args->compare.baselines);
             CheckOptions options{args->run, args->compare};
@@ -436,17 +448,19 @@ int main_impl(int argc, char** argv) {
   return kExitUsage;  // require_subcommand(1): never reached
 }
 
+// main_impl with parity's last word on what escaped it.
+int run_main(int argc, char** argv) {
+  try {
+    return main_impl(argc, argv);
+  } catch (const pybind11::error_already_set& e) {
+    std::fprintf(stderr, "parity: internal error (Python): %s\n", printable(e.what(), Newlines::kKeep).c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parity: %s\n", printable(e.what(), Newlines::kKeep).c_str());
+  }
+  return kExitUsage;
+}
+
 }  // namespace
 }  // namespace parity
 
-int main(int argc, char** argv) {
-  try {
-    return parity::main_impl(argc, argv);
-  } catch (const pybind11::error_already_set& e) {
-    std::fprintf(stderr, "parity: internal error (Python): %s\n",
-                 parity::printable(e.what(), parity::Newlines::kKeep).c_str());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "parity: %s\n", parity::printable(e.what(), parity::Newlines::kKeep).c_str());
-  }
-  return parity::kExitUsage;
-}
+int main(int argc, char** argv) { return parity::run_main(argc, argv); }

@@ -62,8 +62,8 @@ struct RunSide {
   ::_exit(code);
 }
 
-// Forks `side`'s run. The copy inherits no interpreter yet (check starts it after the forks, or a configuration
-// file's bare Python, which run does not use), so nothing of Python's is shared with the runs.
+// Forks `side`'s run: a copy of this process, its interpreter started (check_scenarios), which the run itself never
+// uses but its workers do when they are forks of it (RunOptions::in_process_worker).
 void start_run(RunSide& side, const RunOptions& options, int slot) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
@@ -171,7 +171,6 @@ void run_both(const RunOptions& gold, const RunOptions& candidate, std::array<Ru
   start_run(sides[0], gold, 0);
   try {
     start_run(sides[1], candidate, 1);
-    start_interpreter();  // while the runs start theirs: the compare's start costs no time of its own
   } catch (...) {
     for (RunSide& side : sides)
       if (side.pid > 0) ::kill(side.pid, SIGTERM);
@@ -226,6 +225,9 @@ int check_scenarios(CheckOptions& options, CompareReporter& reporter) {
   g_check_signal = 0;
   std::array<RunSide, 2> sides{RunSide("gold"), RunSide("candidate")};
   try {
+    // Before the forks: the compare needs it, and the runs' workers, forks of the runs given in_process_worker,
+    // begin with the interpreter and NumPy loaded instead of each starting its own.
+    start_interpreter();
     run_both(gold, candidate, sides);
   } catch (const std::exception& e) {
     print_line("check", printable(e.what(), Newlines::kKeep));

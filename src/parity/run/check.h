@@ -20,10 +20,10 @@ struct CheckOptions {
 std::filesystem::path check_gold_dir(const std::filesystem::path& out);
 std::filesystem::path check_candidate_dir(const std::filesystem::path& out);
 
-/// Runs the selection under gold and under the candidate at once, in two forked copies of this process that each do
-/// what `parity run` does (run_scenarios) with their output forwarded line by line under "[gold] " and
-/// "[candidate] "; meanwhile this process starts its interpreter; then compares the two (compare_results with
-/// `reporter`), trusting the selection's scenario paths and the candidate backend the runs were given. Returns
+/// Starts the interpreter, then runs the selection under gold and under the candidate at once, in two forked copies
+/// of this process that each do what `parity run` does (run_scenarios; their workers forks of them when
+/// options.run.in_process_worker is set) with their output forwarded line by line under "[gold] " and
+/// "[candidate] "; then compares the two (compare_results with `reporter`), trusting the selection's scenario paths and the candidate backend the runs were given. Returns
 /// compare's exit code, or kExitFailed where a run failed (a scenario error) and compare found nothing; a run's
 /// kExitUsage, kExitNoTests or kExitInterrupted ends the check before the compare, with that code.
 int check_scenarios(CheckOptions& options, CompareReporter& reporter);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -55,10 +56,29 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+// The child of an InProcessEntry: nothing of the parent's but its three channels stays open (the parent's ends of
+// other workers' pipes would keep those workers from seeing their end), then the worker runs here. The process is a
+// copy of a single-threaded one (a run's supervisor), so that anything may be called.
+[[noreturn]] void run_entry(const InProcessEntry& entry, const std::vector<std::string>& argv) {
+  constexpr unsigned kLow = std::min(protocol::kReplyFd, protocol::kCommandFd);
+  constexpr unsigned kHigh = std::max(protocol::kReplyFd, protocol::kCommandFd);
+  static_assert(kHigh == kLow + 1, "the two protocol descriptors are neighbours");
+  ::close_range(3, kLow - 1, 0);
+  ::close_range(kHigh + 1, ~0U, 0);
+  int code = 127;
+  try {
+    code = entry(argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parity: %s\n", e.what());
+  }
+  std::fflush(nullptr);
+  ::_exit(code);
+}
+
 // In the child, between fork and exec: only async-signal-safe calls. Commands and replies on the protocol's high
 // descriptors, output on 1 and 2, stdin /dev/null (a scenario that reads stdin must not swallow the commands).
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const Pipe& in, const Pipe& reply, const Pipe& out,
-                             pid_t parent) {
+                             pid_t parent, const InProcessEntry* entry) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);       // a supervisor killed outright (SIGKILL) takes its workers with it
   if (::getppid() != parent) ::_exit(127);  // ... even when it died before the line above
@@ -71,6 +91,7 @@ void close_fd(int& fd) {
   const bool moved = ::dup2(null, 0) == 0 && ::dup2(output, 1) == 1 && ::dup2(output, 2) == 2 &&
                      ::dup2(replies, protocol::kReplyFd) == protocol::kReplyFd &&
                      ::dup2(commands, protocol::kCommandFd) == protocol::kCommandFd;
+  if (moved && entry) run_entry(*entry, argv);
   if (moved) {
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -181,19 +202,21 @@ void OutputTail::clear() {
   partial_.clear();
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, std::size_t max_reply_line, bool command_socket)
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, std::size_t max_reply_line, bool command_socket,
+                           const InProcessEntry* entry)
     : max_reply_line_(max_reply_line) {
   // A command to a child that died must be an error return of send_line, not a SIGPIPE that kills the parent.
   static const bool sigpipe_ignored = std::signal(SIGPIPE, SIG_IGN) != SIG_ERR;
   (void)sigpipe_ignored;
   Pipe in = command_socket ? make_socket_pair() : make_pipe(), reply = make_pipe(), out = make_output_pipe();
   const pid_t parent = ::getpid();
+  if (entry) std::fflush(nullptr);  // what this process buffered, the copy would write again at its end
   pid_ = ::fork();
   if (pid_ < 0) {
     for (int* fd : {&in.read, &in.write, &reply.read, &reply.write, &out.read, &out.write}) close_fd(*fd);
     throw std::runtime_error(std::string("cannot fork a worker process: ") + strerror(errno));
   }
-  if (pid_ == 0) exec_child(argv, in, reply, out, parent);
+  if (pid_ == 0) exec_child(argv, in, reply, out, parent, entry);
   ::setpgid(pid_, pid_);  // also here: whichever of parent and child runs first, the group exists before a kill
   close_fd(in.read);
   close_fd(reply.write);

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -35,6 +36,11 @@ class OutputTail {
 /// prints a lot from waiting on a full pipe.
 inline constexpr int kOutputPipeBytes = 1 << 20;
 
+/// A worker's command line run in this process, its exit code returned: what a ChildProcess given one does after the
+/// fork instead of executing argv[0]. For `parity check` (check.cc), whose process has started the interpreter and
+/// loaded NumPy before forking its runs: their workers begin with both, as the fork server's copies do.
+using InProcessEntry = std::function<int(const std::vector<std::string>& argv)>;
+
 /// One child: `argv` executed in its own process group (a terminal's Ctrl-C reaches the supervisor only), with a
 /// pipe the parent writes commands to (protocol::kCommandFd in the child), a pipe for its replies
 /// (protocol::kReplyFd), its stdout and stderr one pipe the parent reads into an OutputTail, and /dev/null as stdin.
@@ -48,8 +54,9 @@ class ChildProcess {
 
   /// Starts it; throws std::runtime_error when the process cannot be created. With `command_socket` its command
   /// channel is a socket pair instead of a pipe, which can carry descriptors: what a fork server needs (forked_by).
+  /// With `entry` the child runs entry(argv) instead of executing argv[0], with every other descriptor closed.
   explicit ChildProcess(const std::vector<std::string>& argv, std::size_t max_reply_line = kMaxReplyLine,
-                        bool command_socket = false);
+                        bool command_socket = false, const InProcessEntry* entry = nullptr);
   /// A worker forked by `server` (started with a command socket, protocol::kForkRequest): its pipes are made here and
   /// sent to the server, which forks it and hands it to this process (a child subreaper, OrphanReaper), so that it
   /// is this process's child like any other. Throws std::runtime_error when the server does not answer with a pid

@@ -288,7 +288,8 @@ void Supervisor::spawn(Worker& w) {
                              std::to_string(workers_.size())});
   const bool offer = launch_ != Launch::kExec;  // only the first is started before the answer
   if (offer) argv.push_back(protocol::flag::kForkServer);
-  w.restart(std::make_unique<ChildProcess>(argv, ChildProcess::kMaxReplyLine, offer), false);
+  const InProcessEntry* entry = options_.in_process_worker ? &options_.in_process_worker : nullptr;
+  w.restart(std::make_unique<ChildProcess>(argv, ChildProcess::kMaxReplyLine, offer, entry), false);
 }
 
 // The first worker loaded the backend and said whether it forks the others: if not, they start now, each importing

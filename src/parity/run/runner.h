@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "outcome.h"
+#include "process.h"
 #include "progress.h"
 #include "shard.h"
 
@@ -30,6 +31,9 @@ struct RunOptions {
   std::string program;                       ///< this executable, which the workers run as `parity _worker`
   bool resume = false;                       ///< keep what an interrupted run into `out` finished, run only the rest
   ShardArgs sharding;  ///< --shard and --shard-times: run only one shard of the selection (shard.h)
+  /// Set by `parity check`, whose process started the interpreter before forking its runs: a worker is then a fork
+  /// of the run's process running this with the worker's command line, not `program` executed (process.h).
+  InProcessEntry in_process_worker;
 };
 
 /// Runs the selected scenarios in worker processes and writes OUT/manifest.json and OUT/results/*. Returns
