@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -82,8 +83,13 @@ struct Child {
 
 class Pool {
  public:
-  Pool(std::size_t count, int jobs, const FanOut& f) : f_(f), children_(std::min<std::size_t>(jobs, count)) {
-    for (std::size_t i = 0; i < count; ++i) todo_.push_back(i);
+  // Child k starts on the k-th of as many contiguous ranges of items: neighbouring scenarios share modules and the
+  // libraries their outputs need, which each process imports at its first such scenario; handed out one by one, every
+  // process had imported nearly all of them (the bundled corpus at --jobs 2: scikit-learn, pandas and SciPy twice,
+  // 70% more CPU than --jobs 1).
+  Pool(std::size_t count, int jobs, const FanOut& f)
+      : f_(f), children_(std::min<std::size_t>(jobs, count)), ranges_(children_.size()) {
+    for (std::size_t i = 0; i < count; ++i) ranges_[i * ranges_.size() / count].push_back(i);
     count_ = count;
   }
 
@@ -121,11 +127,34 @@ class Pool {
     c = Child{pid, sv[0], {}, {}};
   }
 
+  // The next item for child k: the front of its own range; once that is done, the far end of the longest range left
+  // (what its owner would reach last), so that a thief also walks through neighbouring items.
+  bool next_item(std::size_t k, std::uint64_t& item) {
+    std::deque<std::size_t>* from = &ranges_[k];
+    const bool own = !from->empty();
+    if (!own)
+      from = &*std::max_element(ranges_.begin(), ranges_.end(),
+                                [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    if (from->empty()) return false;
+    if (own) {
+      item = from->front();
+      from->pop_front();
+    } else {
+      item = from->back();
+      from->pop_back();
+    }
+    return true;
+  }
+
+  bool items_left() const {
+    return std::any_of(ranges_.begin(), ranges_.end(), [](const auto& r) { return !r.empty(); });
+  }
+
   void feed() {
-    for (Child& c : children_) {
-      while (c.fd >= 0 && c.sent.size() < kAhead && !todo_.empty()) {
-        const std::uint64_t item = todo_.front();
-        todo_.pop_front();
+    for (std::size_t k = 0; k < children_.size(); ++k) {
+      Child& c = children_[k];
+      std::uint64_t item = 0;
+      while (c.fd >= 0 && c.sent.size() < kAhead && next_item(k, item)) {
         c.sent.push_back(item);
         if (!write_all(c.fd, &item, sizeof item)) break;  // it ended: its end is read in wait_for_replies
       }
@@ -170,10 +199,11 @@ class Pool {
     if (!c.sent.empty()) {
       const std::size_t lost = c.sent.front();
       results_[lost] = f_.lost(lost, how_it_ended(status));
-      for (auto it = c.sent.rbegin(); it + 1 != c.sent.rend(); ++it) todo_.push_front(*it);
+      std::deque<std::size_t>& range = ranges_[static_cast<std::size_t>(&c - children_.data())];
+      for (auto it = c.sent.rbegin(); it + 1 != c.sent.rend(); ++it) range.push_front(*it);
       c.sent.clear();
     }
-    if (!todo_.empty()) spawn(c);
+    if (items_left()) spawn(c);
   }
 
   void deliver() {
@@ -196,7 +226,7 @@ class Pool {
 
   const FanOut& f_;
   std::vector<Child> children_;
-  std::deque<std::size_t> todo_;
+  std::vector<std::deque<std::size_t>> ranges_;  ///< by child: the items not sent yet (next_item)
   std::map<std::size_t, std::string> results_;
   std::size_t count_ = 0, delivered_ = 0;
 };
