@@ -209,3 +209,10 @@ def test_the_runs_workers_are_forks_of_the_check_and_a_crash_is_still_one_scenar
     parity("run", "--backend", "gold", "--scenarios", scenarios, "--only", "forked.a_argv", "--out", tmp_path / "r",
            env={"CHECK_TEST_ARGV": str(argv)}, check=0)
     assert argv.read_text().split() == ["_worker"]  # what `parity run` starts: the program executed again
+
+
+def test_the_bundled_corpus_is_trusted_without_being_named_in_the_repro(tmp_path):
+    parity("check", "--backend", "fsproxy", "--only", "array_api.reductions", "--out", tmp_path / "o", "--json",
+           tmp_path / "r.json", check=0)
+    [scenario] = json.loads((tmp_path / "r.json").read_text())["scenarios"]
+    assert scenario["repro"].endswith(" --trust-backend fsproxy"), scenario["repro"]

@@ -18,6 +18,7 @@
 #include "interpreter.h"
 #include "outcome.h"
 #include "process.h"
+#include "resources.h"
 #include "text.h"
 
 namespace parity {
@@ -197,7 +198,8 @@ void fill_compare(CheckOptions& options) {
     return std::filesystem::absolute(path).lexically_normal().string();
   };
   for (const std::string& path : options.run.selection.paths)
-    compare.options.trusted_scenarios.push_back(absolute(path));
+    if (path != resources().scenarios)  // trusted always: the repro commands need not name it
+      compare.options.trusted_scenarios.push_back(absolute(path));
   const std::string& backend = options.run.backend;
   compare.options.trusted_backends.push_back(looks_like_path(backend) ? absolute(backend) : backend);
 }
