@@ -189,6 +189,21 @@ FORKED = """
     @parity.scenario()
     def c_after(xp):
         return {"y": xp.ones((2, 2))}
+
+
+    @parity.scenario()
+    def d_interrupts_itself(xp):
+        import signal
+        import time
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+            seen = "no KeyboardInterrupt"
+        except KeyboardInterrupt:
+            seen = "KeyboardInterrupt"
+        with open(os.environ["CHECK_TEST_ARGV"], "a") as f:
+            f.write(seen.replace(" ", "_") + "\\n")
+        return {"z": xp.zeros(1)}
 """
 
 
@@ -202,9 +217,11 @@ def test_the_runs_workers_are_forks_of_the_check_and_a_crash_is_still_one_scenar
     argv = tmp_path / "argv"
     parity("check", "--backend", "fsproxy", "--scenarios", scenarios, "--out", tmp_path / "o", "--json",
            tmp_path / "r.json", env={"CHECK_TEST_ARGV": str(argv)}, check=1)
-    assert argv.read_text().split() == ["check", "check"]
+    # Each worker's signals are an executed worker's, not its run's supervisor's: a SIGINT is a KeyboardInterrupt.
+    assert sorted(argv.read_text().split()) == ["KeyboardInterrupt", "KeyboardInterrupt", "check", "check"]
     statuses = {s["id"]: s["status"] for s in json.loads((tmp_path / "r.json").read_text())["scenarios"]}
-    assert statuses == {"forked.a_argv": "pass", "forked.b_crashes": "error", "forked.c_after": "pass"}, statuses
+    assert statuses == {"forked.a_argv": "pass", "forked.b_crashes": "error", "forked.c_after": "pass",
+                        "forked.d_interrupts_itself": "pass"}, statuses
     argv.unlink()
     parity("run", "--backend", "gold", "--scenarios", scenarios, "--only", "forked.a_argv", "--out", tmp_path / "r",
            env={"CHECK_TEST_ARGV": str(argv)}, check=0)
