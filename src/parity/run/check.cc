@@ -43,7 +43,7 @@ struct RunSide {
   pid_t pid = -1;
   int output = -1;       ///< the read end of its stdout and stderr (one pipe), -1 once it ended
   std::string partial;   ///< the unfinished last line read
-  int code = kExitUsage;  ///< its exit code once reaped (an end by a signal is mapped, end_code)
+  int code = kExitUsage;  ///< its exit code once reaped (an end by a signal mapped to one: reap_run)
 };
 
 // The child's side of start_run: never returns. The handlers are reset first, so that a signal before
