@@ -41,6 +41,7 @@ std::vector<json> samples() {
       json("a string"),
       json(0.1),
       json(-7),
+      json::array({0, 123456789012345678, -123456789012345678, 1234567890123456789, -1234567890123456789}),
       json(nullptr),
   };
 }
@@ -67,7 +68,8 @@ TEST(CanonicalJson, RefusesWhatTheDumpWouldWriteOtherwise) {
   const std::vector<std::string> texts = {
            R"({"b":1,"a":2})", R"({"a":1,"a":2})", R"({"a":1, "b":2})", R"({ "a":1})", R"([1, 2])", R"(["\/"])",
            R"(["\u0041"])", R"(["\u000a"])", R"(["\u001F"])", R"(["\u0008"])", R"(["\u0100"])", R"(["\ud83d\ude00"])",
-           R"([1E5])", R"([1e5])", R"([1.50])", R"([-0])", R"([01])", R"([1.])", R"([.5])", R"([+1])", R"([1e999])",
+           R"([1E5])", R"([1e5])", R"([00])", R"([-01])", R"([99999999999999999999])", R"([1.50])", R"([-0])",
+           R"([01])", R"([1.])", R"([.5])", R"([+1])", R"([1e999])",
            R"([0.10000000000000001])", R"([NaN])", R"([True])", R"({"a":1)", R"([1,])", R"({"a":})", R"({"a"})",
            R"({"a\"b":1})", std::string("[\"\x01\"]"), std::string("[\"\xff\"]"), std::string("[\"\xc0\xaf\"]"),
            std::string("[\"\xed\xa0\x80\"]"), std::string("[\"\xf4\x90\x80\x80\"]"), std::string("[\"\xe2\x82\"]"),
@@ -94,8 +96,8 @@ TEST(CanonicalJson, FindsAMemberOfTheObjectItReads) {
 TEST(CanonicalJson, PlainStringsHoldNoEscape) {
   EXPECT_EQ(plain_string_length(R"("results/m0.s0-d8ee.parity",)"), 27u);
   EXPECT_EQ(plain_string_length("\"\xc3\xa9\""), 4u);
-  const std::vector<std::string> texts = {R"("a\"b")", R"("a\\b")", R"("a\nb")", std::string("\"a\tb\""), std::string("\"\xff\""),
-                                 std::string("\"open"), std::string("x")};
+  const std::vector<std::string> texts = {R"("a\"b")", R"("a\\b")", R"("a\nb")", std::string("\"a\tb\""),
+                                          std::string("\"\xff\""), std::string("\"open"), std::string("x")};
   for (const std::string& text : texts) EXPECT_EQ(plain_string_length(text), 0u) << text;
 }
 

@@ -66,6 +66,10 @@ std::size_t string_end(std::string_view text, std::size_t at, bool escapes) {
   while (i < text.size()) {
     const char c = text[i];
     if (c == '"') return i + 1;
+    if (c >= 0x20 && c != '\\' && static_cast<Byte>(c) < 0x80) {  // printable ASCII, most of what a worker writes
+      ++i;
+      continue;
+    }
     std::size_t length;
     if (c == '\\')
       length = escapes ? escape_length(text, i) : 0;
@@ -97,6 +101,12 @@ std::size_t number_end(std::string_view text, std::size_t at) {
     if (!digits()) return 0;
   }
   const std::string_view token = text.substr(at, i - at);
+  // An integer of up to 18 digits, no leading zero, not "-0": the lexer reads it as an integer (its range holds it)
+  // and the serializer writes its digits back. Anything else is proven by nlohmann itself.
+  const std::string_view integer = token.substr(token.starts_with('-') ? 1 : 0);
+  if (integer.find_first_not_of("0123456789") == std::string_view::npos && integer.size() <= 18 &&
+      (integer.size() == 1 || integer.front() != '0') && token != "-0")
+    return i;
   const nlohmann::json value = nlohmann::json::parse(token.begin(), token.end(), nullptr, false);
   if (value.is_discarded() || value.dump() != token) return 0;
   return i;
