@@ -10,13 +10,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "manifest.h"
 #include "outcome.h"
+#include "protocol.h"
 using parity::ChildProcess;
 using parity::OutputTail;
 
@@ -277,6 +281,232 @@ TEST(Protocol, RefusesWhatAWorkerNeverSends) {
                "record": {"id": "m.f", "status": "ok", "file": "", "seconds": 0}})",
        })
     EXPECT_THROW(parse_reply(line), ProtocolError) << line;
+}
+
+// One-character changes of a reply (an insertion, a deletion or a replacement of JSON's own characters and a few
+// others), as a scenario forging replies might write them; a fixed sequence, the same on every run.
+class SmallChanges {
+ public:
+  explicit SmallChanges(std::uint64_t seed) : state_(seed) {}
+  std::string of(std::string line) {
+    static const std::string alphabet = "{}[]\",:\\-.e05abdfilnrstu \x01\xc3\xa9";
+    const std::size_t at = next() % line.size();
+    const char ch = alphabet[next() % alphabet.size()];
+    switch (next() % 3) {
+      case 0: line.insert(at, 1, ch); break;
+      case 1: line.erase(at, 1); break;
+      default: line[at] = ch; break;
+    }
+    return line;
+  }
+
+ private:
+  std::size_t next() {
+    state_ = state_ * 6364136223846793005u + 1442695040888963407u;
+    return static_cast<std::size_t>(state_ >> 33);
+  }
+  std::uint64_t state_;
+};
+
+// A done reply as the worker writes it (worker.cc): the record's to_json without meta, the event added, compact.
+std::string worker_done(const parity::ScenarioRecord& record, bool retiring) {
+  nlohmann::json done = {{"record", parity::to_json(record)}, {"retiring", retiring}};
+  done["record"].erase("meta");
+  done["event"] = "done";
+  return done.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The record read_plain_done's reply makes (runner.cc, take_plain_done) and its manifest entry, beside the record
+// parse_reply's makes and its entry: what the supervisor writes either way.
+void expect_read_as_parsed(const std::string& line) {
+  const std::optional<parity::protocol::PlainDone> done = parity::protocol::read_plain_done(line);
+  ASSERT_TRUE(done) << line;
+  nlohmann::json reply = parse_reply(line);  // throws: it took what parse_reply refuses
+  ASSERT_FALSE(reply.contains("libraries"));
+  EXPECT_EQ(done->retiring, reply.at("retiring").get<bool>());
+  parity::ScenarioRecord read;
+  read.id = done->id, read.status = done->status, read.file = done->file, read.pickle_file = done->pickle_file;
+  read.seconds = done->seconds;
+  parity::ScenarioRecord parsed;
+  try {
+    parsed = parity::record_from_json(reply.at("record"));
+  } catch (const std::invalid_argument&) {  // a result file outside results/: take_plain_done's own check refuses it
+    const auto unsafe = [](const std::string& file) { return !file.empty() && !parity::is_safe_result_path(file); };
+    EXPECT_TRUE(unsafe(read.file) || unsafe(read.pickle_file)) << line;
+    return;
+  }
+  if (!done->error.empty()) read.error = nlohmann::json::parse(done->error);
+  EXPECT_EQ(read.id, parsed.id);
+  EXPECT_EQ(read.status, parsed.status);
+  EXPECT_EQ(read.file, parsed.file);
+  EXPECT_EQ(read.pickle_file, parsed.pickle_file);
+  EXPECT_EQ(read.seconds, parsed.seconds);
+  EXPECT_EQ(read.error, parsed.error);
+  for (parity::ScenarioRecord* record : {&read, &parsed}) record->meta = {{"function", "f"}, {"tags", {"t"}}};
+  EXPECT_EQ(parity::manifest_entry_text(read, done->pasted), parity::manifest_entry_text(parsed)) << line;
+}
+
+parity::ScenarioRecord full_record() {
+  parity::ScenarioRecord r;
+  r.id = "m.f[\xc3\xa9]";
+  r.status = "xfail";
+  r.file = parity::result_file_for(r.id);
+  r.pickle_file = parity::pickle_file_for(r.id);
+  r.seconds = 0.02112445;
+  r.error = {{"type", "E"}, {"message", "a \"quoted\"\nline"}, {"traceback", "T\n"}, {"reason", "r"}};
+  r.fidelity = {{"outputs", "xxh3:0"}, {"outputs['\xc3\xa9']", "xxh3:1"}, {"outputs[0]", "xxh3:2"}};
+  r.fidelity_values = {{"outputs", "builtins.list of 1"}};
+  r.pickle_error = {{"type", "PicklingError"}, {"message", "no"}, {"path", "outputs"}};
+  r.output = {{"stdout", "x\n\x01"}, {"stderr", ""}, {"truncated", true}};
+  return r;
+}
+
+TEST(Protocol, ReadsTheDoneRepliesAWorkerWritesAsTheirParseGivesThem) {
+  parity::ScenarioRecord ok;
+  ok.id = "m0.s0";
+  ok.status = "ok";
+  ok.file = parity::result_file_for(ok.id);
+  ok.pickle_file = parity::pickle_file_for(ok.id);
+  ok.seconds = 1e-7;
+  ok.fidelity = {{"outputs", "xxh3:7dc61393146eab47"}, {"outputs['exp']", "xxh3:bf3cb269363196ed"}};
+  ok.fidelity_values = {{"outputs", "builtins.dict of 1"}, {"outputs['exp']", "numpy.ndarray <f8 shape (16,)"}};
+  expect_read_as_parsed(worker_done(ok, false));
+  expect_read_as_parsed(worker_done(full_record(), true));
+  parity::ScenarioRecord bare;  // an error before anything ran: no file, no digests
+  bare.id = "m.g", bare.status = "error", bare.seconds = 3;
+  bare.error = {{"type", "ImportError"}, {"message", "m"}};
+  expect_read_as_parsed(worker_done(bare, false));
+  for (const std::string_view status : parity::kRunStatuses) {
+    bare.status = status;
+    if (status == "timeout") continue;
+    expect_read_as_parsed(worker_done(bare, false));
+  }
+  // Integer seconds, empty objects: values as the parse reads them.
+  expect_read_as_parsed(
+      R"({"event":"done","record":{"file":"","id":"a","seconds":2,"status":"skip"},"retiring":false})");
+  expect_read_as_parsed(
+      R"({"event":"done","record":{"fidelity":{},"file":"","id":"a","output":{},"seconds":1e-07,"status":"skip"},)"
+      R"("retiring":false})");
+}
+
+// Anything else is left to parse_reply (which takes or refuses it): read_plain_done says nothing of it.
+TEST(Protocol, LeavesEveryOtherDoneReplyToTheParse) {
+  const std::string record = R"("file":"","id":"a","seconds":0.5,"status":"ok")";
+  const auto done = [](const std::string& fields, const std::string& tail = R"(,"retiring":false})") {
+    return R"({"event":"done","record":{)" + fields + "}" + tail;
+  };
+  EXPECT_TRUE(parity::protocol::read_plain_done(done(record)));
+  for (const std::string& line : {
+           R"({"event":"done","libraries":{"numpy":"2"},"record":{)" + record + R"(},"retiring":false})",
+           done(R"("file":"","id":"a","meta":{},"seconds":0.5,"status":"ok")"),
+           done(R"("extra":1,"file":"","id":"a","seconds":0.5,"status":"ok")"),
+           done(R"("id":"a","file":"","seconds":0.5,"status":"ok")"),
+           done(R"("file":"","id":"a","id":"b","seconds":0.5,"status":"ok")"),
+           done(R"("file":"","id":"a","seconds":0.5)"),
+           done(R"("file":"","seconds":0.5,"status":"ok")"),
+           done(R"("file":"","id":"a","seconds":0.5,"status":"timeout")"),
+           done(R"("file":"","id":"a","seconds":0.5,"status":"pass")"),
+           done(R"("file":"","id":"a\u0041","seconds":0.5,"status":"ok")"),
+           done(R"("file":"","id":"a\"","seconds":0.5,"status":"ok")"),
+           done(R"("file":"","id":"a","seconds":"0.5","status":"ok")"),
+           done(R"("file":"","id":"a","seconds":1e999,"status":"ok")"),
+           done(R"("file":"","id":"a","seconds":0.5,"status":"ok")", R"(,"retiring":0})"),
+           done(R"("file":"","id":"a","seconds":0.5,"status":"ok")", R"(,"retiring":false} )"),
+           done(R"("file":"","id":"a","seconds":0.5,"status":"ok")", R"(,"retiring":false}})"),
+           done(R"("fidelity":null,"file":"","id":"a","seconds":0.5,"status":"ok")"),
+           done(R"("fidelity":[],"file":"","id":"a","seconds":0.5,"status":"ok")"),
+           done(R"("fidelity":{"b":"1","a":"2"},"file":"","id":"a","seconds":0.5,"status":"ok")"),
+           done(R"("fidelity":{"a\"b":"1"},"file":"","id":"a","seconds":0.5,"status":"ok")"),
+           done(R"("error":null,"file":"","id":"a","seconds":0.5,"status":"ok")"),
+           done(R"("file":"","id":"a","pickle_file":7,"seconds":0.5,"status":"ok")"),
+           std::string(R"({"event": "done","record":{)") + record + R"(},"retiring":false})",
+           std::string(R"({"event":"started"})"),
+       })
+    EXPECT_FALSE(parity::protocol::read_plain_done(line)) << line;
+}
+
+// Among many small changes of a worker's reply (what a scenario could forge), whatever read_plain_done takes, the parse
+// takes too, with the same values and the same manifest entry.
+TEST(Protocol, WhatReadPlainDoneTakesTheParseGivesTheSame) {
+  SmallChanges changes(99);
+  std::size_t taken = 0;
+  for (const std::string& line : {worker_done(full_record(), false),
+                                  std::string(R"({"event":"done","record":{"file":"","id":"a","seconds":0.5,)"
+                                              R"("status":"ok"},"retiring":false})")}) {
+    for (int round = 0; round < 5000; ++round) {
+      const std::string changed = changes.of(line);
+      if (!parity::protocol::read_plain_done(changed)) continue;
+      ++taken;
+      expect_read_as_parsed(changed);
+    }
+  }
+  EXPECT_GT(taken, 100u);
+}
+
+// A ready reply as the worker writes it (worker.cc, discovery.plan_text): the head compact, the plan spliced in.
+const std::string kReady =
+    R"({"backend":{"name":"gold","spec":"gold"},"environment":{"python":"3.11"},"errors":[],"event":"ready",)"
+    R"("scenarios":[{"file":"/s/m.py","id":"m.f","meta":{"function":"f","params":{"n":1.5},"tags":["a"],)"
+    R"("timeout":2.5},"part":0},{"file":"","id":"t.py::g","meta":{},"part":-1}]})";
+
+// What read_plain_ready reads of `line` is what parse_reply gives.
+void expect_ready_as_parsed(const std::string& line) {
+  const std::optional<parity::protocol::PlainReady> ready = parity::protocol::read_plain_ready(line);
+  ASSERT_TRUE(ready) << line;
+  {
+    const nlohmann::json parsed = parse_reply(line);
+    EXPECT_EQ(ready->backend, parsed.at("backend"));
+    EXPECT_EQ(ready->environment, parsed.at("environment"));
+    EXPECT_EQ(ready->errors, parsed.at("errors"));
+    ASSERT_EQ(ready->scenarios.size(), parsed.at("scenarios").size());
+    for (std::size_t i = 0; i < ready->scenarios.size(); ++i) {
+      const auto& s = ready->scenarios[i];
+      const nlohmann::json& p = parsed.at("scenarios").at(i);
+      EXPECT_EQ(s.id, p.at("id").get<std::string>());
+      EXPECT_EQ(s.file, p.at("file").get<std::string>());
+      EXPECT_EQ(s.part, p.at("part").get<int>());
+      EXPECT_EQ(nlohmann::json::parse(s.meta), p.at("meta"));
+      EXPECT_EQ(s.timeout.empty() ? nlohmann::json() : nlohmann::json::parse(s.timeout),
+                p.at("meta").value("timeout", nlohmann::json()));
+    }
+  }
+}
+
+TEST(Protocol, ReadsTheReadyReplyAWorkerWritesAsItsParseGivesIt) {
+  expect_ready_as_parsed(kReady);
+  expect_ready_as_parsed(R"({"backend":{},"environment":{},"errors":[{"id":"m"}],"event":"ready","scenarios":[]})");
+}
+
+// Among many small changes of a worker's ready reply, whatever read_plain_ready takes, the parse takes the same.
+TEST(Protocol, WhatReadPlainReadyTakesTheParseGivesTheSame) {
+  SmallChanges changes(7);
+  std::size_t taken = 0;
+  for (int round = 0; round < 10000; ++round) {
+    const std::string changed = changes.of(kReady);
+    if (!parity::protocol::read_plain_ready(changed)) continue;
+    ++taken;
+    expect_ready_as_parsed(changed);
+  }
+  EXPECT_GT(taken, 100u);
+}
+
+TEST(Protocol, LeavesEveryOtherReadyReplyToTheParse) {
+  const auto changed = [](std::string_view from, std::string_view to) {
+    std::string line = kReady;
+    const std::size_t at = line.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return line.replace(at, from.size(), to);
+  };
+  for (const std::string& line : {
+           changed(R"("part":0)", R"("part":"0")"), changed(R"("part":0)", R"("part":0.0)"),
+           changed(R"("part":0)", R"("part":0,"x":1)"), changed(R"({"file":"/s/m.py","id":"m.f",)", R"({"id":"m.f",)"),
+           changed(R"("id":"m.f")", R"("id":"m\"f")"), changed(R"("meta":{})", R"("meta":[])"),
+           changed(R"("tags":["a"],"timeout")", R"("timeout":1,"tags":["a"],"timeout")"),
+           changed(R"("params":{"n":1.5})", R"("params":{"n":1.50})"), changed(R"("errors":[])", R"("errors":{})"),
+           changed(R"("event":"ready")", R"("event":"fatal")"), changed("]}", "]} "), changed("]}", "],\"x\":1}"),
+           changed(R"({"backend":{"name")", R"({"backend": {"name")"), changed(R"(,"part":-1})", "}"),
+       })
+    EXPECT_FALSE(parity::protocol::read_plain_ready(line)) << line;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 """Unit tests of the scenario module's shortcuts: parameter names from code objects, lines without inspect."""
 import functools
 import inspect
+import json
 
 import pytest
 
@@ -90,15 +91,18 @@ def test_the_parts_of_a_discovery_merge_into_what_one_process_discovers(tmp_path
 
 
 def test_the_plan_text_is_the_json_text_of_the_plan_entries(tmp_path):
-    """The worker's ready reply carries discovery.plan_text as it is (worker.cc): the text json_text gives of
-    plan_entries, lone surrogates replaced as there; None where JSON has no text (a NaN), so that the worker converts
-    the entries as before and refuses them the same way."""
+    """The worker's ready reply carries discovery.plan_text as it is (worker.cc): the JSON of plan_entries, lone
+    surrogates replaced as json_text replaces them, in nlohmann's compact form (keys sorted, no spaces), which the
+    supervisor reads without a document (protocol.h, read_plain_ready); None where JSON has no text (a NaN) or the keys
+    do not sort, so that the worker converts the entries as before and refuses them the same way."""
     module = tmp_path / "texts.py"
     module.write_text('import parity\n@parity.scenario(params={"s": ["caf\\u00e9", "\\ud800"]}, tags=["\\u00fc"])\n'
                       'def one(xp, s):\n    return 1\n')
     found = discovery.select(discovery.discover([str(module)]))
     text = discovery.plan_text(discovery.plan_entries(found))
-    assert text == _scenario.json_text(discovery.plan_entries(found))
+    assert json.loads(text) == json.loads(_scenario.json_text(discovery.plan_entries(found)))
+    assert text == json.dumps(json.loads(text), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     assert "caf\u00e9" in text and "\ud800" not in text
+    assert discovery.plan_text([{"meta": {1: "a", "b": 2}}]) is None
     found.scenarios[0].options["atol"] = float("nan")
     assert discovery.plan_text(discovery.plan_entries(found)) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import json
 import os
 import sys
 import types
@@ -314,14 +315,18 @@ def plan_entries(found: Discovery) -> list:
 
 
 def plan_text(entries: list):
-    """_scenario.json_text of plan_entries' `entries`, for the worker's ready reply to carry as it is; None where JSON
-    has no text for them (a NaN in a declaration), which the worker then converts, and refuses, as any metadata. At
-    5,000 scenarios the plan is 1.5 MB: parsed into C++ JSON and dumped again, it had cost the serial part of
-    `parity run -j N` about 60 ms of CPU (bench/README, issue #20 target 3)."""
+    """plan_entries' `entries` as JSON text for the worker's ready reply to carry as it is, in the form nlohmann's
+    compact dump writes (keys sorted, no spaces), which the supervisor reads without building the plan's documents
+    where it can prove them the same (src/parity/run/protocol.h, read_plain_ready); valid UTF-8 as
+    _scenario.json_text's. None where JSON has no text for them (a NaN in a declaration) or their keys do not sort
+    (mixed types), which the worker then converts, and refuses, as any metadata. At 5,000 scenarios the plan is 1.5 MB:
+    parsed into C++ JSON and dumped again, it had cost the serial part of `parity run -j N` about 60 ms of CPU
+    (bench/README, issue #20 target 3)."""
     try:
-        return _scenario.json_text(entries, allow_nan=False)
-    except ValueError:
+        text = json.dumps(entries, ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":"))
+    except (ValueError, TypeError):
         return None
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 class SelectionError(ValueError):

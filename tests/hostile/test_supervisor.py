@@ -110,7 +110,13 @@ def test_forged_replies_are_the_forging_scenarios_crash_and_replace_no_record(tm
     proc, manifest, by_id = run(tmp_path / "gold", HERE / "forges.py", SCENARIOS, extra=["--jobs", str(jobs)],
                                 check=1)
     forging = {"forges.forges_a_fatal_event", "forges.forges_records_of_another_scenario",
-               "forges.forges_its_own_record_with_an_escaping_file", "forges.forges_a_started_event"}
+               "forges.forges_its_own_record_with_an_escaping_file", "forges.forges_a_started_event",
+               # the same in the form the worker writes, which the supervisor reads without parsing
+               "forges.forges_canonical_records_of_another_scenario",
+               "forges.forges_its_own_canonical_record_with_an_escaping_file",
+               "forges.forges_its_own_canonical_record_naming_another_file",
+               "forges.forges_its_own_canonical_record_with_a_status_of_the_supervisor",
+               "forges.forges_a_canonical_started_event"}
     assert [s["id"] for s in manifest["scenarios"]].count("x") == 0
     assert set(by_id) == forging | PLAIN and len(manifest["scenarios"]) == len(by_id)
     for scenario in forging:

@@ -7,8 +7,10 @@
 #include <functional>
 #include <stdexcept>
 #include <system_error>
+#include <type_traits>
 
 #include "atomic_file.h"
+#include "canonical_json.h"
 #include "json_input.h"
 #include "outcome.h"
 #include "safe_file.h"
@@ -135,19 +137,39 @@ bool is_safe_result_path(const std::string& file) {
 
 namespace {
 
+// A field manifest_entry_text pastes (PastedFields): its canonical text.
+struct Pasted {
+  std::string_view text;
+};
+
 // Calls field(key, value) for each field a record's manifest entry holds, in the order of its keys (sorted, as a JSON
 // object keeps them): the one list of them, for to_json and for manifest_entry_text, which writes the entry's text
-// without building the object.
-template <class Field>
-void for_each_entry_field(const ScenarioRecord& s, Field&& field) {
+// without building the object. With `pasted` (kPastes), a null JSON field with a pasted text is field(key, Pasted).
+template <bool kPastes = false, class Field>
+void for_each_entry_field(const ScenarioRecord& s, Field&& field, const PastedFields* pasted = nullptr) {
+  const auto json_field = [&](const char* key, const json& value, std::string_view PastedFields::*text) {
+    if (!value.is_null()) {
+      field(key, value);
+    } else if constexpr (kPastes) {
+      if (!(pasted->*text).empty()) field(key, Pasted{pasted->*text});
+    }
+  };
   if (!s.error.is_null()) field("error", s.error);
-  if (!s.fidelity.is_null()) field("fidelity", s.fidelity);
-  if (!s.fidelity_values.is_null()) field("fidelity_values", s.fidelity_values);
+  json_field("fidelity", s.fidelity, &PastedFields::fidelity);
+  json_field("fidelity_values", s.fidelity_values, &PastedFields::fidelity_values);
   field("file", s.file);
   field("id", s.id);
-  field("meta", s.meta);
-  if (!s.output.is_null()) field("output", s.output);
-  if (!s.pickle_error.is_null()) field("pickle_error", s.pickle_error);
+  if constexpr (kPastes) {
+    if (s.meta.is_null() && !pasted->meta.empty()) {
+      field("meta", Pasted{pasted->meta});
+    } else {
+      field("meta", s.meta);
+    }
+  } else {
+    field("meta", s.meta);
+  }
+  json_field("output", s.output, &PastedFields::output);
+  json_field("pickle_error", s.pickle_error, &PastedFields::pickle_error);
   if (!s.pickle_file.empty()) field("pickle_file", s.pickle_file);
   field("seconds", s.seconds);
   field("status", s.status);
@@ -230,7 +252,11 @@ void write_manifest(const Manifest& m) {
   write_manifest(m, entries);
 }
 
-std::string manifest_entry_text(const ScenarioRecord& record) {
+namespace {
+
+// manifest_entry_text's, with `pasted` when given (kPastes).
+template <bool kPastes>
+std::string entry_text(const ScenarioRecord& record, const PastedFields* pasted) {
   // What dump_manifest_json(to_json(record)) writes with every line after the first indented by kEntryIndent (its
   // place in the manifest), written straight from the record: to_json's copy of every value (a scenario's
   // declaration, its digests), the dump of that copy and a second pass over the text had been a third of the
@@ -241,19 +267,31 @@ std::string manifest_entry_text(const ScenarioRecord& record) {
   nlohmann::detail::serializer<json> out(nlohmann::detail::output_adapter<char, std::string>(text), ' ',
                                          json::error_handler_t::replace);
   bool first = true;
-  for_each_entry_field(record, [&](const char* key, const json& value) {
+  const auto field = [&](const char* key, const auto& value) {
     text += first ? "{\n" : ",\n";
     first = false;
     text.append(kFieldIndent, ' ');
     text += '"';
     text += key;  // a plain word: nothing to escape
     text += "\": ";
-    out.dump(value, true, false, 1, kFieldIndent);
-  });
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, Pasted>)
+      canonical::append_indented(text, value.text, kFieldIndent);  // what the dump of its parse writes
+    else
+      out.dump(value, true, false, 1, kFieldIndent);
+  };
+  for_each_entry_field<kPastes>(record, field, pasted);
   text += '\n';
   text += kEntryIndent;
   text += '}';
   return text;
+}
+
+}  // namespace
+
+std::string manifest_entry_text(const ScenarioRecord& record) { return entry_text<false>(record, nullptr); }
+
+std::string manifest_entry_text(const ScenarioRecord& record, const PastedFields& pasted) {
+  return entry_text<true>(record, &pasted);
 }
 
 std::string manifest_text(const Manifest& m, const std::vector<const std::string*>& entries) {

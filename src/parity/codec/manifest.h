@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace parity {
@@ -75,6 +76,14 @@ void write_manifest(const Manifest& manifest);
 /// One record's entry as manifest.json's text holds it, indented for its place in "scenarios": a run keeps each
 /// finished record's, so that rewriting the manifest serializes only what changed.
 std::string manifest_entry_text(const ScenarioRecord& record);
+/// Canonical JSON texts (canonical_json.h) of a record's JSON fields, each standing in for the field of that name
+/// when the record's own is null: a run pastes what a worker sent into the entry without parsing it (runner.cc).
+/// Each is an object's text or empty (no such field; for meta: the record's own, even null).
+struct PastedFields {
+  std::string_view fidelity, fidelity_values, meta, output, pickle_error;
+};
+/// manifest_entry_text(record) for the record with those fields parsed from `pasted` into it, byte for byte.
+std::string manifest_entry_text(const ScenarioRecord& record, const PastedFields& pasted);
 /// manifest.json's text with `entries` (manifest_entry_text's, in order) as its scenarios; `manifest.scenarios` is
 /// not read. Byte for byte what write_manifest writes for the records the entries were made from.
 std::string manifest_text(const Manifest& manifest, const std::vector<const std::string*>& entries);

@@ -2,8 +2,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include "manifest.h"
 
 namespace parity::protocol {
 
@@ -91,5 +96,45 @@ struct ProtocolError : std::runtime_error {
 
 /// Parses one reply line and checks its event's fields (their presence and JSON types); throws ProtocolError.
 nlohmann::json parse_reply(const std::string& line);
+
+/// The started reply, as the worker writes it: the supervisor takes this text without parsing it.
+inline constexpr std::string_view kStartedLine = R"({"event":"started"})";
+
+/// A done reply read without building its document (read_plain_done): the record's scalar fields, and its JSON fields
+/// as their canonical texts (canonical_json.h), to paste into its manifest entry. Views into the reply's line.
+struct PlainDone {
+  std::string_view id, status, file, pickle_file;  ///< as parse_reply's strings hold them (no escape was in them)
+  double seconds = 0;
+  bool retiring = false;
+  std::string_view error;  ///< the error object's text, or empty: the supervisor parses it (the progress shows it)
+  PastedFields pasted;
+};
+
+/// The done reply `line` when it is exactly what a worker writes (worker.cc: nlohmann's compact dump, the record's
+/// fields to_json's, no libraries, strings without escapes but in the record's JSON fields) and passes every check
+/// parse_reply makes, read without a document: parse_reply would return the same values. nullopt for anything else,
+/// which the caller then parses as any reply (and may refuse): this never refuses a line.
+std::optional<PlainDone> read_plain_done(std::string_view line);
+
+/// One scenario of a ready reply read by read_plain_ready. Views into the reply's line.
+struct PlainPlanned {
+  std::string_view id, file;  ///< as parse_reply's strings hold them (no escape was in them)
+  std::string_view meta;      ///< the declaration's canonical text (canonical_json.h)
+  std::string_view timeout;   ///< the text of its "timeout" member; empty when it has none
+  int part = 0;
+};
+
+/// A ready reply read without building the plan's documents: its backend, environment and errors parsed (a few KB),
+/// its scenarios' fields as they are written.
+struct PlainReady {
+  nlohmann::json backend, environment, errors;
+  std::vector<PlainPlanned> scenarios;
+};
+
+/// The ready reply `line` when it is in the form a worker writes (worker.cc: nlohmann's compact dump, the plan's
+/// entries in discovery.plan_text's sorted compact form, strings without escapes but in the declarations) and passes
+/// every check parse_reply makes, read without building the plan: parse_reply would return the same values. nullopt
+/// for anything else, which the caller then parses as any reply.
+std::optional<PlainReady> read_plain_ready(std::string_view line);
 
 }  // namespace parity::protocol

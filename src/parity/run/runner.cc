@@ -167,11 +167,22 @@ constexpr std::size_t kQuietOutput = 4096;
 // One scenario of the plan (what the workers discovered, merged by the first) and its record, once it has one.
 struct Planned {
   std::string id;
-  json meta;
+  json meta;  ///< its declaration; null where meta_text holds it
+  /// Its declaration's canonical text (canonical_json.h) when the ready reply was read without a document
+  /// (protocol::read_plain_ready): pasted into its manifest entry, parsed only where a record needs it (lose).
+  std::string meta_text;
+  json timeout;      ///< its declaration's "timeout" (check_limits), null when it has none
   std::string file;  ///< its module, sent with it: a worker of another part imports it then ("" for pytest's)
   int part = 0;      ///< the part whose worker imported it; -1: a pytest suite's, which only slot 0 collects
+  /// A record whose reply was pasted (take_plain_done) holds null JSON fields where `entry` holds what the worker sent.
   std::optional<ScenarioRecord> result;
-  std::string entry;  ///< the result's manifest entry (manifest_entry_text) once a write needed it; "" before
+  std::string entry;  ///< the result's manifest entry (manifest_entry_text) once a write needed it or its reply was
+                      ///< pasted; "" before
+
+  /// Its declaration, for a record: `meta`, or parsed from meta_text (canonical: it parses).
+  json declaration() const { return meta_text.empty() ? meta : parse_json(meta_text, ""); }
+  /// The same, `meta` moved out (it is not read again).
+  json take_declaration() { return meta_text.empty() ? std::move(meta) : parse_json(meta_text, ""); }
 };
 
 // The scenarios the workers discovered, in order, and the run's results so far.
@@ -204,6 +215,8 @@ class Supervisor {
   void spawn(Worker& w);
   void take_launch(Worker& w, bool forkable);
   void take_plan(json& ready);
+  void take_plain_plan(protocol::PlainReady& ready);
+  void take_head(json& backend, json& environment, const json& errors);
   void take_part(Worker& w, const json& found);
   void send_merge();
   void make_queues();
@@ -211,6 +224,8 @@ class Supervisor {
   void put_back(std::size_t index) { queue_of(index).push_front(index); }
   void handle_line(Worker& w, const std::string& line, Progress* progress);
   void handle_done(Worker& w, json& message, Progress* progress);
+  bool take_plain_done(Worker& w, const protocol::PlainDone& done, Progress* progress);
+  void finish_done(Worker& w, ScenarioRecord&& record, bool retiring, const json& libraries, Progress* progress);
   /// Records {name: version} of libraries a run imported (environment.libraries), adding to what is there.
   void add_libraries(const json& libraries);
   ScenarioRecord checked_record(std::size_t index, json&& entry);
@@ -326,26 +341,55 @@ void Supervisor::send_merge() {
   first.process->send_line(json{{protocol::kMerge, others}}.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
-void Supervisor::take_plan(json& ready) {
+// The ready reply's backend, environment and module errors.
+void Supervisor::take_head(json& backend, json& environment, const json& errors) {
   have_plan_ = true;
-  using namespace protocol::field;
-  manifest_.backend = ready.at(kBackend);
-  manifest_.environment = ready.at(kEnvironment);
+  manifest_.backend = std::move(backend);
+  manifest_.environment = std::move(environment);
   manifest_.environment["libraries"] = json::object();  // filled as scenarios finish (handle_done)
   try {
-    for (const json& e : ready.at(kErrors)) module_errors_.push_back(record_from_json(e));
+    for (const json& e : errors) module_errors_.push_back(record_from_json(e));
   } catch (const std::exception& e) {  // json::exception, std::invalid_argument (a result file outside results/)
     throw protocol::ProtocolError(std::string("a ready event with a malformed module error: ") + e.what());
   }
+}
+
+void Supervisor::take_plan(json& ready) {
+  using namespace protocol::field;
+  take_head(ready.at(kBackend), ready.at(kEnvironment), ready.at(kErrors));
   // Moved out of the reply, not copied: 5,000 declarations are a few MB of JSON nodes, on the serial part of the run.
-  for (json& s : ready.at(kScenarios))
-    plan_.push_back({s.at(kId).get<std::string>(), std::move(s.at(kMeta)), s.at(kFile).get<std::string>(),
-                     s.at(kPart).get<int>(), {}, {}});
+  for (json& s : ready.at(kScenarios)) {
+    json timeout = s.at(kMeta).value("timeout", json());
+    plan_.push_back({s.at(kId).get<std::string>(), std::move(s.at(kMeta)), "", std::move(timeout),
+                     s.at(kFile).get<std::string>(), s.at(kPart).get<int>(), {}, {}});
+  }
+}
+
+// The plan read without a document (protocol::read_plain_ready): each declaration stays text, only its timeout read.
+// Building and freeing 5,000 declarations' documents had been ~45k instructions a scenario on the run's serial part.
+void Supervisor::take_plain_plan(protocol::PlainReady& ready) {
+  take_head(ready.backend, ready.environment, ready.errors);
+  plan_.reserve(ready.scenarios.size());
+  for (const protocol::PlainPlanned& s : ready.scenarios)
+    plan_.push_back({std::string(s.id), json(), std::string(s.meta),
+                     s.timeout.empty() ? json() : parse_json(s.timeout, ""), std::string(s.file), s.part, {}, {}});
 }
 
 // Events arrive in the order worker.h gives; one out of turn was not sent by the worker's own code (a scenario
 // wrote into the reply descriptor) and is that worker's misbehaviour, never the run's fatal error.
 void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progress) {
+  // A scenario's two replies in the form a worker writes them, taken without a document where that gives what the
+  // parse would (protocol.h): the parse of each done reply had been half the supervisor's instructions (issue #20).
+  if (w.state == WorkerState::kSent && line == protocol::kStartedLine) return w.begin();
+  if (w.state == WorkerState::kRunning)
+    if (const auto done = protocol::read_plain_done(line); done && take_plain_done(w, *done, progress)) return;
+  // The plan, likewise: what the ready event does below.
+  if (w.state == WorkerState::kStarting && w.slot == 0 && line.starts_with(R"({"backend":)"))
+    if (auto ready = protocol::read_plain_ready(line)) {
+      w.become_ready();
+      if (!have_plan_) take_plain_plan(*ready);
+      return;
+    }
   json message = protocol::parse_reply(line);  // not const: take_plan moves the plan out of it
   const std::string event = message.at(protocol::kEvent).get<std::string>();
   const bool starting = w.state == WorkerState::kStarting;
@@ -378,14 +422,64 @@ void Supervisor::handle_line(Worker& w, const std::string& line, Progress* progr
   }
 }
 
+// Why a done record of the running scenario (its id) is not that scenario's own: it names another's result files, or
+// none though it passed; "" when it is its own.
+std::string foreign_record(const ScenarioRecord& record) {
+  const std::string own_file = result_file_for(record.id);  // a SHA-256 of the id: once, for both names
+  if (!record.file.empty() && record.file != own_file) return "a 'done' record naming another result file";
+  if (!record.pickle_file.empty() && record.pickle_file != own_file + kPickleSuffix)
+    return "a 'done' record naming another pickle file";
+  if (record.status == "ok" && record.file.empty()) return "an ok 'done' record without a result file";
+  return "";
+}
+
 // "done": the record of the first scenario this worker was given; it goes on with the next one at once.
 void Supervisor::handle_done(Worker& w, json& message, Progress* progress) {
   if (w.state != WorkerState::kRunning) throw protocol::ProtocolError("a 'done' event with no scenario running");
   ScenarioRecord record = checked_record(w.tasks.front(), std::move(message.at(protocol::field::kRecord)));
-  const std::size_t index = w.finish(message.at(protocol::field::kRetiring).get<bool>());
+  finish_done(w, std::move(record), message.at(protocol::field::kRetiring).get<bool>(),
+              message.value(protocol::field::kLibraries, json()), progress);
+}
+
+// A done reply read by protocol::read_plain_done, which made parse_reply's checks: checked_record's, on the record
+// the parse would have given, its JSON fields pasted into its manifest entry. False, having changed nothing, where
+// one fails: the reply is then parsed, and refused with checked_record's reason.
+bool Supervisor::take_plain_done(Worker& w, const protocol::PlainDone& done, Progress* progress) {
+  Planned& planned = plan_[w.tasks.front()];
+  if (done.id != planned.id) return false;
+  ScenarioRecord record;
+  record.id = planned.id;
+  record.status = done.status;
+  record.file = done.file;
+  record.pickle_file = done.pickle_file;
+  record.seconds = done.seconds;
+  for (const std::string& file : {record.file, record.pickle_file})
+    if (!file.empty() && !is_safe_result_path(file)) return false;  // record_from_json's check
+  if (!foreign_record(record).empty()) return false;
+  if (!done.error.empty()) {
+    try {
+      record.error = parse_json(done.error, "");  // what the progress shows of it
+    } catch (const json::exception&) {
+      return false;
+    }
+  }
+  PastedFields pasted = done.pasted;
+  if (planned.meta_text.empty())
+    record.meta = std::move(planned.meta);
+  else
+    pasted.meta = planned.meta_text;
+  planned.entry = manifest_entry_text(record, pasted);
+  finish_done(w, std::move(record), done.retiring, json(), progress);
+  return true;
+}
+
+// The worker's first scenario has `record` (checked): it goes on with the next one, or retires.
+void Supervisor::finish_done(Worker& w, ScenarioRecord&& record, bool retiring, const json& libraries,
+                             Progress* progress) {
+  const std::size_t index = w.finish(retiring);
   if (w.state == WorkerState::kRetiring) give_back(w);
   plan_[index].result = std::move(record);
-  add_libraries(message.value(protocol::field::kLibraries, json()));
+  add_libraries(libraries);
   ++done_;
   unsaved_ = true;
   if (progress) progress->end(to_shown(*plan_[index].result));
@@ -402,13 +496,8 @@ ScenarioRecord Supervisor::checked_record(std::size_t index, json&& entry) {
   if (entry.at("id") != id) throw ProtocolError("a 'done' record for another scenario than the one it ran");
   try {
     ScenarioRecord record = record_from_json(std::move(entry));
-    const std::string own_file = result_file_for(id);  // a SHA-256 of the id: once, for both names
-    if (!record.file.empty() && record.file != own_file)
-      throw ProtocolError("a 'done' record naming another result file");
-    if (!record.pickle_file.empty() && record.pickle_file != own_file + kPickleSuffix)
-      throw ProtocolError("a 'done' record naming another pickle file");
-    if (record.status == "ok" && record.file.empty()) throw ProtocolError("an ok 'done' record without a result file");
-    record.meta = std::move(plan_[index].meta);
+    if (const std::string why = foreign_record(record); !why.empty()) throw ProtocolError(why);
+    record.meta = plan_[index].take_declaration();
     return record;
   } catch (const json::exception& e) {
     throw ProtocolError(std::string("a malformed 'done' record: ") + e.what());
@@ -437,7 +526,7 @@ void Supervisor::lose(Worker& w, const std::string& status, const std::string& t
   }
   ScenarioRecord record;
   record.id = plan_[index].id;
-  record.meta = plan_[index].meta;
+  record.meta = plan_[index].declaration();
   record.status = status;
   record.seconds = seconds_between(w.started, Clock::now());
   const std::string tail = w.process->output().text();
@@ -473,7 +562,7 @@ void Supervisor::misbehaved(Worker& w, const std::string& why, Progress* progres
 
 void Supervisor::check_limits(Worker& w, Progress& progress) {
   if (!w.has_task()) return;
-  const json own = plan_[w.tasks.front()].meta.value("timeout", json());
+  const json& own = plan_[w.tasks.front()].timeout;
   const double limit = own.is_number() ? own.get<double>() : options_.timeout;
   if (limit > 0 && seconds_between(w.started, Clock::now()) > limit) {
     char seconds[32];
