@@ -473,6 +473,36 @@ def test_an_array_hashed_in_place_digests_as_its_blocks(algorithm):
         assert probe._array_digest(algorithm, b"head|", a) == algorithm + blocks.hexdigest(), (a.dtype, a.shape)
 
 
+def test_array_heads_from_the_table_are_those_made_afresh():
+    class Sub(numpy.ndarray):
+        pass
+
+    frozen = numpy.arange(10.0)
+    frozen.flags.writeable = False  # the same layout as a writable one: another head
+    arrays = [numpy.arange(10.0), frozen, numpy.arange(10.0).astype(">f8"), numpy.zeros((3, 4), order="F"),
+              numpy.array(3.5), numpy.arange(12).reshape(3, 4)[:, ::2], numpy.zeros((2, 0)),
+              numpy.arange(5, dtype=numpy.longdouble), numpy.array(["ab", "c"]), numpy.arange(4).astype("M8[ns]"),
+              numpy.arange(4).astype("M8[s]"), numpy.zeros(3, dtype=[("a", "f8"), ("b", "i2")]), numpy.zeros(3, "V4"),
+              numpy.broadcast_to(numpy.arange(3.0), (4, 3)), numpy.zeros(0)]
+    arrays += [a.view(Sub) for a in arrays]
+
+    def afresh(a):  # what _array_head makes for an array it has not met, as the digests always made it
+        f = a.flags
+        aspects = (a.dtype.str, probe._dtype_description(a.dtype), a.shape, a.strides,
+                   (f.c_contiguous, f.f_contiguous, f.writeable, f.aligned))
+        head = f"{type(a).__module__}.{type(a).__qualname__}|{aspects!r}|".encode()
+        return head, probe._referable(a), bool(a.size and f.c_contiguous and probe._bytes_are_values(a.dtype))
+
+    probe._HEADS.clear()
+    for _ in range(2):  # the second time from the table
+        assert [probe._array_head(a) for a in arrays] == [afresh(a) for a in arrays]
+    assert len({probe._array_head(a)[0] for a in arrays}) == len(arrays)
+    named = numpy.zeros(2, dtype=[("a", "f8")])
+    before = probe._array_head(named)[0]
+    named.dtype.names = ("b",)  # a structured dtype renamed in place: never taken from the table
+    assert probe._array_head(named)[0] != before and probe._array_head(named) == afresh(named)
+
+
 def test_digests_name_their_algorithm_and_sha256_is_still_made_as_before():
     outputs = {"a": numpy.arange(4.0), "s": "x"}
     now, before = probe.digests(outputs), probe.digests(outputs, algorithm="")

@@ -168,22 +168,51 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return all(bytes(x) == bytes(y) for x, y in zip(_value_blocks(a, both), _value_blocks(b, both)))
 
 
-def _leaf_digest(obj, state=None, algorithm=DIGEST, pending=None):
-    """The whole digest of a leaf, its algorithm's prefix first: fidelity records the prefix and the first 16 hex
-    digits, the pickle's buffer table all of it. With `pending` (a list), a large array's is a _Pending instead,
-    appended to it: its element bytes are hashed later, by compare's values kernel or by finish_digests."""
+def _leaf_digest(obj, state=None, algorithm=DIGEST, pending=None) -> tuple:
+    """(the whole digest of a leaf, its algorithm's prefix first; whether it is _referable): fidelity records the
+    prefix and the first 16 hex digits, the pickle's buffer table all of it. With `pending` (a list), a large
+    array's is a _Pending instead, appended to it: its element bytes are hashed later, by compare's values kernel or
+    by finish_digests."""
     if not isinstance(obj, np.ndarray):
-        return _hash(algorithm, _leaf_description(obj, state))
-    kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
-    f = obj.flags  # each .flags makes a new object
-    flags = (f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
-    aspects = (obj.dtype.str, _dtype_description(obj.dtype), obj.shape, obj.strides, flags)
-    head = kind + b"|" + repr(aspects).encode() + b"|"
+        return _hash(algorithm, _leaf_description(obj, state)), False
+    head, referable, in_place = _array_head(obj)
     if pending is not None and obj.nbytes >= _FUSED_FROM:
         leaf = _Pending(obj, head, algorithm)
         pending.append(leaf)
-        return leaf
-    return _array_digest(algorithm, head, obj)
+        return leaf, referable
+    if in_place:  # the bytes _value_blocks gives such an array, in place, without its views and generators
+        hasher = _ALGORITHMS[algorithm](head)
+        hasher.update(obj.view(np.ndarray))
+        return algorithm + hasher.hexdigest(), referable
+    return _array_digest(algorithm, head, obj), referable
+
+
+# {(array type, id of its dtype, shape, strides, flags.num): (_array_head's triple, the dtype)}: most outputs of a
+# compare share a few layouts, and a head's repr of its aspects and dtype.descr cost more than hashing a small
+# array's bytes. The dtype is held so that its id is not reused; structured dtypes, whose names can be set in
+# place, are not kept.
+_HEADS = {}
+_HEADS_KEPT = 4096  # entries at most: past it the table starts again
+
+
+def _array_head(obj: np.ndarray) -> tuple:
+    """(head, referable, in place) of an array leaf: the bytes its digest begins with (type, dtype, shape, strides,
+    flags), _referable(obj), and whether its element bytes are exactly its memory in C order (hashed in place)."""
+    dtype, f = obj.dtype, obj.flags  # each .flags makes a new object
+    key = (type(obj), id(dtype), obj.shape, obj.strides, f.num)
+    found = _HEADS.get(key)
+    if found is not None:
+        return found[0]
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
+    flags = (f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    aspects = (dtype.str, _dtype_description(dtype), obj.shape, obj.strides, flags)
+    head = kind + b"|" + repr(aspects).encode() + b"|"
+    found = (head, _referable(obj), bool(obj.size and f.c_contiguous and _bytes_are_values(dtype)))
+    if dtype.names is None:
+        if len(_HEADS) >= _HEADS_KEPT:
+            _HEADS.clear()
+        _HEADS[key] = (found, dtype)
+    return found
 
 
 def _array_digest(algorithm, head: bytes, array: np.ndarray) -> str:
@@ -443,9 +472,9 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
             _digest_into(child, child_path, out, depth + 1, seen, shown, arrays, algorithm, pending)
         return
     if out is not None:  # None: only the descriptions (descriptions())
-        whole = _leaf_digest(obj, state, algorithm, pending)
+        whole, referable = _leaf_digest(obj, state, algorithm, pending)
         out[path] = whole if isinstance(whole, _Pending) else whole[:len(algorithm) + 16]
-        if arrays is not None and _referable(obj):
+        if arrays is not None and referable:
             arrays[path] = (obj, whole)
     if isinstance(state, dict):
         for name, value in state.items():
