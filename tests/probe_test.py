@@ -1,5 +1,6 @@
 """Unit tests of the pickle probe's loss finder and of the reducers it reads state through."""
 import pickle
+import struct
 import threading
 import weakref
 
@@ -172,6 +173,16 @@ def test_an_attribute_the_pickling_drops_is_reported_at_its_state_path():
     found = probe.losses({"m": Measured(numpy.arange(2), "m")}, round_trip({"m": Measured(numpy.arange(2), "m")}))
     assert found == [{"path": "outputs['m'].unit", "aspect": "type", "faithful": "builtins.str",
                       "unpickled": "builtins.NoneType"}]
+
+
+def test_floats_and_plain_arrays_are_judged_exactly_by_losses():
+    nan, other_nan = float("nan"), struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000001))[0]
+    found = probe.losses({"z": 0.0, "n": nan, "p": nan, "a": numpy.arange(3.0), "b": numpy.arange(3.0)},
+                         {"z": -0.0, "n": nan, "p": other_nan, "a": numpy.arange(3.0), "b": -numpy.arange(3.0)})
+    assert found == [{"path": "outputs['z']", "aspect": "values", "faithful": "0.0", "unpickled": "-0.0"},
+                     {"path": "outputs['p']", "aspect": "values", "faithful": "nan", "unpickled": "nan"},
+                     {"path": "outputs['b']", "aspect": "values", "faithful": "as written", "unpickled": "different"}]
+    assert probe.losses(numpy.arange(3.0), numpy.arange(3.0).astype(">f8"))[0]["aspect"] == "dtype"
 
 
 def test_an_unpickled_object_its_reducer_cannot_read_is_a_state_loss():

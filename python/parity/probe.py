@@ -85,6 +85,16 @@ def _children(obj, path):
             yield path + paths.index_path(index), obj[index]
 
 
+def _child_values(obj):
+    """The children of a container in _children's order, without their paths (the unpickled side of a pair, whose
+    paths are its faithful twin's)."""
+    if isinstance(obj, dict):
+        return (value for _, value in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return iter(obj)
+    return (child for _, child in _children(obj, ""))
+
+
 def _is_object_array(obj):
     return isinstance(obj, np.ndarray) and obj.dtype.kind == "O"  # == object: a dtype made from `object` each call
 
@@ -852,6 +862,13 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     if depth > 500 or key in seen:  # a shared pair is judged where it first appears
         return []
     seen[key] = (faithful, unpickled)
+    kind = type(faithful)
+    if kind is type(unpickled):  # the commonest pairs, without the checks below (which they would pass through)
+        if kind is float:  # _leaf_description's bytes but for the type they share
+            same = _DOUBLE.pack(faithful) == _DOUBLE.pack(unpickled)
+            return [] if same else [_loss(path, "values", repr(faithful)[:200], repr(unpickled)[:200])]
+        if isinstance(faithful, np.ndarray):  # no ndarray is a container, a class, a function or a module
+            return _array_losses(faithful, unpickled, path, depth, seen)
     if isinstance(faithful, _NAMED) and isinstance(unpickled, _NAMED):
         same = _qualified(faithful) == _qualified(unpickled)
         return [] if same else [_loss(path, "values", _qualified(faithful), _qualified(unpickled))]
@@ -871,12 +888,15 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     return [] if reducer is None else _state_losses(reducer, faithful, unpickled, path, depth, seen)
 
 
+_DOUBLE = struct.Struct("<d")
+
+
 def _container_losses(faithful, unpickled, path, depth, seen):
     # keys(), not iteration: a dict subclass may iterate otherwise (scipy's dok matrix iterates its rows).
     if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful.keys()) != list(unpickled.keys())):
         return [_loss(path, "structure", repr(len(faithful)), repr(len(unpickled)))]
     found = []
-    for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
+    for (child_path, f), u in zip(_children(faithful, path), _child_values(unpickled)):
         found += losses(f, u, child_path, depth + 1, seen)
     return found
 
@@ -887,8 +907,9 @@ def _same_aspects(a: np.ndarray, b: np.ndarray) -> bool:
     if type(a) is not type(b) or a.shape != b.shape or a.strides != b.strides:
         return False
     da, db, fa, fb = a.dtype, b.dtype, a.flags, b.flags
-    return (da.names is None and db.names is None and da.str == db.str and fa.c_contiguous == fb.c_contiguous
-            and fa.f_contiguous == fb.f_contiguous and fa.writeable == fb.writeable)
+    return (da.names is None and (da is db or (db.names is None and da.str == db.str))
+            and fa.c_contiguous == fb.c_contiguous and fa.f_contiguous == fb.f_contiguous
+            and fa.writeable == fb.writeable)
 
 
 # The dtype kinds whose element bytes are their values: numbers, datetimes, fixed-width strings and raw bytes. Not
@@ -905,12 +926,6 @@ def _bytes_are_values(dtype: np.dtype) -> bool:
             and not (kind in "fc" and size // (2 if kind == "c" else 1) in (12, 16)))
 
 
-def _small_plain(a: np.ndarray) -> bool:
-    """Smaller than any array a pickle references, and all its element bytes values (_bytes_are_values):
-    tobytes() is its value bytes."""
-    return a.nbytes < _REFERENCED and _bytes_are_values(a.dtype)
-
-
 def _array_losses(faithful, unpickled, path, depth, seen):
     if _same_aspects(faithful, unpickled):
         differing, found = (), []
@@ -921,12 +936,14 @@ def _array_losses(faithful, unpickled, path, depth, seen):
         inherent = _numpy_losses(faithful) if differing else set()
         found = [_loss(path, k, repr(fa[k]), repr(ua[k])) for k in differing if k not in inherent]
     if _is_object_array(faithful) and faithful.shape == unpickled.shape and _is_object_array(unpickled):
-        for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
+        for (child_path, f), u in zip(_children(faithful, path), _child_values(unpickled)):
             found += losses(f, u, child_path, depth + 1, seen)
     # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included). A small array's
     # are compared at once: no buffer of the pickle references it, so its memory is never the same.
-    elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
-        if _small_plain(faithful) and _small_plain(unpickled):
+    # (Equal dtypes and shapes: both are as small, and their bytes are values alike.)
+    elif faithful.shape == unpickled.shape and ((dtype := faithful.dtype) is unpickled.dtype
+                                                or dtype == unpickled.dtype):
+        if faithful.nbytes < _REFERENCED and _bytes_are_values(dtype):  # tobytes() is its value bytes
             same = faithful.view(np.ndarray).tobytes() == unpickled.view(np.ndarray).tobytes()
         elif faithful.dtype.kind not in _VALUE_KINDS:  # elements that point elsewhere: compared as Python values
             same = _same_python_values(faithful.view(np.ndarray), unpickled.view(np.ndarray))
@@ -934,7 +951,9 @@ def _array_losses(faithful, unpickled, path, depth, seen):
             same = _same_memory(faithful, unpickled) or _same_values(faithful, unpickled)
         if not same:
             found.append(_loss(path, "values", "as written", "different"))
-    return found + _dict_losses(_attributes(faithful), _attributes(unpickled), path, depth, seen)
+    kept = _attributes(faithful)
+    # Nothing to keep (a plain array's): the unpickled side's attributes are not read, for nothing is compared.
+    return found + _dict_losses(kept, _attributes(unpickled), path, depth, seen) if kept else found
 
 
 def _same_python_values(faithful: np.ndarray, unpickled: np.ndarray) -> bool:
