@@ -514,6 +514,24 @@ def test_array_heads_from_the_table_are_those_made_afresh():
     assert probe._array_head(named)[0] != before and probe._array_head(named) == afresh(named)
 
 
+def test_container_digests_from_the_table_are_those_made_afresh():
+    class Mapping(dict):
+        pass
+
+    outputs = {"l": [1, [2]], "t": (1, (2,)), "d": Mapping(a=1), "e": {"a": 1}, "o": numpy.array([None, 1]),
+               "p": numpy.array([None]), "n": []}
+    for algorithm in ("xxh3:", ""):
+        probe._CONTAINERS.clear()
+        cold = probe.digests(outputs, algorithm=algorithm)
+        assert probe.digests(outputs, algorithm=algorithm) == cold
+        for path in ("outputs['l']", "outputs['t']", "outputs['d']", "outputs['e']", "outputs['o']", "outputs['n']"):
+            obj = eval(path, {"outputs": outputs})  # noqa: S307 - the test's own paths
+            head = (repr(probe._array_aspects(obj)) if isinstance(obj, numpy.ndarray)
+                    else f"{type(obj).__module__}.{type(obj).__qualname__}")
+            assert cold[path] == probe._hash(algorithm, f"{head}:{len(obj)}".encode())[:len(algorithm) + 16]
+        assert len({cold[p] for p in ("outputs['l']", "outputs['t']", "outputs['d']", "outputs['e']")}) == 4
+
+
 def test_digests_name_their_algorithm_and_sha256_is_still_made_as_before():
     outputs = {"a": numpy.arange(4.0), "s": "x"}
     now, before = probe.digests(outputs), probe.digests(outputs, algorithm="")

@@ -85,6 +85,16 @@ def _children(obj, path):
             yield path + paths.index_path(index), obj[index]
 
 
+def _child_list(obj, path) -> list:
+    """list(_children(obj, path)), a dict's or a sequence's made in one comprehension (no generator to resume per
+    child)."""
+    if isinstance(obj, dict):
+        return [(paths.key_path(path, str(key)), value) for key, value in obj.items()]
+    if isinstance(obj, (list, tuple)):
+        return [(paths.item_path(path, i), value) for i, value in enumerate(obj)]
+    return list(_children(obj, path))
+
+
 def _child_values(obj):
     """The children of a container in _children's order, without their paths (the unpickled side of a pair, whose
     paths are its faithful twin's)."""
@@ -282,8 +292,13 @@ def _dtype_description(dtype):
         return {"fields": fields, "itemsize": dtype.itemsize}
 
 
+_DOUBLE = struct.Struct("<d")  # a float's bytes, as digests and losses compare them
+
+
 def _leaf_description(obj, state=None) -> bytes:
     """A non-array leaf, exactly (arrays are digested in blocks by _leaf_digest); `state`: its reducer's."""
+    if type(obj) is float:  # the commonest: the bytes below, without the type's names and the checks before
+        return b"builtins.float|" + _DOUBLE.pack(obj)
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
     if isinstance(obj, np.generic):
         return kind + b"|" + np.asarray(obj).dtype.str.encode() + b"|" + _value_bytes(np.asarray(obj))
@@ -422,6 +437,8 @@ def finish_digests(begun, nbytes=0) -> list:
 
 def _settle(out, arrays, pending) -> dict:
     """`out` (and `arrays`) with each _Pending leaf finished, as digests() without `pending` would have made them."""
+    if not pending:  # every _Pending leaf is in `pending`: none here
+        return out
     for leaf in pending:
         _check_deadline()
         leaf.finish()
@@ -451,6 +468,28 @@ def _referable(obj) -> bool:
 _PLAIN_LEAVES = frozenset({type(None), bool, int, float, complex, str, bytes})
 
 
+# {(container type, its length, algorithm): its digest as fidelity records it}: a dict, list or tuple digests as its
+# type and length alone, and a compare's outputs have a few of each (an object array's aspects are hashed each time).
+_CONTAINERS = {}
+
+
+def _container_digest(obj, length: int, algorithm) -> str:
+    """The digest fidelity records for a container of `length` children: its type (an object array: its aspects)
+    and its length."""
+    key = (type(obj), length, algorithm)
+    found = _CONTAINERS.get(key)
+    if found is not None:
+        return found
+    head = (repr(_array_aspects(obj)) if _is_object_array(obj)
+            else f"{type(obj).__module__}.{type(obj).__qualname__}")
+    found = _hash(algorithm, f"{head}:{length}".encode())[:len(algorithm) + 16]
+    if not isinstance(obj, np.ndarray):
+        if len(_CONTAINERS) >= _HEADS_KEPT:
+            _CONTAINERS.clear()
+        _CONTAINERS[key] = found
+    return found
+
+
 def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=None):
     # An object met again (the codec writes it once and reads it back as one object) is not walked again:
     # its digest is the first one's, and a hostile file cannot make the walk exponential.
@@ -468,16 +507,14 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
     else:
         container = isinstance(obj, (dict, list, tuple)) or _is_object_array(obj)  # what _children walks into
         state = None if container else _state(obj)
-    children = list(_children(obj, path)) if container else ()
+    children = _child_list(obj, path) if container else ()
     if shown is not None:
         text = _description(obj, state)
         if len(text) <= 2 * _SHOWN:
             shown[path] = text
     if container:
         if out is not None:
-            head = (repr(_array_aspects(obj)) if _is_object_array(obj)
-                    else f"{type(obj).__module__}.{type(obj).__qualname__}")
-            out[path] = _hash(algorithm, f"{head}:{len(children)}".encode())[:len(algorithm) + 16]
+            out[path] = _container_digest(obj, len(children), algorithm)
         for child_path, child in children:
             _digest_into(child, child_path, out, depth + 1, seen, shown, arrays, algorithm, pending)
         return
@@ -886,9 +923,6 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
         return [_loss(path, "values", repr(faithful)[:200], repr(unpickled)[:200])]
     reducer = reducers.registered_like(type(faithful))
     return [] if reducer is None else _state_losses(reducer, faithful, unpickled, path, depth, seen)
-
-
-_DOUBLE = struct.Struct("<d")
 
 
 def _container_losses(faithful, unpickled, path, depth, seen):
