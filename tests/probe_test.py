@@ -423,6 +423,20 @@ def test_a_damaged_buffer_table_is_refused_not_unpickled(key, tmp_path):
     assert obj is None and "damaged" in why
 
 
+@pytest.mark.parametrize("table, footer, says", [
+    (b"", None, "shorter than its header and footer"), (b"[]", (4, 2), "lengths do not add up"),
+    (b"[1]", None, "not a list of entries"), (b"[}", None, "Expecting value"), (b"\xff]", None, "decode")])
+def test_a_damaged_pickle_file_is_refused_saying_how(key, table, footer, says):
+    from parity import trust
+    stream = pickle.dumps(1, protocol=5) if footer or table else b""
+    end = probe._FOOTER.pack(*(footer or (len(stream), len(table)))) if table else b""
+    payload = probe.MAGIC + stream + table + end
+    digest = trust.mac(trust.key())
+    digest.update(payload)
+    obj, error, why = probe.unpickle(payload + trust.trailer(digest), {})
+    assert obj is None and error is None and why.startswith("the pickle file is damaged (") and says in why, why
+
+
 def test_both_sides_unpickle_as_one_at_a_time_with_one_key_lookup(key, monkeypatch, tmp_path):
     from parity import trust
     (tmp_path / "g").mkdir(), (tmp_path / "c").mkdir()

@@ -1,7 +1,6 @@
 """Fidelity digests and the pickle probe: checks on parity's own codec and on the candidate's pickling."""
 from __future__ import annotations
 
-import functools
 import hashlib
 import io
 import json
@@ -735,18 +734,22 @@ def pickle_outputs(obj, file: str, arrays=None):
 
 def _split(payload):
     """(stream, buffer table) of a verified payload: format 2, or format 1 (a bare stream, no table)."""
-    if not bytes(payload[:len(MAGIC)]) == MAGIC:
+    size = len(payload)
+    if payload[:len(MAGIC)] != MAGIC:  # a memoryview of bytes equals the bytes it shows
         return payload, []
-    if len(payload) < len(MAGIC) + _FOOTER.size:
+    if size < len(MAGIC) + _FOOTER.size:
         raise ValueError("the pickle file is shorter than its header and footer")
-    stream, table = _FOOTER.unpack(payload[-_FOOTER.size:])
-    if len(MAGIC) + stream + table + _FOOTER.size != len(payload):
+    stream, table = _FOOTER.unpack_from(payload, size - _FOOTER.size)
+    if len(MAGIC) + stream + table + _FOOTER.size != size:
         raise ValueError("the pickle file's lengths do not add up")
-    text = bytes(payload[len(MAGIC) + stream:len(MAGIC) + stream + table])
-    entries = [] if text == b"[]" else json.loads(text)  # most pickles reference nothing
-    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
-        raise ValueError("the pickle file's buffer table is not a list of entries")
-    return payload[len(MAGIC):len(MAGIC) + stream], entries
+    end = len(MAGIC) + stream
+    if table == 2 and payload[end:end + 2] == b"[]":  # most pickles reference nothing
+        entries = []
+    else:
+        entries = json.loads(bytes(payload[end:end + table]))
+        if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+            raise ValueError("the pickle file's buffer table is not a list of entries")
+    return payload[len(MAGIC):end], entries
 
 
 def _mapped_buffers(entries, outputs, arrays):
@@ -804,7 +807,13 @@ def unpickle_both(gold_blob: bytes, gold_outputs, gold_arrays, blob: bytes, outp
     """(unpickle() of gold's blob, unpickle() of the candidate's), in that order, the user's key looked up once for
     the two: compare verifies both pickles of a scenario, and each lookup reads the environment and lstats the key
     file."""
-    key = functools.lru_cache(maxsize=1)(trust.key)  # a NoKey is not cached: the second lookup says the same
+    found = []
+
+    def key():  # a NoKey is not kept: the second lookup says the same (functools.lru_cache costs more to make)
+        if not found:
+            found.append(trust.key())
+        return found[0]
+
     return unpickle(gold_blob, gold_outputs, gold_arrays, key), unpickle(blob, outputs, arrays, key)
 
 
