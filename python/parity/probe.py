@@ -757,7 +757,9 @@ def _mapped_buffers(entries, outputs, arrays):
     array it references once that array digests as it did when the pickle was signed (so the bytes are those the
     candidate's pickling saw); or why not. Buffers are the arrays' own memory; bytes (an ndarray subclass's state
     needs bytes) are a copy. Also {address of what was given: the array's}, so that values are judged by identity."""
-    algorithm = algorithm_of(entries[0].get("digest")) if entries else DIGEST  # the run's: one for all entries
+    if not entries:  # most pickles reference nothing: nothing to digest or map
+        return ([], {}, {}), None
+    algorithm = algorithm_of(entries[0].get("digest"))  # the run's: one for all entries
     if any(entry.get("leaf") not in arrays or algorithm_of(arrays[entry.get("leaf")][1]) != algorithm
            for entry in entries):  # not digested yet, or with another algorithm than the pickle's (no fidelity)
         arrays.clear()
