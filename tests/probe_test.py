@@ -1,5 +1,6 @@
 """Unit tests of the pickle probe's loss finder and of the reducers it reads state through."""
 import pickle
+import struct
 import threading
 import weakref
 
@@ -172,6 +173,16 @@ def test_an_attribute_the_pickling_drops_is_reported_at_its_state_path():
     found = probe.losses({"m": Measured(numpy.arange(2), "m")}, round_trip({"m": Measured(numpy.arange(2), "m")}))
     assert found == [{"path": "outputs['m'].unit", "aspect": "type", "faithful": "builtins.str",
                       "unpickled": "builtins.NoneType"}]
+
+
+def test_floats_and_plain_arrays_are_judged_exactly_by_losses():
+    nan, other_nan = float("nan"), struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000001))[0]
+    found = probe.losses({"z": 0.0, "n": nan, "p": nan, "a": numpy.arange(3.0), "b": numpy.arange(3.0)},
+                         {"z": -0.0, "n": nan, "p": other_nan, "a": numpy.arange(3.0), "b": -numpy.arange(3.0)})
+    assert found == [{"path": "outputs['z']", "aspect": "values", "faithful": "0.0", "unpickled": "-0.0"},
+                     {"path": "outputs['p']", "aspect": "values", "faithful": "nan", "unpickled": "nan"},
+                     {"path": "outputs['b']", "aspect": "values", "faithful": "as written", "unpickled": "different"}]
+    assert probe.losses(numpy.arange(3.0), numpy.arange(3.0).astype(">f8"))[0]["aspect"] == "dtype"
 
 
 def test_an_unpickled_object_its_reducer_cannot_read_is_a_state_loss():
@@ -412,6 +423,20 @@ def test_a_damaged_buffer_table_is_refused_not_unpickled(key, tmp_path):
     assert obj is None and "damaged" in why
 
 
+@pytest.mark.parametrize("table, footer, says", [
+    (b"", None, "shorter than its header and footer"), (b"[]", (4, 2), "lengths do not add up"),
+    (b"[1]", None, "not a list of entries"), (b"[}", None, "Expecting value"), (b"\xff]", None, "decode")])
+def test_a_damaged_pickle_file_is_refused_saying_how(key, table, footer, says):
+    from parity import trust
+    stream = pickle.dumps(1, protocol=5) if footer or table else b""
+    end = probe._FOOTER.pack(*(footer or (len(stream), len(table)))) if table else b""
+    payload = probe.MAGIC + stream + table + end
+    digest = trust.mac(trust.key())
+    digest.update(payload)
+    obj, error, why = probe.unpickle(payload + trust.trailer(digest), {})
+    assert obj is None and error is None and why.startswith("the pickle file is damaged (") and says in why, why
+
+
 def test_both_sides_unpickle_as_one_at_a_time_with_one_key_lookup(key, monkeypatch, tmp_path):
     from parity import trust
     (tmp_path / "g").mkdir(), (tmp_path / "c").mkdir()
@@ -471,6 +496,54 @@ def test_an_array_hashed_in_place_digests_as_its_blocks(algorithm):
         for part in probe._value_blocks(a):
             blocks.update(part)
         assert probe._array_digest(algorithm, b"head|", a) == algorithm + blocks.hexdigest(), (a.dtype, a.shape)
+
+
+def test_array_heads_from_the_table_are_those_made_afresh():
+    class Sub(numpy.ndarray):
+        pass
+
+    frozen = numpy.arange(10.0)
+    frozen.flags.writeable = False  # the same layout as a writable one: another head
+    arrays = [numpy.arange(10.0), frozen, numpy.arange(10.0).astype(">f8"), numpy.zeros((3, 4), order="F"),
+              numpy.array(3.5), numpy.arange(12).reshape(3, 4)[:, ::2], numpy.zeros((2, 0)),
+              numpy.arange(5, dtype=numpy.longdouble), numpy.array(["ab", "c"]), numpy.arange(4).astype("M8[ns]"),
+              numpy.arange(4).astype("M8[s]"), numpy.zeros(3, dtype=[("a", "f8"), ("b", "i2")]), numpy.zeros(3, "V4"),
+              numpy.broadcast_to(numpy.arange(3.0), (4, 3)), numpy.zeros(0)]
+    arrays += [a.view(Sub) for a in arrays]
+
+    def afresh(a):  # what _array_head makes for an array it has not met, as the digests always made it
+        f = a.flags
+        aspects = (a.dtype.str, probe._dtype_description(a.dtype), a.shape, a.strides,
+                   (f.c_contiguous, f.f_contiguous, f.writeable, f.aligned))
+        head = f"{type(a).__module__}.{type(a).__qualname__}|{aspects!r}|".encode()
+        return head, probe._referable(a), bool(a.size and f.c_contiguous and probe._bytes_are_values(a.dtype))
+
+    probe._HEADS.clear()
+    for _ in range(2):  # the second time from the table
+        assert [probe._array_head(a) for a in arrays] == [afresh(a) for a in arrays]
+    assert len({probe._array_head(a)[0] for a in arrays}) == len(arrays)
+    named = numpy.zeros(2, dtype=[("a", "f8")])
+    before = probe._array_head(named)[0]
+    named.dtype.names = ("b",)  # a structured dtype renamed in place: never taken from the table
+    assert probe._array_head(named)[0] != before and probe._array_head(named) == afresh(named)
+
+
+def test_container_digests_from_the_table_are_those_made_afresh():
+    class Mapping(dict):
+        pass
+
+    outputs = {"l": [1, [2]], "t": (1, (2,)), "d": Mapping(a=1), "e": {"a": 1}, "o": numpy.array([None, 1]),
+               "p": numpy.array([None]), "n": []}
+    for algorithm in ("xxh3:", ""):
+        probe._CONTAINERS.clear()
+        cold = probe.digests(outputs, algorithm=algorithm)
+        assert probe.digests(outputs, algorithm=algorithm) == cold
+        for path in ("outputs['l']", "outputs['t']", "outputs['d']", "outputs['e']", "outputs['o']", "outputs['n']"):
+            obj = eval(path, {"outputs": outputs})  # noqa: S307 - the test's own paths
+            head = (repr(probe._array_aspects(obj)) if isinstance(obj, numpy.ndarray)
+                    else f"{type(obj).__module__}.{type(obj).__qualname__}")
+            assert cold[path] == probe._hash(algorithm, f"{head}:{len(obj)}".encode())[:len(algorithm) + 16]
+        assert len({cold[p] for p in ("outputs['l']", "outputs['t']", "outputs['d']", "outputs['e']")}) == 4
 
 
 def test_digests_name_their_algorithm_and_sha256_is_still_made_as_before():

@@ -1,7 +1,6 @@
 """Fidelity digests and the pickle probe: checks on parity's own codec and on the candidate's pickling."""
 from __future__ import annotations
 
-import functools
 import hashlib
 import io
 import json
@@ -83,6 +82,26 @@ def _children(obj, path):
     elif _is_object_array(obj):
         for index in np.ndindex(obj.shape):
             yield path + paths.index_path(index), obj[index]
+
+
+def _child_list(obj, path) -> list:
+    """list(_children(obj, path)), a dict's or a sequence's made in one comprehension (no generator to resume per
+    child)."""
+    if isinstance(obj, dict):
+        return [(paths.key_path(path, str(key)), value) for key, value in obj.items()]
+    if isinstance(obj, (list, tuple)):
+        return [(paths.item_path(path, i), value) for i, value in enumerate(obj)]
+    return list(_children(obj, path))
+
+
+def _child_values(obj):
+    """The children of a container in _children's order, without their paths (the unpickled side of a pair, whose
+    paths are its faithful twin's)."""
+    if isinstance(obj, dict):
+        return (value for _, value in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return iter(obj)
+    return (child for _, child in _children(obj, ""))
 
 
 def _is_object_array(obj):
@@ -168,22 +187,51 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return all(bytes(x) == bytes(y) for x, y in zip(_value_blocks(a, both), _value_blocks(b, both)))
 
 
-def _leaf_digest(obj, state=None, algorithm=DIGEST, pending=None):
-    """The whole digest of a leaf, its algorithm's prefix first: fidelity records the prefix and the first 16 hex
-    digits, the pickle's buffer table all of it. With `pending` (a list), a large array's is a _Pending instead,
-    appended to it: its element bytes are hashed later, by compare's values kernel or by finish_digests."""
+def _leaf_digest(obj, state=None, algorithm=DIGEST, pending=None) -> tuple:
+    """(the whole digest of a leaf, its algorithm's prefix first; whether it is _referable): fidelity records the
+    prefix and the first 16 hex digits, the pickle's buffer table all of it. With `pending` (a list), a large
+    array's is a _Pending instead, appended to it: its element bytes are hashed later, by compare's values kernel or
+    by finish_digests."""
     if not isinstance(obj, np.ndarray):
-        return _hash(algorithm, _leaf_description(obj, state))
-    kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
-    f = obj.flags  # each .flags makes a new object
-    flags = (f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
-    aspects = (obj.dtype.str, _dtype_description(obj.dtype), obj.shape, obj.strides, flags)
-    head = kind + b"|" + repr(aspects).encode() + b"|"
+        return _hash(algorithm, _leaf_description(obj, state)), False
+    head, referable, in_place = _array_head(obj)
     if pending is not None and obj.nbytes >= _FUSED_FROM:
         leaf = _Pending(obj, head, algorithm)
         pending.append(leaf)
-        return leaf
-    return _array_digest(algorithm, head, obj)
+        return leaf, referable
+    if in_place:  # the bytes _value_blocks gives such an array, in place, without its views and generators
+        hasher = _ALGORITHMS[algorithm](head)
+        hasher.update(obj.view(np.ndarray))
+        return algorithm + hasher.hexdigest(), referable
+    return _array_digest(algorithm, head, obj), referable
+
+
+# {(array type, id of its dtype, shape, strides, flags.num): (_array_head's triple, the dtype)}: most outputs of a
+# compare share a few layouts, and a head's repr of its aspects and dtype.descr cost more than hashing a small
+# array's bytes. The dtype is held so that its id is not reused; structured dtypes, whose names can be set in
+# place, are not kept.
+_HEADS = {}
+_HEADS_KEPT = 4096  # entries at most: past it the table starts again
+
+
+def _array_head(obj: np.ndarray) -> tuple:
+    """(head, referable, in place) of an array leaf: the bytes its digest begins with (type, dtype, shape, strides,
+    flags), _referable(obj), and whether its element bytes are exactly its memory in C order (hashed in place)."""
+    dtype, f = obj.dtype, obj.flags  # each .flags makes a new object
+    key = (type(obj), id(dtype), obj.shape, obj.strides, f.num)
+    found = _HEADS.get(key)
+    if found is not None:
+        return found[0]
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
+    flags = (f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    aspects = (dtype.str, _dtype_description(dtype), obj.shape, obj.strides, flags)
+    head = kind + b"|" + repr(aspects).encode() + b"|"
+    found = (head, _referable(obj), bool(obj.size and f.c_contiguous and _bytes_are_values(dtype)))
+    if dtype.names is None:
+        if len(_HEADS) >= _HEADS_KEPT:
+            _HEADS.clear()
+        _HEADS[key] = (found, dtype)
+    return found
 
 
 def _array_digest(algorithm, head: bytes, array: np.ndarray) -> str:
@@ -243,8 +291,13 @@ def _dtype_description(dtype):
         return {"fields": fields, "itemsize": dtype.itemsize}
 
 
+_DOUBLE = struct.Struct("<d")  # a float's bytes, as digests and losses compare them
+
+
 def _leaf_description(obj, state=None) -> bytes:
     """A non-array leaf, exactly (arrays are digested in blocks by _leaf_digest); `state`: its reducer's."""
+    if type(obj) is float:  # the commonest: the bytes below, without the type's names and the checks before
+        return b"builtins.float|" + _DOUBLE.pack(obj)
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}".encode()
     if isinstance(obj, np.generic):
         return kind + b"|" + np.asarray(obj).dtype.str.encode() + b"|" + _value_bytes(np.asarray(obj))
@@ -383,6 +436,8 @@ def finish_digests(begun, nbytes=0) -> list:
 
 def _settle(out, arrays, pending) -> dict:
     """`out` (and `arrays`) with each _Pending leaf finished, as digests() without `pending` would have made them."""
+    if not pending:  # every _Pending leaf is in `pending`: none here
+        return out
     for leaf in pending:
         _check_deadline()
         leaf.finish()
@@ -412,6 +467,28 @@ def _referable(obj) -> bool:
 _PLAIN_LEAVES = frozenset({type(None), bool, int, float, complex, str, bytes})
 
 
+# {(container type, its length, algorithm): its digest as fidelity records it}: a dict, list or tuple digests as its
+# type and length alone, and a compare's outputs have a few of each (an object array's aspects are hashed each time).
+_CONTAINERS = {}
+
+
+def _container_digest(obj, length: int, algorithm) -> str:
+    """The digest fidelity records for a container of `length` children: its type (an object array: its aspects)
+    and its length."""
+    key = (type(obj), length, algorithm)
+    found = _CONTAINERS.get(key)
+    if found is not None:
+        return found
+    head = (repr(_array_aspects(obj)) if _is_object_array(obj)
+            else f"{type(obj).__module__}.{type(obj).__qualname__}")
+    found = _hash(algorithm, f"{head}:{length}".encode())[:len(algorithm) + 16]
+    if not isinstance(obj, np.ndarray):
+        if len(_CONTAINERS) >= _HEADS_KEPT:
+            _CONTAINERS.clear()
+        _CONTAINERS[key] = found
+    return found
+
+
 def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=None):
     # An object met again (the codec writes it once and reads it back as one object) is not walked again:
     # its digest is the first one's, and a hostile file cannot make the walk exponential.
@@ -429,23 +506,21 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
     else:
         container = isinstance(obj, (dict, list, tuple)) or _is_object_array(obj)  # what _children walks into
         state = None if container else _state(obj)
-    children = list(_children(obj, path)) if container else ()
+    children = _child_list(obj, path) if container else ()
     if shown is not None:
         text = _description(obj, state)
         if len(text) <= 2 * _SHOWN:
             shown[path] = text
     if container:
         if out is not None:
-            head = (repr(_array_aspects(obj)) if _is_object_array(obj)
-                    else f"{type(obj).__module__}.{type(obj).__qualname__}")
-            out[path] = _hash(algorithm, f"{head}:{len(children)}".encode())[:len(algorithm) + 16]
+            out[path] = _container_digest(obj, len(children), algorithm)
         for child_path, child in children:
             _digest_into(child, child_path, out, depth + 1, seen, shown, arrays, algorithm, pending)
         return
     if out is not None:  # None: only the descriptions (descriptions())
-        whole = _leaf_digest(obj, state, algorithm, pending)
+        whole, referable = _leaf_digest(obj, state, algorithm, pending)
         out[path] = whole if isinstance(whole, _Pending) else whole[:len(algorithm) + 16]
-        if arrays is not None and _referable(obj):
+        if arrays is not None and referable:
             arrays[path] = (obj, whole)
     if isinstance(state, dict):
         for name, value in state.items():
@@ -659,18 +734,22 @@ def pickle_outputs(obj, file: str, arrays=None):
 
 def _split(payload):
     """(stream, buffer table) of a verified payload: format 2, or format 1 (a bare stream, no table)."""
-    if not bytes(payload[:len(MAGIC)]) == MAGIC:
+    size = len(payload)
+    if payload[:len(MAGIC)] != MAGIC:  # a memoryview of bytes equals the bytes it shows
         return payload, []
-    if len(payload) < len(MAGIC) + _FOOTER.size:
+    if size < len(MAGIC) + _FOOTER.size:
         raise ValueError("the pickle file is shorter than its header and footer")
-    stream, table = _FOOTER.unpack(payload[-_FOOTER.size:])
-    if len(MAGIC) + stream + table + _FOOTER.size != len(payload):
+    stream, table = _FOOTER.unpack_from(payload, size - _FOOTER.size)
+    if len(MAGIC) + stream + table + _FOOTER.size != size:
         raise ValueError("the pickle file's lengths do not add up")
-    text = bytes(payload[len(MAGIC) + stream:len(MAGIC) + stream + table])
-    entries = [] if text == b"[]" else json.loads(text)  # most pickles reference nothing
-    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
-        raise ValueError("the pickle file's buffer table is not a list of entries")
-    return payload[len(MAGIC):len(MAGIC) + stream], entries
+    end = len(MAGIC) + stream
+    if table == 2 and payload[end:end + 2] == b"[]":  # most pickles reference nothing
+        entries = []
+    else:
+        entries = json.loads(bytes(payload[end:end + table]))
+        if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+            raise ValueError("the pickle file's buffer table is not a list of entries")
+    return payload[len(MAGIC):end], entries
 
 
 def _mapped_buffers(entries, outputs, arrays):
@@ -678,7 +757,9 @@ def _mapped_buffers(entries, outputs, arrays):
     array it references once that array digests as it did when the pickle was signed (so the bytes are those the
     candidate's pickling saw); or why not. Buffers are the arrays' own memory; bytes (an ndarray subclass's state
     needs bytes) are a copy. Also {address of what was given: the array's}, so that values are judged by identity."""
-    algorithm = algorithm_of(entries[0].get("digest")) if entries else DIGEST  # the run's: one for all entries
+    if not entries:  # most pickles reference nothing: nothing to digest or map
+        return ([], {}, {}), None
+    algorithm = algorithm_of(entries[0].get("digest"))  # the run's: one for all entries
     if any(entry.get("leaf") not in arrays or algorithm_of(arrays[entry.get("leaf")][1]) != algorithm
            for entry in entries):  # not digested yet, or with another algorithm than the pickle's (no fidelity)
         arrays.clear()
@@ -728,7 +809,13 @@ def unpickle_both(gold_blob: bytes, gold_outputs, gold_arrays, blob: bytes, outp
     """(unpickle() of gold's blob, unpickle() of the candidate's), in that order, the user's key looked up once for
     the two: compare verifies both pickles of a scenario, and each lookup reads the environment and lstats the key
     file."""
-    key = functools.lru_cache(maxsize=1)(trust.key)  # a NoKey is not cached: the second lookup says the same
+    found = []
+
+    def key():  # a NoKey is not kept: the second lookup says the same (functools.lru_cache costs more to make)
+        if not found:
+            found.append(trust.key())
+        return found[0]
+
     return unpickle(gold_blob, gold_outputs, gold_arrays, key), unpickle(blob, outputs, arrays, key)
 
 
@@ -823,6 +910,13 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     if depth > 500 or key in seen:  # a shared pair is judged where it first appears
         return []
     seen[key] = (faithful, unpickled)
+    kind = type(faithful)
+    if kind is type(unpickled):  # the commonest pairs, without the checks below (which they would pass through)
+        if kind is float:  # _leaf_description's bytes but for the type they share
+            same = _DOUBLE.pack(faithful) == _DOUBLE.pack(unpickled)
+            return [] if same else [_loss(path, "values", repr(faithful)[:200], repr(unpickled)[:200])]
+        if isinstance(faithful, np.ndarray):  # no ndarray is a container, a class, a function or a module
+            return _array_losses(faithful, unpickled, path, depth, seen)
     if isinstance(faithful, _NAMED) and isinstance(unpickled, _NAMED):
         same = _qualified(faithful) == _qualified(unpickled)
         return [] if same else [_loss(path, "values", _qualified(faithful), _qualified(unpickled))]
@@ -847,7 +941,7 @@ def _container_losses(faithful, unpickled, path, depth, seen):
     if len(faithful) != len(unpickled) or (isinstance(faithful, dict) and list(faithful.keys()) != list(unpickled.keys())):
         return [_loss(path, "structure", repr(len(faithful)), repr(len(unpickled)))]
     found = []
-    for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
+    for (child_path, f), u in zip(_children(faithful, path), _child_values(unpickled)):
         found += losses(f, u, child_path, depth + 1, seen)
     return found
 
@@ -858,8 +952,9 @@ def _same_aspects(a: np.ndarray, b: np.ndarray) -> bool:
     if type(a) is not type(b) or a.shape != b.shape or a.strides != b.strides:
         return False
     da, db, fa, fb = a.dtype, b.dtype, a.flags, b.flags
-    return (da.names is None and db.names is None and da.str == db.str and fa.c_contiguous == fb.c_contiguous
-            and fa.f_contiguous == fb.f_contiguous and fa.writeable == fb.writeable)
+    return (da.names is None and (da is db or (db.names is None and da.str == db.str))
+            and fa.c_contiguous == fb.c_contiguous and fa.f_contiguous == fb.f_contiguous
+            and fa.writeable == fb.writeable)
 
 
 # The dtype kinds whose element bytes are their values: numbers, datetimes, fixed-width strings and raw bytes. Not
@@ -876,12 +971,6 @@ def _bytes_are_values(dtype: np.dtype) -> bool:
             and not (kind in "fc" and size // (2 if kind == "c" else 1) in (12, 16)))
 
 
-def _small_plain(a: np.ndarray) -> bool:
-    """Smaller than any array a pickle references, and all its element bytes values (_bytes_are_values):
-    tobytes() is its value bytes."""
-    return a.nbytes < _REFERENCED and _bytes_are_values(a.dtype)
-
-
 def _array_losses(faithful, unpickled, path, depth, seen):
     if _same_aspects(faithful, unpickled):
         differing, found = (), []
@@ -892,12 +981,14 @@ def _array_losses(faithful, unpickled, path, depth, seen):
         inherent = _numpy_losses(faithful) if differing else set()
         found = [_loss(path, k, repr(fa[k]), repr(ua[k])) for k in differing if k not in inherent]
     if _is_object_array(faithful) and faithful.shape == unpickled.shape and _is_object_array(unpickled):
-        for (child_path, f), (_, u) in zip(_children(faithful, path), _children(unpickled, path)):
+        for (child_path, f), u in zip(_children(faithful, path), _child_values(unpickled)):
             found += losses(f, u, child_path, depth + 1, seen)
     # Same dtype and shape: the element bytes must match exactly (NaN payloads and NaT included). A small array's
     # are compared at once: no buffer of the pickle references it, so its memory is never the same.
-    elif faithful.shape == unpickled.shape and faithful.dtype == unpickled.dtype:
-        if _small_plain(faithful) and _small_plain(unpickled):
+    # (Equal dtypes and shapes: both are as small, and their bytes are values alike.)
+    elif faithful.shape == unpickled.shape and ((dtype := faithful.dtype) is unpickled.dtype
+                                                or dtype == unpickled.dtype):
+        if faithful.nbytes < _REFERENCED and _bytes_are_values(dtype):  # tobytes() is its value bytes
             same = faithful.view(np.ndarray).tobytes() == unpickled.view(np.ndarray).tobytes()
         elif faithful.dtype.kind not in _VALUE_KINDS:  # elements that point elsewhere: compared as Python values
             same = _same_python_values(faithful.view(np.ndarray), unpickled.view(np.ndarray))
@@ -905,7 +996,9 @@ def _array_losses(faithful, unpickled, path, depth, seen):
             same = _same_memory(faithful, unpickled) or _same_values(faithful, unpickled)
         if not same:
             found.append(_loss(path, "values", "as written", "different"))
-    return found + _dict_losses(_attributes(faithful), _attributes(unpickled), path, depth, seen)
+    kept = _attributes(faithful)
+    # Nothing to keep (a plain array's): the unpickled side's attributes are not read, for nothing is compared.
+    return found + _dict_losses(kept, _attributes(unpickled), path, depth, seen) if kept else found
 
 
 def _same_python_values(faithful: np.ndarray, unpickled: np.ndarray) -> bool:
