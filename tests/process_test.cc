@@ -505,6 +505,11 @@ TEST(Protocol, LeavesEveryOtherReadyReplyToTheParse) {
            changed(R"("params":{"n":1.5})", R"("params":{"n":1.50})"), changed(R"("errors":[])", R"("errors":{})"),
            changed(R"("event":"ready")", R"("event":"fatal")"), changed("]}", "]} "), changed("]}", "],\"x\":1}"),
            changed(R"({"backend":{"name")", R"({"backend": {"name")"), changed(R"(,"part":-1})", "}"),
+           // What a parse of the part alone would have taken: a NUL ending it early, a byte-order mark before it,
+           // nesting (built to its depth before it failed), spaces.
+           changed(R"("part":0)", std::string(R"("part":0)") + '\0' + "junk"),
+           changed(R"("part":0)", "\"part\":\xEF\xBB\xBF" "0"), changed(R"("part":0)", R"("part":[[[0]]])"),
+           changed(R"("part":0)", R"("part": 0 )"),
        })
     EXPECT_FALSE(parity::protocol::read_plain_ready(line)) << line;
 }

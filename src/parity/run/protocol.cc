@@ -207,9 +207,10 @@ std::optional<PlainReady> read_plain_ready(std::string_view line) {
     if (!id) return std::nullopt;
     s.file = *file, s.id = *id;
     s.meta = value_after(R"(,"meta":)", '{', "timeout", &s.timeout);
-    std::size_t length = 0;
-    if (s.meta.empty() || !take(R"(,"part":)") || (length = text.find('}')) == std::string_view::npos)
-      return std::nullopt;
+    // The part a canonical number (value_length's: no NUL, byte-order mark or nesting, which a parse of the slice up
+    // to the next '}' would have read past or built), then the object's end.
+    const std::size_t length = s.meta.empty() || !take(R"(,"part":)") ? 0 : canonical::value_length(text, 0);
+    if (length == 0 || !text.substr(length).starts_with('}')) return std::nullopt;
     const std::string_view part = text.substr(0, length);
     const json value = json::parse(part.begin(), part.end(), nullptr, false);
     if (!value.is_number_integer()) return std::nullopt;  // check_ready's, read as take_plan reads it
