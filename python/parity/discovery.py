@@ -319,7 +319,7 @@ def plan_text(entries: list):
     compact dump writes (keys sorted, no spaces), which the supervisor reads without building the plan's documents
     where it can prove them the same (src/parity/run/protocol.h, read_plain_ready); valid UTF-8 as
     _scenario.json_text's. None where JSON has no text for them (a NaN in a declaration) or their keys do not sort
-    (mixed types), which the worker then converts, and refuses, as any metadata. At 5,000 scenarios the plan is 1.5 MB:
+    (mixed types): the worker then converts them as any metadata (and refuses a NaN). At 5,000 scenarios the plan is 1.5 MB:
     parsed into C++ JSON and dumped again, it had cost the serial part of `parity run -j N` about 60 ms of CPU
     (bench/README, issue #20 target 3)."""
     try:

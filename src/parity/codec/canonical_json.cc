@@ -1,6 +1,7 @@
 // Canonical JSON text (see canonical_json.h): a reader that only accepts, never repairs, and the pretty form.
 #include "canonical_json.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace parity::canonical {
@@ -131,9 +132,9 @@ std::size_t value_end(std::string_view text, std::size_t at, int depth, std::str
     if (c == '{') {
       const std::size_t key_end = string_end(text, i, false);  // no escapes: their content is the key
       if (key_end == 0) return 0;
-      const std::string_view key = text.substr(i + 1, key_end - i - 2);
-      if (!first && !(previous < key)) return 0;  // std::string's order: bytes as unsigned, as memcmp
-      previous = key;
+      const std::string_view name = text.substr(i + 1, key_end - i - 2);
+      if (!first && !(previous < name)) return 0;  // std::string's order: bytes as unsigned, as memcmp
+      previous = name;
       i = key_end;
       if (i >= text.size() || text[i] != ':') return 0;
       ++i;
@@ -168,7 +169,9 @@ void append_indented(std::string& out, std::string_view value, unsigned indent) 
     const char c = value[i];
     if (c == '"') {
       std::size_t end = i + 1;
-      while (value[end] != '"') end += value[end] == '\\' ? 2 : 1;
+      // Bounded: `value` is value_length's by contract, but a string left open must not be read past its end.
+      while (end < value.size() && value[end] != '"') end += value[end] == '\\' ? 2 : 1;
+      end = std::min(end, value.size() - 1);
       out.append(value, i, end + 1 - i);
       i = end + 1;
       continue;
