@@ -299,6 +299,18 @@ class SmallChanges {
     }
     return line;
   }
+  /// Of `rounds` changes of `line`, those `reads` takes, each handed to `check`; how many it took.
+  template <class Reads, class Check>
+  std::size_t taken(const std::string& line, int rounds, Reads reads, Check check) {
+    std::size_t count = 0;
+    for (int round = 0; round < rounds; ++round) {
+      const std::string changed = of(line);
+      if (!reads(changed)) continue;
+      ++count;
+      check(changed);
+    }
+    return count;
+  }
 
  private:
   std::size_t next() {
@@ -432,14 +444,8 @@ TEST(Protocol, WhatReadPlainDoneTakesTheParseGivesTheSame) {
   std::size_t taken = 0;
   for (const std::string& line : {worker_done(full_record(), false),
                                   std::string(R"({"event":"done","record":{"file":"","id":"a","seconds":0.5,)"
-                                              R"("status":"ok"},"retiring":false})")}) {
-    for (int round = 0; round < 5000; ++round) {
-      const std::string changed = changes.of(line);
-      if (!parity::protocol::read_plain_done(changed)) continue;
-      ++taken;
-      expect_read_as_parsed(changed);
-    }
-  }
+                                              R"("status":"ok"},"retiring":false})")})
+    taken += changes.taken(line, 5000, parity::protocol::read_plain_done, expect_read_as_parsed);
   EXPECT_GT(taken, 100u);
 }
 
@@ -480,14 +486,7 @@ TEST(Protocol, ReadsTheReadyReplyAWorkerWritesAsItsParseGivesIt) {
 // Among many small changes of a worker's ready reply, whatever read_plain_ready takes, the parse takes the same.
 TEST(Protocol, WhatReadPlainReadyTakesTheParseGivesTheSame) {
   SmallChanges changes(7);
-  std::size_t taken = 0;
-  for (int round = 0; round < 10000; ++round) {
-    const std::string changed = changes.of(kReady);
-    if (!parity::protocol::read_plain_ready(changed)) continue;
-    ++taken;
-    expect_ready_as_parsed(changed);
-  }
-  EXPECT_GT(taken, 100u);
+  EXPECT_GT(changes.taken(kReady, 10000, parity::protocol::read_plain_ready, expect_ready_as_parsed), 100u);
 }
 
 TEST(Protocol, LeavesEveryOtherReadyReplyToTheParse) {
