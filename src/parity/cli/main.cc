@@ -350,16 +350,13 @@ int run_main(int argc, char** argv);
 // it, without executing the program again (process.h, InProcessEntry). First Python's own after-fork work (thread
 // states, the import lock, os.register_at_fork's callbacks), then the signal handlers an executed worker starts with:
 // the run's supervisor's are no worker's (a scenario's SIGINT to itself is a KeyboardInterrupt, SIGTERM ends it).
-int worker_in_process(const std::vector<std::string>& argv) {
+int worker_in_process(int argc, char** argv) {
   PyOS_AfterFork_Child();
   PyRun_SimpleString(
       "import signal\n"
       "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
       "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n");
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  return run_main(static_cast<int>(argv.size()), args.data());
+  return run_main(argc, argv);
 }
 
 // `parity check`: both runs and their compare (check.h); the flags are run's and compare's, given once.

@@ -59,7 +59,7 @@ void close_fd(int& fd) {
 // The child of an InProcessEntry: nothing of the parent's but its three channels stays open (the parent's ends of
 // other workers' pipes would keep those workers from seeing their end), then the worker runs here. The process is a
 // copy of a single-threaded one (a run's supervisor), so that anything may be called.
-[[noreturn]] void run_entry(const InProcessEntry& entry, const std::vector<std::string>& argv) {
+[[noreturn]] void run_entry(const InProcessEntry& entry, int argc, char** argv) {
   constexpr unsigned kLow = std::min(protocol::kReplyFd, protocol::kCommandFd);
   constexpr unsigned kHigh = std::max(protocol::kReplyFd, protocol::kCommandFd);
   static_assert(kHigh == kLow + 1, "the two protocol descriptors are neighbours");
@@ -67,7 +67,7 @@ void close_fd(int& fd) {
   ::close_range(kHigh + 1, ~0U, 0);
   int code = 127;
   try {
-    code = entry(argv);
+    code = entry(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "parity: %s\n", e.what());
   }
@@ -91,11 +91,11 @@ void close_fd(int& fd) {
   const bool moved = ::dup2(null, 0) == 0 && ::dup2(output, 1) == 1 && ::dup2(output, 2) == 2 &&
                      ::dup2(replies, protocol::kReplyFd) == protocol::kReplyFd &&
                      ::dup2(commands, protocol::kCommandFd) == protocol::kCommandFd;
-  if (moved && entry) run_entry(*entry, argv);
   if (moved) {
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    if (entry) run_entry(*entry, static_cast<int>(argv.size()), args.data());
     ::execv(args[0], args.data());
   }
   static const char msg[] = "parity: cannot start the worker process (its descriptors or the program)\n";

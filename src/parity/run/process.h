@@ -39,7 +39,7 @@ inline constexpr int kOutputPipeBytes = 1 << 20;
 /// A worker's command line run in this process, its exit code returned: what a ChildProcess given one does after the
 /// fork instead of executing argv[0]. For `parity check` (check.cc), whose process has started the interpreter and
 /// loaded NumPy before forking its runs: their workers begin with both, as the fork server's copies do.
-using InProcessEntry = std::function<int(const std::vector<std::string>& argv)>;
+using InProcessEntry = std::function<int(int argc, char** argv)>;
 
 /// One child: `argv` executed in its own process group (a terminal's Ctrl-C reaches the supervisor only), with a
 /// pipe the parent writes commands to (protocol::kCommandFd in the child), a pipe for its replies
@@ -54,7 +54,7 @@ class ChildProcess {
 
   /// Starts it; throws std::runtime_error when the process cannot be created. With `command_socket` its command
   /// channel is a socket pair instead of a pipe, which can carry descriptors: what a fork server needs (forked_by).
-  /// With `entry` the child runs entry(argv) instead of executing argv[0], with every other descriptor closed.
+  /// With `entry` the child runs entry(argc, argv) instead of executing argv[0], with every other descriptor closed.
   explicit ChildProcess(const std::vector<std::string>& argv, std::size_t max_reply_line = kMaxReplyLine,
                         bool command_socket = false, const InProcessEntry* entry = nullptr);
   /// A worker forked by `server` (started with a command socket, protocol::kForkRequest): its pipes are made here and
