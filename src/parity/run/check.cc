@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -165,8 +164,8 @@ std::string stop_message(const std::array<RunSide, 2>& sides) {
   return ended + ": nothing compared";
 }
 
-// The two runs side by side, with the interpreter started meanwhile for the compare; their ends in `sides`.
-// The compare that follows handles its signals as `parity compare` does.
+// The two runs side by side, their ends in `sides`; SIGINT and SIGTERM passed on to them meanwhile. The compare that
+// follows handles its signals as `parity compare` does.
 void run_both(const RunOptions& gold, const RunOptions& candidate, std::array<RunSide, 2>& sides) {
   StopSignalHandler signals(on_check_signal);
   start_run(sides[0], gold, 0);
@@ -211,8 +210,7 @@ std::filesystem::path check_candidate_dir(const std::filesystem::path& out) { re
 
 int check_scenarios(CheckOptions& options, CompareReporter& reporter) {
   RunOptions& run = options.run;
-  if (run.backend.empty())
-    if (const char* env = std::getenv("PARITY_BACKEND")) run.backend = env;
+  run.backend = backend_name(run);
   if (run.backend.empty()) {
     print_line("check", "no candidate backend: give --backend NAME (or set PARITY_BACKEND)");
     return kExitUsage;

@@ -41,12 +41,6 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-std::string backend_name(const RunOptions& options) {
-  if (!options.backend.empty()) return options.backend;
-  const char* env = std::getenv("PARITY_BACKEND");
-  return env ? env : "";
-}
-
 // The worker's command line (protocol.h).
 std::vector<std::string> worker_argv(const RunOptions& options, const std::string& backend) {
   namespace flag = protocol::flag;
@@ -876,6 +870,12 @@ void check_resume_shard(const Manifest& previous, const std::optional<ShardPlan>
 }
 
 }  // namespace
+
+std::string backend_name(const RunOptions& options) {
+  if (!options.backend.empty()) return options.backend;
+  const char* env = std::getenv("PARITY_BACKEND");
+  return env ? env : "";
+}
 
 int run_scenarios(const RunOptions& options) {
   const std::string backend = backend_name(options);

@@ -36,6 +36,9 @@ struct RunOptions {
   InProcessEntry in_process_worker;
 };
 
+/// The backend a run of `options` loads: its --backend, else $PARITY_BACKEND; empty when neither names one.
+std::string backend_name(const RunOptions& options);
+
 /// Runs the selected scenarios in worker processes and writes OUT/manifest.json and OUT/results/*. Returns
 /// kExitOk when every scenario ended ok/xfail/skip, kExitFailed when one ended error/xpass/crash/timeout,
 /// kExitUsage for a bad backend, path, selection or shard (nothing written), kExitNoTests for a selection of nothing
