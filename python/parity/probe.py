@@ -71,27 +71,16 @@ def _check_deadline():
         raise DeadlineExceeded("time limit reached in the fidelity or pickle probe")
 
 
-def _children(obj, path):
-    """The (path, child) pairs of a container, with the same paths the codec uses."""
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            yield paths.key_path(path, str(key)), value
-    elif isinstance(obj, (list, tuple)):
-        for i, value in enumerate(obj):
-            yield paths.item_path(path, i), value
-    elif _is_object_array(obj):
-        for index in np.ndindex(obj.shape):
-            yield path + paths.index_path(index), obj[index]
-
-
-def _child_list(obj, path) -> list:
-    """list(_children(obj, path)), a dict's or a sequence's made in one comprehension (no generator to resume per
-    child)."""
+def _children(obj, path) -> list:
+    """The (path, child) pairs of a container, with the same paths the codec uses; a list made in one comprehension
+    (a generator resumed per child had cost the digest walk more)."""
     if isinstance(obj, dict):
         return [(paths.key_path(path, str(key)), value) for key, value in obj.items()]
     if isinstance(obj, (list, tuple)):
         return [(paths.item_path(path, i), value) for i, value in enumerate(obj)]
-    return list(_children(obj, path))
+    if _is_object_array(obj):
+        return [(path + paths.index_path(index), obj[index]) for index in np.ndindex(obj.shape)]
+    return []
 
 
 def _child_values(obj):
@@ -506,7 +495,7 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
     else:
         container = isinstance(obj, (dict, list, tuple)) or _is_object_array(obj)  # what _children walks into
         state = None if container else _state(obj)
-    children = _child_list(obj, path) if container else ()
+    children = _children(obj, path) if container else ()
     if shown is not None:
         text = _description(obj, state)
         if len(text) <= 2 * _SHOWN:
