@@ -47,6 +47,7 @@ bench compare "$build/bench/parity_compare_bench" "${quick[@]}" ${quick[0]:+--va
 bench codec "$build/bench/parity_codec_bench" "${quick[@]}" --dir "$log"
 bench pipeline "$python" "$repo/bench/pipeline_bench.py" "${quick[@]}"
 bench probe "$python" "$repo/bench/probe_bench.py" "${quick[@]}"
+bench floor "$python" "$repo/bench/floor_bench.py" "${quick[@]}"
 if [[ ${#quick[@]} -gt 0 ]]; then
   bench html_report "$python" "$repo/bench/html_report_bench.py" --scenarios 200 --repeat 1
 else

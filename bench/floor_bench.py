@@ -1,0 +1,182 @@
+"""The least a small scenario can cost under parity's contract, piece by piece, against target 2's 0.5 ms (bench/README).
+
+  .venv/bin/python bench/floor_bench.py [N] [REPEAT] [--candidate fsproxy] [--dir DIR] [--quick]
+
+Issue #20's target 2 asks for < 0.5 ms of marginal overhead per scenario over gold run + candidate run + compare. This
+measures what no design that keeps parity's contract can leave out, each piece alone in a process that has already
+started and warmed up, over pipeline_bench's N generated scenarios (default 500), medians of REPEAT (default 5), CPU
+microseconds per scenario (time.process_time around the piece only, so the loop and the timer are left out):
+  own       the scenario's own work: its function under the backend, given its seeded generator (`Scenario.call`);
+            the work under test, not overhead, so left out of the floor of target 2's overhead;
+  pickle    pickle protocol 5 of its outputs: the pickle probe's meaning is that the candidate's own __reduce__ runs;
+  file      one file a scenario, created, written and renamed into place: outputs must outlive the process that made
+            them so that a fresh process reloads them (parity writes two: its own codec's and the pickle);
+  reload    in a fresh process, both sides' files read and unpickled (the candidate's own reconstructors);
+  compare   every leaf's type, dtype, shape, strides, contiguity, writeable flag and values (exact, else allclose);
+  report    its entry in the JSON and JUnit reports (a dict of its checks dumped, a testcase element escaped);
+  isolate   one round trip between two processes over pipes: a supervisor that survives the scenario's crash and blames
+            it on that scenario learns at least when each one starts (parity: the supervisor and its worker).
+The floor is the sum over both sides and the compare, less the scenarios' own work. It is a lower bound, not a design:
+one pickle stands in for parity's codec and probe both (a pickle keeps neither strides nor a proxy's own type), no
+digest, no manifest, no timeouts. Prints the pieces and the floor against
+0.5 ms; the exit status is 1 only when a piece fails (a scenario errs, or the two sides differ). --quick: 50 scenarios,
+one round (bench/all.sh --quick, CTest's bench_all_quick).
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pipeline_bench as pb  # noqa: E402
+
+TARGET_US = 500.0
+
+# One side's pieces: call, pickle, file (one process: the side's run). Warms up on the first five scenarios, whose
+# calls pay for lazy imports, as parity's start-up does.
+RUN_SIDE = r"""
+import json, os, pickle, sys, time
+sys.path.insert(0, sys.argv[1])
+from parity import backend, discovery
+backend.register_fixtures(sys.argv[2])
+b = backend.load(sys.argv[3]); b.install()
+found = discovery.discover([sys.argv[4]])
+out_dir = sys.argv[5]
+clock = time.process_time
+for s in found.scenarios[:5]: s.call(b)
+spent = {"own": 0.0, "pickle": 0.0, "file": 0.0}
+for i, s in enumerate(found.scenarios):
+    t0 = clock(); result = s.call(b); t1 = clock()
+    if result["status"] != "ok": raise SystemExit(f"{s.id}: {result}")
+    blob = pickle.dumps(result["outputs"], protocol=5); t2 = clock()
+    temp, final = f"{out_dir}/.{i}.tmp", f"{out_dir}/{i}.pkl"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600); os.write(fd, blob); os.close(fd)
+    os.rename(temp, final); t3 = clock()
+    spent["own"] += t1 - t0; spent["pickle"] += t2 - t1; spent["file"] += t3 - t2
+print(json.dumps({k: v / len(found.scenarios) * 1e6 for k, v in spent.items()}))
+"""
+
+# The compare's pieces: reload, compare and report (a fresh process, the candidate's module installed for its reconstructors).
+COMPARE = r"""
+import json, os, pickle, sys, time
+from xml.sax.saxutils import quoteattr
+sys.path.insert(0, sys.argv[1])
+from parity import backend
+backend.register_fixtures(sys.argv[2])
+b = backend.load(sys.argv[3]); b.install()
+import numpy as np
+gold_dir, cand_dir, count = sys.argv[4], sys.argv[5], int(sys.argv[6])
+clock = time.process_time
+
+def read(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+
+def leaf_equal(g, c):
+    if isinstance(g, dict):
+        return type(c) is dict and g.keys() == c.keys() and all(leaf_equal(g[k], c[k]) for k in g)
+    if not isinstance(g, np.ndarray):
+        return type(g) is type(c) and (g == c or (g != g and c != c))
+    c = np.asarray(c)
+    if (g.dtype != c.dtype or g.shape != c.shape or g.strides != c.strides or g.flags.c_contiguous != c.flags.c_contiguous
+            or g.flags.f_contiguous != c.flags.f_contiguous or g.flags.writeable != c.flags.writeable):
+        return False
+    return np.array_equal(g, c) or (g.dtype.kind in "fc" and np.allclose(g, c, equal_nan=True))
+
+for i in range(5): leaf_equal(pickle.loads(read(f"{gold_dir}/{i}.pkl")), pickle.loads(read(f"{cand_dir}/{i}.pkl")))
+def report(i, g):
+    checks = [{"check": check, "ok": True, "path": key} for key in g for check in ("type", "dtype", "layout", "values")]
+    entry = json.dumps({"id": f"m{i // 50}.s{i}", "status": "pass", "checks": checks, "repro": f"parity run -k s{i}"})
+    case = f'<testcase classname={quoteattr(f"m{i // 50}")} name={quoteattr(f"s{i}")} time="0.001"/>'
+    return len(entry) + len(case)
+
+spent = {"reload": 0.0, "compare": 0.0, "report": 0.0}
+for i in range(count):
+    t0 = clock()
+    g = pickle.loads(read(f"{gold_dir}/{i}.pkl")); c = pickle.loads(read(f"{cand_dir}/{i}.pkl")); t1 = clock()
+    same = leaf_equal(g, c); t2 = clock()
+    report(i, g); t3 = clock()
+    if not same: raise SystemExit(f"scenario {i}: the two sides differ")
+    spent["reload"] += t1 - t0; spent["compare"] += t2 - t1; spent["report"] += t3 - t2
+print(json.dumps({k: v / count * 1e6 for k, v in spent.items()}))
+"""
+
+# A round trip a scenario between two processes over two pipes: both processes' CPU, as a supervisor and its worker.
+ISOLATE = r"""
+import json, os, resource, sys, time
+count = int(sys.argv[1])
+down_r, down_w = os.pipe(); up_r, up_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    while os.read(down_r, 64) != b"e": os.write(up_w, b"d")
+    os._exit(0)
+for _ in range(50): os.write(down_w, b"s"); os.read(up_r, 64)
+mine, theirs = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+for _ in range(count): os.write(down_w, b"s"); os.read(up_r, 64)
+os.write(down_w, b"e"); os.waitpid(pid, 0)
+child = resource.getrusage(resource.RUSAGE_CHILDREN)
+spent = time.process_time() - mine + (child.ru_utime + child.ru_stime)  # the child's whole life: its start is tiny
+print(json.dumps({"isolate": spent / count * 1e6}))
+"""
+
+
+def python(code: str, *args) -> dict:
+    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"floor_bench: a piece failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout)
+
+
+def one_round(scenarios: Path, work: Path, candidate: str, count: int) -> dict:
+    """Every piece once: {(side, piece): microseconds per scenario}."""
+    shutil.rmtree(work, ignore_errors=True)
+    common = (pb.REPO / "python", pb.REPO / "fixtures")
+    figures = {}
+    for side, backend_name in (("gold", "gold"), ("candidate", candidate)):
+        (work / side).mkdir(parents=True)
+        for piece, us in python(RUN_SIDE, *common, backend_name, scenarios, work / side).items():
+            figures[(side, piece)] = us
+    for piece, us in python(COMPARE, *common, candidate, work / "gold", work / "candidate", count).items():
+        figures[("compare", piece)] = us
+    figures[("both", "isolate")] = 2 * python(ISOLATE, count)["isolate"]  # a supervisor for each side's run
+    return figures
+
+
+def main() -> int:
+    base, argv = pb.take_dir(sys.argv[1:])
+    candidate, quick = "fsproxy", "--quick" in argv
+    argv = [a for a in argv if a != "--quick"]
+    if "--candidate" in argv:
+        at = argv.index("--candidate")
+        candidate = argv[at + 1]
+        del argv[at:at + 2]
+    count = int(argv[0]) if argv else 50 if quick else 500
+    repeat = int(argv[1]) if len(argv) > 1 else 1 if quick else 5
+    tmp = Path(tempfile.mkdtemp(prefix="parity-floor-bench.", dir=base))
+    try:
+        scenarios = pb.generate(tmp / "set", count) / "parity"
+        rounds = [one_round(scenarios, tmp / "work", candidate, count) for _ in range(repeat)]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    medians = {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
+    print(f"floor_bench: {count} generated scenarios, gold and {candidate}, medians of {repeat}, CPU µs a scenario, "
+          f"in {tmp.parent}, load average {os.getloadavg()[0]:.1f}")
+    for (where, piece), us in medians.items():
+        print(f"  {where:10s} {piece:8s} {us:8.1f}")
+    own = medians[("gold", "own")] + medians[("candidate", "own")]
+    floor = sum(medians.values()) - own
+    verdict = "below" if floor < TARGET_US else "at or above"
+    print(f"  {'floor':19s} {floor:8.1f}  (overhead, the scenarios' own {own:.1f} left out: {verdict} target 2's "
+          f"{TARGET_US:.0f} µs a scenario; the marginal with their own work {floor + own:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
