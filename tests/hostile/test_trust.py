@@ -145,6 +145,24 @@ def test_a_pickle_from_another_key_is_skipped_and_the_shared_key_verifies(tmp_pa
     assert "notice" not in same.stderr and not skipped(tmp_path / "b.json")
 
 
+def test_a_pickle_is_signed_and_verified_with_the_key_given_each_time():
+    """signature and verified_payload reuse the last key's HMAC state: a different key must never reuse it."""
+    import hashlib
+    import hmac
+
+    from parity import trust
+    payload = b"a pickle's bytes" * 40
+    keys = [b"k" * 64, b"another key, of another length", b"k" * 64, b"x" * 200]  # one over SHA-256's block size
+    for key in keys:
+        expected = hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
+        signed = payload + trust.signature(key, payload)
+        assert signed.endswith(b" " + expected + b"\n")
+        assert trust.verified_payload(signed, lambda key=key: key) == (payload, None)
+        for other in keys:
+            if other != key:
+                assert trust.verified_payload(signed, lambda other=other: other)[0] is None, (key, other)
+
+
 def test_the_key_is_created_private_on_first_use(tmp_path):
     config = tmp_path / "config"
     env = {"XDG_CONFIG_HOME": str(config), "PARITY_KEY_FILE": "", "PARITY_PROBE_KEY": ""}
