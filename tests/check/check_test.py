@@ -84,6 +84,15 @@ def test_a_run_that_cannot_start_ends_the_check_before_the_compare(tmp_path):
     assert not (tmp_path / "r.json").exists()
 
 
+def test_a_misspelt_scenarios_path_is_named_and_nothing_is_compared(tmp_path):
+    missing = tmp_path / "no_such_scenarios_dir"
+    proc = parity("check", "--backend", "fsproxy", "--scenarios", missing, "--out", tmp_path / "o", "--json",
+                  tmp_path / "r.json", check=2)
+    for side in ("gold", "candidate"):
+        assert f"[{side}] parity run: scenario path does not exist: {missing}" in proc.stderr, proc.stderr
+    assert "nothing compared" in proc.stderr and not (tmp_path / "r.json").exists(), proc.stderr
+
+
 def test_a_selection_of_nothing_exits_5(tmp_path):
     proc = parity("check", "--backend", "fsproxy", "--scenarios", E2E, "-k", "no_such_scenario_xyz", "--out",
                   tmp_path / "o", check=5)
