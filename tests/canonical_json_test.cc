@@ -104,7 +104,8 @@ TEST(CanonicalJson, PlainStringsHoldNoEscape) {
 
 // Strings are stepped over eight bytes at a time where all eight are plain: a byte that is not (a quote, a backslash,
 // a control character, any byte of UTF-8 or not) at every place in and around those eight, in strings of every length
-// up to three words, is taken exactly where nlohmann's parse and dump give the text back.
+// up to three words, is taken exactly where nlohmann's parse and dump give the text back, and copied whole by the
+// pretty form.
 TEST(CanonicalJson, EveryByteAtEveryPlaceOfAStringIsSeen) {
   std::string bytes;
   for (int b = 0; b < 256; ++b) bytes += static_cast<char>(b);
@@ -121,6 +122,9 @@ TEST(CanonicalJson, EveryByteAtEveryPlaceOfAStringIsSeen) {
         }
         ASSERT_EQ(value_length(text, kDepth) == text.size(), canonical) << "byte " << int(Byte(b)) << " at " << at;
         ASSERT_EQ(plain_string_length(text) == text.size(), canonical && b != '\\') << int(Byte(b)) << " at " << at;
+        if (canonical) {
+          ASSERT_EQ(indented(text, 3), text) << int(Byte(b)) << " at " << at;  // a string is copied whole
+        }
         taken += canonical;
       }
   EXPECT_EQ(taken, 300u * (128 - 32 - 2));  // the printable ASCII bytes but '"' and '\\', at each of 300 places
@@ -138,6 +142,9 @@ TEST(CanonicalJson, EveryByteAtEveryPlaceOfAStringIsSeen) {
           } catch (const json::exception&) {
           }
           ASSERT_EQ(value_length(text, kDepth) == text.size(), canonical) << at << " " << second;
+          if (canonical) {
+            ASSERT_EQ(indented("[" + text + "]", 0), "[\n " + text + "\n]") << at << " " << second;
+          }
         }
 }
 
