@@ -17,6 +17,7 @@ using parity::canonical::value_length;
 namespace {
 
 constexpr int kDepth = 64;
+using Byte = unsigned char;
 
 std::string compact(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -99,6 +100,52 @@ TEST(CanonicalJson, PlainStringsHoldNoEscape) {
   const std::vector<std::string> texts = {R"("a\"b")", R"("a\\b")", R"("a\nb")", std::string("\"a\tb\""),
                                           std::string("\"\xff\""), std::string("\"open"), std::string("x")};
   for (const std::string& text : texts) EXPECT_EQ(plain_string_length(text), 0u) << text;
+}
+
+// Strings are stepped over eight bytes at a time where all eight are plain: a byte that is not (a quote, a backslash,
+// a control character, any byte of UTF-8 or not) at every place in and around those eight, in strings of every length
+// up to three words, is taken exactly where nlohmann's parse and dump give the text back, and copied whole by the
+// pretty form.
+TEST(CanonicalJson, EveryByteAtEveryPlaceOfAStringIsSeen) {
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) bytes += static_cast<char>(b);
+  std::size_t taken = 0;
+  for (std::size_t length = 1; length <= 24; ++length)
+    for (std::size_t at = 0; at < length; ++at)
+      for (const char b : bytes) {
+        std::string text = "\"" + std::string(length, 'a') + "\"";
+        text[1 + at] = b;
+        bool canonical = false;
+        try {
+          canonical = compact(json::parse(text)) == text;
+        } catch (const json::exception&) {
+        }
+        ASSERT_EQ(value_length(text, kDepth) == text.size(), canonical) << "byte " << int(Byte(b)) << " at " << at;
+        ASSERT_EQ(plain_string_length(text) == text.size(), canonical && b != '\\') << int(Byte(b)) << " at " << at;
+        if (canonical) {
+          ASSERT_EQ(indented(text, 3), text) << int(Byte(b)) << " at " << at;  // a string is copied whole
+        }
+        taken += canonical;
+      }
+  EXPECT_EQ(taken, 300u * (128 - 32 - 2));  // the printable ASCII bytes but '"' and '\\', at each of 300 places
+  // Two bytes to look at in one word (an escape, a UTF-8 sequence, a quote after either): each is found in turn.
+  const std::string special = std::string("\"\\nu0\x01\x7f\x80\xa9\xc3\xff");
+  for (std::size_t at = 0; at < 17; ++at)
+    for (std::size_t second = at + 1; second < 17; ++second)
+      for (const char a : special)
+        for (const char b : special) {
+          std::string text = "\"" + std::string(17, 'a') + "\"";
+          text[1 + at] = a, text[1 + second] = b;
+          bool canonical = false;
+          try {
+            canonical = compact(json::parse(text)) == text;
+          } catch (const json::exception&) {
+          }
+          ASSERT_EQ(value_length(text, kDepth) == text.size(), canonical) << at << " " << second;
+          if (canonical) {
+            ASSERT_EQ(indented("[" + text + "]", 0), "[\n " + text + "\n]") << at << " " << second;
+          }
+        }
 }
 
 // Whatever it takes, among many small changes of canonical texts, is what nlohmann's parse and dump give back, and its

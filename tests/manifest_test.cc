@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_support.h"
@@ -354,6 +356,19 @@ TEST(ResultFileFor, IsTheReadableIdAndItsSha256) {
   // Each run of other characters becomes one '_', and a '.' never follows another.
   EXPECT_TRUE(parity::result_file_for("m.f[r=1..2]").starts_with("results/m.f_r_1._2_-"));
   EXPECT_EQ(parity::pickle_file_for("abc"), "results/abc-ba7816bf8f01cfea.parity.pickle");
+}
+
+// Lengths around the padding's bounds (55, 56 and 64 bytes of a block, then whole blocks hashed in place before the
+// tail): the digests Python's hashlib.sha256 gives.
+TEST(ResultFileFor, DigestsEveryLengthAroundABlock) {
+  const std::pair<std::size_t, const char*> expected[] = {
+      {55, "9f4390f8d30c2dd9"},  {56, "b35439a4ac6f0948"},  {63, "7d3e74a05d7db15b"},  {64, "ffe054fe7ae0cb6d"},
+      {65, "635361c48bb9eab1"},  {119, "31eba51c313a5c08"}, {120, "2f3d335432c70b58"}, {127, "c57e9278af78fa3c"},
+      {128, "6836cf13bac400e9"}, {200, "c2a908d98f5df987"}};
+  for (const auto& [length, digest] : expected)
+    EXPECT_EQ(parity::result_file_for(std::string(length, 'a')),
+              "results/" + std::string(std::min<std::size_t>(length, 80), 'a') + "-" + digest + ".parity")
+        << length;
 }
 
 TEST(ResultFileFor, IsSafeAndDistinctForAnyId) {
