@@ -1,8 +1,9 @@
 """Wall and CPU seconds of parity pipelines, two builds side by side, --jobs 1 against --jobs 2 (bench/README).
 
-python bench/jobs_bench.py OLD_BIN NEW_BIN corpus|N|runN [REPEAT]: `corpus` times a gold run of the bundled corpus, a
-number N gold + fsproxy + compare of N generated scenarios (pipeline_bench's), runN the gold run of those alone; round
-robin, medians. CPU is user + system of every process of a pipeline (getrusage of the waited-for children: parity's
+python bench/jobs_bench.py OLD_BIN NEW_BIN corpus|N|runN|compareN|comparecorpus [REPEAT]: `corpus` times a gold run of
+the bundled corpus, a number N gold + fsproxy + compare of N generated scenarios (pipeline_bench's), runN the gold run
+of those alone, compareN (comparecorpus) `compare --jobs 1` and `--jobs 2` alone, over gold and fsproxy runs of those
+(of the corpus) made once by NEW_BIN; round robin, medians. CPU is user + system of every process of a pipeline (getrusage of the waited-for children: parity's
 workers and compare processes included), the figure a loaded machine distorts least.
 
 On a loaded machine wall time says nothing about two cores against one, so it also prints, per build, the bound on
@@ -51,9 +52,36 @@ def summarize(runs):
     return {k: (statistics.median(r[k][0] for r in runs), statistics.median(r[k][1] for r in runs)) for k in keys} | {
         "total": (statistics.median(sum(v[0] for v in r.values()) for r in runs), statistics.median(sum(v[1] for v in r.values()) for r in runs))}
 
+def compare_only(binary, runs, jobs):
+    """compare --jobs N of the same two runs: both builds read what NEW_BIN's runs wrote."""
+    out = TMP / "reports"; shutil.rmtree(out, ignore_errors=True); out.mkdir()
+    return {"compare": timed([binary, "compare", "-q", runs / "gold", runs / "candidate", "--json", out / "r.json",
+                              "--junit", out / "j.xml", "--jobs", jobs])}
+
+def compare_main(what, repeat):
+    scen = CORPUS if what == "comparecorpus" else pb.generate(TMP / "set", int(what.removeprefix("compare"))) / "parity"
+    runs = TMP / "runs"
+    for side, backend in (("gold", "gold"), ("candidate", "fsproxy")):
+        timed([NEW, "run", "-q", "--backend", backend, "--scenarios", scen, "--out", runs / side, "--jobs", 2])
+    names = ["old j1", "old j2", "new j1", "new j2"]
+    got = {k: [] for k in names}
+    for r in range(repeat):
+        for name in names[r % 4:] + names[:r % 4]:
+            got[name].append(compare_only(OLD if name.startswith("old") else NEW, runs, int(name[-1]))["compare"])
+            print(name, tuple(round(x, 2) for x in got[name][-1]), flush=True)
+    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in got.items()}
+    print("load average (1, 5, 15 min) at the end:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    for build in ("old", "new"):
+        (w1, c1), (w2, c2) = med[f"{build} j1"], med[f"{build} j2"]
+        print(f"{build}: wall j1 {w1:.2f} s, j2 {w2:.2f} s: {w1 / w2:.2f}x; CPU j1 {c1:.2f} s, j2 {c2:.2f} s "
+              f"(+{100 * (c2 / c1 - 1):.0f}%)")
+    shutil.rmtree(TMP, ignore_errors=True)
+
 def main():
     what, repeat = sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 3
     print("load average (1, 5, 15 min) at the start:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    if what.startswith("compare"):
+        return compare_main(what, repeat)
     if what == "corpus":
         scen, stages = CORPUS, ("gold",)
     else:

@@ -124,6 +124,29 @@ def test_a_compare_process_that_dies_makes_its_scenario_an_error_and_the_others_
     assert fragile["repro"], fragile
 
 
+def test_a_compare_process_that_dies_with_several_items_queued_loses_only_the_one_it_was_comparing(tmp_path):
+    # Small scenarios: the parent queues several to each process (fan_out.cc, ahead()); those queued behind the one
+    # that killed its process are compared by its successor, and the outcomes stay in order.
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    module = textwrap.dedent(CRASHING_REDUCER)
+    for name, count in (("before", 30), ("after", 90)):  # fragile is item 30 of 121, in the first process's share
+        module = module.replace(f"@parity.scenario\ndef {name}(xp):",
+                                f"@parity.scenario(params={{'n': list(range({count}))}})\ndef {name}(xp, n):")
+    assert module.count("params=") == 2
+    (scenarios / "fragile_mod.py").write_text(module)
+    for side in ("gold", "cand"):
+        parity("run", "--backend", "gold", "--out", tmp_path / side, "-q", "--scenarios", scenarios, check=0)
+    proc = parity("compare", tmp_path / "gold", tmp_path / "cand", "--jobs", "2", "--scenarios", scenarios,
+                  "--json", tmp_path / "r.json", env={"JOBS_TEST_ABORT_ON_REBUILD": "1"}, check=1)
+    found = json.loads((tmp_path / "r.json").read_text())["scenarios"]
+    assert len(found) == 121
+    assert [s["status"] for s in found if s["id"] != "fragile_mod.fragile"] == ["pass"] * 120, proc.stderr
+    fragile = next(s for s in found if s["id"] == "fragile_mod.fragile")
+    assert fragile["status"] == "error" and "compare process died comparing it (signal 6" in fragile["message"]
+    assert [s["id"] for s in found].index("fragile_mod.fragile") == 30  # in order, as one process reports them
+
+
 IMPORT_LOGGING = """
     import os
     import pathlib

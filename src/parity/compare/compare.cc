@@ -9,6 +9,7 @@
 
 #include "compare_internal.h"
 #include "fan_out.h"
+#include "outcome_wire.h"
 #include "probes.h"
 #include "verdict.h"
 
@@ -95,32 +96,6 @@ void use_current_differences(const Manifest& candidate, const CompareOptions& tr
 
 namespace {
 
-// A ScenarioOutcome as a compare process sends it to its parent (compare --jobs): CBOR, which keeps every double
-// (NaN and infinities too) and every string byte as they are, so the parent's reports are those one process writes.
-std::string outcome_bytes(const ScenarioOutcome& o) {
-  json checks = json::array(), skipped = json::array();
-  for (const Check& c : o.checks) checks.push_back({c.check, c.ok, c.path, c.message, c.details});
-  for (const SkippedCheck& s : o.skipped) skipped.push_back({s.check, s.side, s.kind, s.reason});
-  const json coverage = o.coverage ? json{o.coverage->leaves, o.coverage->checks} : json();
-  const json all = {o.id,    o.status,       o.message,           checks,           skipped, o.meta, o.policy, coverage,
-                    o.repro, o.gold_seconds, o.candidate_seconds, o.compare_seconds};
-  const std::vector<std::uint8_t> bytes = json::to_cbor(all);
-  return {bytes.begin(), bytes.end()};
-}
-
-ScenarioOutcome outcome_from_bytes(const std::string& bytes) {
-  const json all = json::from_cbor(bytes);
-  ScenarioOutcome o;
-  o.id = all[0].get<std::string>(), o.status = all[1].get<std::string>(), o.message = all[2].get<std::string>();
-  for (const json& c : all[3]) o.checks.push_back({c[0], c[1], c[2], c[3], c[4]});
-  for (const json& s : all[4]) o.skipped.push_back({s[0], s[1], s[2], s[3]});
-  o.meta = all[5], o.policy = all[6];
-  if (!all[7].is_null()) o.coverage = Coverage{all[7][0], all[7][1]};
-  o.repro = all[8].get<std::string>();
-  o.gold_seconds = all[9], o.candidate_seconds = all[10], o.compare_seconds = all[11];
-  return o;
-}
-
 // The scenario whose compare process died comparing it (a crash in a reducer or an extension): its error, and the
 // others are compared on.
 ScenarioOutcome lost_outcome(const Manifest& gold, const Manifest& candidate, const ScenarioRecord* g,
@@ -136,6 +111,12 @@ ScenarioOutcome lost_outcome(const Manifest& gold, const Manifest& candidate, co
   o.message = "its compare process died comparing it (" + how + ")";
   o.checks.push_back({"error", false, "outputs", o.message});
   return o;
+}
+
+std::string wire(const ScenarioOutcome& o) {
+  std::string bytes;
+  append_outcome_wire(o, bytes);
+  return bytes;
 }
 
 }  // namespace
@@ -173,12 +154,12 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
     }
   } else {
     fan_out(ids.size(), options.jobs,
-            {[&](std::size_t i) { return outcome_bytes(one(i)); },
+            {[&](std::size_t i) { return wire(one(i)); },
              [&](std::size_t i, const std::string& how) {
-               return outcome_bytes(lost_outcome(gold, candidate, gold_index.find(ids[i]), candidate_index.find(ids[i]),
-                                                 ids[i], trusting, how));
+               return wire(lost_outcome(gold, candidate, gold_index.find(ids[i]), candidate_index.find(ids[i]), ids[i],
+                                        trusting, how));
              },
-             [&](std::size_t i, const std::string& bytes) { keep(i, outcome_from_bytes(bytes)); }});
+             [&](std::size_t i, const std::string& bytes) { keep(i, outcome_from_wire(bytes)); }});
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
