@@ -99,6 +99,23 @@ def test_a_manifest_from_a_newer_parity_is_refused_saying_what_to_do(pair, tmp_p
     assert str(newer / "manifest.json") in proc.stderr and "upgrade parity" in proc.stderr
 
 
+@pytest.mark.parametrize("broken", ["gold", "candidate", "both"])
+def test_an_unreadable_manifest_on_either_side_is_named_and_gold_is_named_first(pair, tmp_path, broken):
+    """compare reads the two manifests side by side (compare_results.cc, read_manifests): the error is still the one
+    of the side that is broken, gold's when both are."""
+    gold, cand = pair
+    sides = {"gold": gold, "candidate": cand}
+    for side in (("gold", "candidate") if broken == "both" else (broken,)):
+        sides[side] = tmp_path / side
+        shutil.copytree(gold if side == "gold" else cand, sides[side])
+        (sides[side] / "manifest.json").write_text("{ not json")
+    proc = parity("compare", sides["gold"], sides["candidate"], check=2)
+    named = sides["candidate" if broken == "candidate" else "gold"] / "manifest.json"
+    assert f"{named}: malformed" in proc.stderr, proc.stderr
+    if broken == "both":
+        assert str(sides["candidate"]) not in proc.stderr, proc.stderr
+
+
 def test_an_output_directory_that_cannot_be_created_is_named_and_nothing_is_written(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
