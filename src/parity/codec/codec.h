@@ -2,8 +2,6 @@
 // The format is specified in docs/format.md.
 #pragma once
 
-#include <pybind11/pybind11.h>
-
 #include <complex>
 #include <cstdint>
 #include <filesystem>
@@ -13,6 +11,8 @@
 #include <unordered_map>
 #include <variant>
 #include <vector>
+
+#include "pybind11_fwd.h"
 
 namespace parity {
 

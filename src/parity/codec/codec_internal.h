@@ -2,7 +2,7 @@
 // Private to src/parity/codec: only its own sources include it (codec.h is the codec's public header).
 #pragma once
 
-#include <pybind11/pybind11.h>
+#include <pybind11/pytypes.h>
 
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,8 @@
 // XXH3-128 over Python buffers, for parity.probe's fidelity digests and the pickle's buffer table (docs/format.md).
 #include "digest.h"
 
+#include <pybind11/pybind11.h>
+
 #include <memory>
 #include <mutex>
 #include <new>

@@ -1,12 +1,12 @@
 // XXH3-128 for Python, the fidelity digest of parity.probe: a streaming hasher fed the leaves' bytes in place.
 #pragma once
 
-#include <pybind11/pybind11.h>
-
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+
+#include "pybind11_fwd.h"
 
 namespace parity {
 

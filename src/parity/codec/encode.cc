@@ -1,4 +1,5 @@
 // Writes result files: a scenario's outputs with their exact layout (see codec.h and docs/format.md).
+#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cfloat>

@@ -1,5 +1,6 @@
 // The output-path grammar: how a value's place inside the outputs is written (outputs['a'][2].mask). Written only
 // here: Python's parity.paths (the fidelity digests' paths) calls these functions through define_path_functions.
+#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstdio>

@@ -1,4 +1,6 @@
 // Rebuilds Python objects from a decoded result file (to_python, see codec.h).
+#include <pybind11/pybind11.h>
+
 #include <unordered_map>
 #include <unordered_set>
 

@@ -1,6 +1,8 @@
 // The small helpers the parts of compare share (compare_internal.h).
 #include "compare_internal.h"
 
+#include <pybind11/pybind11.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

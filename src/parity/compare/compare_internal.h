@@ -1,7 +1,7 @@
 // Private to compare's parts: small helpers several of them share, and how a scenario's policy is resolved.
 #pragma once
 
-#include <pybind11/pybind11.h>
+#include <pybind11/pytypes.h>
 
 #include <nlohmann/json.hpp>
 #include <set>

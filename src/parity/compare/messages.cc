@@ -1,6 +1,8 @@
 // compare's messages and details: the side-by-side facts table, numpy.testing's value report, run errors.
 #include "messages.h"
 
+#include <pybind11/cast.h>
+
 #include <sstream>
 
 #include "compare_internal.h"

@@ -1,7 +1,7 @@
 // compare's messages and details for people and programs: array facts, value reports, a run's error.
 #pragma once
 
-#include <pybind11/pybind11.h>
+#include <pybind11/pytypes.h>
 
 #include <nlohmann/json.hpp>
 #include <string>

@@ -1,7 +1,7 @@
 // The comparison policies (README "Policies") and the tolerances a scenario sets: what compare is told to relax.
 #pragma once
 
-#include <pybind11/pybind11.h>
+#include <pybind11/pytypes.h>
 
 #include <map>
 #include <nlohmann/json.hpp>

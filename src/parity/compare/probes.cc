@@ -1,6 +1,7 @@
 // The Python probes: fidelity (digests of the reloaded outputs), pickle, the backend's REQUIRED_ATTRS, assert_eq.
 #include "probes.h"
 
+#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <filesystem>

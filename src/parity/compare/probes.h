@@ -1,8 +1,6 @@
 // The Python probes compare runs on the outputs rebuilt as Python objects: fidelity, pickle, attrs, assert_eq.
 #pragma once
 
-#include <pybind11/pybind11.h>
-
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -11,6 +9,7 @@
 #include "codec.h"
 #include "compare.h"
 #include "manifest.h"
+#include "pybind11_fwd.h"
 
 namespace parity {
 

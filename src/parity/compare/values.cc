@@ -2,6 +2,8 @@
 // other byte order than the type it is read as is swapped by the kernel as it loads each element (Plan).
 #include "values.h"
 
+#include <pybind11/pybind11.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>

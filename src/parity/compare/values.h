@@ -1,7 +1,7 @@
 // Element-wise comparison of two same-shape arrays, streamed through buffered NpyIter passes without temporaries.
 #pragma once
 
-#include <pybind11/pybind11.h>
+#include <pybind11/pytypes.h>
 
 #include <cstdint>
 #include <map>
