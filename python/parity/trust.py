@@ -140,8 +140,6 @@ def key(create: bool = False) -> bytes:
         raise NoKey(f"key file {path} cannot be read: {exc}") from None
 
 
-def mac(key_bytes: bytes):
-    return hmac.new(key_bytes, digestmod=hashlib.sha256)
 
 
 def trailer(digest) -> bytes:
@@ -154,12 +152,17 @@ def trailer(digest) -> bytes:
 _keyed = (None, None)
 
 
-def _hex_mac(key_bytes: bytes, payload) -> str:
-    """The HMAC-SHA256 of `payload` under `key_bytes`, in hex (hmac.digest's)."""
+def mac(key_bytes: bytes):
+    """A fresh HMAC-SHA256 under `key_bytes`, to be fed: a copy of that key's keyed state."""
     global _keyed
     if _keyed[0] != key_bytes:
         _keyed = (key_bytes, hmac.new(key_bytes, digestmod=hashlib.sha256))
-    digest = _keyed[1].copy()
+    return _keyed[1].copy()
+
+
+def _hex_mac(key_bytes: bytes, payload) -> str:
+    """The HMAC-SHA256 of `payload` under `key_bytes`, in hex (hmac.digest's)."""
+    digest = mac(key_bytes)
     digest.update(payload)
     return digest.hexdigest()
 
