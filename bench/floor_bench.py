@@ -36,18 +36,12 @@ import pipeline_bench as pb  # noqa: E402
 
 TARGET_US = 500.0
 
-# One side's pieces: call, pickle, file (one process: the side's run). Warms up on the first five scenarios, whose
-# calls pay for lazy imports, as parity's start-up does.
-RUN_SIDE = r"""
-import json, os, pickle, sys, time
-sys.path.insert(0, sys.argv[1])
-from parity import backend, discovery
-backend.register_fixtures(sys.argv[2])
-b = backend.load(sys.argv[3]); b.install()
-found = discovery.discover([sys.argv[4]])
+# One side's pieces: own work, pickle, file (one process: the side's run), once pipeline_bench's SCENARIOS_READY has
+# loaded the backend and warmed up.
+RUN_SIDE = pb.SCENARIOS_READY + r"""
+import os, pickle
 out_dir = sys.argv[5]
 clock = time.process_time
-for s in found.scenarios[:5]: s.call(b)
 spent = {"own": 0.0, "pickle": 0.0, "file": 0.0}
 for i, s in enumerate(found.scenarios):
     t0 = clock(); result = s.call(b); t1 = clock()

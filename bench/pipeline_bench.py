@@ -73,14 +73,20 @@ def generate(root: Path, count: int) -> Path:
     return root
 
 
-BARE = """
+# The start of a process that calls generated scenarios itself (argv: parity's python/, fixtures/, the backend, the
+# scenarios): `b` the backend installed, `found` the scenarios, the first five called once, as they pay for lazy
+# imports (parity's warm-up is its start-up). BARE here and floor_bench's run side go on from it.
+SCENARIOS_READY = """
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from parity import backend, discovery
 backend.register_fixtures(sys.argv[2])
 b = backend.load(sys.argv[3]); b.install()
 found = discovery.discover([sys.argv[4]])
-for s in found.scenarios[:5]: s.call(b)  # first calls pay for lazy imports; parity's warm-up is its start-up
+for s in found.scenarios[:5]: s.call(b)
+"""
+
+BARE = SCENARIOS_READY + """
 total, bad = 0.0, 0
 for s in found.scenarios:
     t = time.perf_counter(); out = s.call(b); total += time.perf_counter() - t
