@@ -627,3 +627,97 @@ def test_digests_begun_for_the_values_kernel_and_finished_without_it_are_the_dig
     expected_arrays = {}
     assert probe.finish_digests(begun) == [probe.digests({"a": a, "same": a}, "outputs", {}, expected_arrays, algorithm)]
     assert {path: whole for path, (_, whole) in arrays.items()} == {p: w for p, (_, w) in expected_arrays.items()}
+
+
+def _python_walk(obj, shown, arrays, pending=None):
+    """digests() as probe.py's own walk makes it, every node in Python."""
+    out = {}
+    probe._digest_into(obj, "outputs", out, 0, {}, shown, arrays, probe.DIGEST, pending)
+    return out
+
+
+def _walked_outputs():
+    """Outputs for the C++ walk of digests() against the Python one: every kind of node it walks itself, every kind it
+    hands back, objects met twice under either, and nesting past the depth the walk stops at."""
+    import collections
+
+    shared, again = numpy.arange(12.0), 0.25
+    frozen = numpy.arange(9, dtype="i2")
+    frozen.flags.writeable = False
+    deep = [1.5]
+    for _ in range(600):
+        deep = [deep]
+    arrays = [numpy.arange(10.0), numpy.arange(10.0).astype(">f8"), numpy.zeros((3, 4), order="F"), numpy.array(3.5),
+              numpy.arange(12).reshape(3, 4)[:, ::2], numpy.zeros((2, 0)), numpy.arange(5, dtype=numpy.longdouble),
+              numpy.array(["ab", "c"]), numpy.array([b"x", b"yz"]), numpy.arange(4).astype("M8[ns]"),
+              numpy.zeros(3, dtype=[("a", "f8"), ("b", "i2")]), numpy.broadcast_to(numpy.arange(3.0), (4, 3)),
+              numpy.ones(5, dtype=bool), numpy.float16([1, 2]), numpy.arange(6, dtype=numpy.complex64), frozen,
+              numpy.arange(7.0)[::-1], numpy.arange(200_000.0), numpy.array([None, 1]), numpy.ma.array([1.0, 2.0]),
+              numpy.arange(8, dtype="u1"), numpy.arange(9, dtype="i8"), numpy.array([0.1, float("nan"), -0.0])]
+    return {
+        "floats": [0.5, -0.0, float("nan"), float("inf"), 1e300, 5e-324, again, again],
+        "ints": [0, -1, 7, 7, 2**63 - 1, -2**63, 2**63, -2**63 - 1, 2**70, 10**200, 10**5000, True, False, True],
+        "none": None,
+        "text": ["", "abc", "it's \\ here", "h\u00e9llo \u2603", "x" * 81, "\u00e9" * 60, "\ud800", b"xy", 1 + 2j],
+        "keys": {1: 2.0, (1, 2): "t"},
+        "empty": [{}, [], ()],
+        "subclasses": [collections.OrderedDict(a=1.0), collections.namedtuple("P", "x y")(1.0, [2.0]),
+                       collections.defaultdict(list, b=[3.0]), numpy.float64(2.5), numpy.int32(3)],
+        "arrays": arrays,
+        "shared": [shared, shared, collections.OrderedDict(s=shared, f=again), (shared,)],
+        "first in python": [collections.OrderedDict(a=frozen), frozen],
+        "deep": deep,
+        "it's": {"a'b": {"c\\d": 1.0}},
+        "t": (1.0, (2.0, [3.0])),
+    }
+
+
+@pytest.mark.parametrize("pending", [False, True])
+def test_the_c_walk_of_digests_is_the_python_walk_entry_for_entry(pending):
+    # What the walk records goes into manifests: the same entries, values and order, or runs of two parity versions
+    # would differ; `arrays` must hold the very objects, as the pickle's buffer table maps their memory.
+    outputs = _walked_outputs()
+    shown, arrays, python_pending = {}, {}, [] if pending else None
+    c_shown, c_arrays, c_pending = {}, {}, [] if pending else None
+    c_out = probe.digests(outputs, "outputs", c_shown, c_arrays, pending=c_pending)
+    out = _python_walk(outputs, shown, arrays, python_pending)
+
+    def plain(digest):  # a pending leaf by what it will hash: its array and its head
+        return ("pending", id(digest.array), digest.head) if isinstance(digest, probe._Pending) else digest
+
+    assert [(p, plain(d)) for p, d in c_out.items()] == [(p, plain(d)) for p, d in out.items()]
+    assert list(c_shown.items()) == list(shown.items())
+    assert [(p, id(a), plain(d)) for p, (a, d) in c_arrays.items()] == [
+        (p, id(a), plain(d)) for p, (a, d) in arrays.items()]
+    assert [plain(leaf) for leaf in c_pending or []] == [plain(leaf) for leaf in python_pending or []]
+    assert bool(c_pending) == pending
+    assert "outputs['deep']" + "[0]" * 499 in out and "outputs['deep']" + "[0]" * 502 not in out
+
+
+def test_the_c_walk_hands_back_only_what_it_does_not_walk(monkeypatch):
+    handed = []
+
+    def digest_into(obj, *rest):
+        handed.append(type(obj).__name__)
+        return probe._digest_into(obj, *rest)
+
+    monkeypatch.setattr(probe, "_WALK_HOOKS", (digest_into,) + probe._WALK_HOOKS[1:])
+    outputs = {"a": numpy.arange(20.0), "b": [1.5, 2, True, None, "x"], "c": (numpy.arange(3),), "m": numpy.ma.array([1])}
+    probe.digests(outputs, "outputs", {}, {})
+    assert handed == ["MaskedArray"]
+
+
+def test_the_c_walk_of_digests_stops_at_the_time_limit():
+    probe.set_deadline(1e-9)
+    try:
+        with pytest.raises(probe.DeadlineExceeded):
+            probe.digests({"a": [1.0, 2.0]})
+    finally:
+        probe.set_deadline(None)
+
+
+def test_a_key_with_a_lone_surrogate_fails_the_c_walk_as_it_fails_the_python_one():
+    with pytest.raises(Exception) as python:  # the path functions take UTF-8 text only
+        _python_walk({"\ud800": 1.0}, {}, {})
+    with pytest.raises(python.type):
+        probe.digests({"\ud800": 1.0}, "outputs", {}, {})

@@ -20,11 +20,12 @@ from parity._scenario import describe_exception
 PROTOCOL = 5
 
 if "_parity_digest" in sys.builtin_module_names:  # inside the parity program: never load the extension module there
-    from _parity_digest import Xxh3
+    from _parity_digest import Xxh3, digest_walk as _digest_walk
 else:
     from parity.api import _core
 
-    Xxh3 = _core("parity.probe (its XXH3-128 digests, outside the parity program)").Xxh3
+    _native = _core("parity.probe (its XXH3-128 digests, outside the parity program)")
+    Xxh3, _digest_walk = _native.Xxh3, _native.digest_walk
 
 # The digests' algorithms, by the prefix their hex digits follow (docs/results-directory.md, `fidelity`): XXH3-128,
 # what runs record, a pass over the bytes at memory speed; SHA-256 without a prefix, what parity recorded before,
@@ -380,7 +381,10 @@ def digests(obj, path="outputs", shown=None, arrays=None, algorithm=DIGEST, pend
     When `pending` is a list, the large arrays compare's values kernel can hash (_fusable) are left to it: their
     digests here, and in `arrays`, are _Pending leaves, appended to `pending`, until _settle finishes them."""
     out = {}
-    _digest_into(obj, path, out, 0, {}, shown, arrays, algorithm, pending)
+    if algorithm == DIGEST:  # the common nodes walked in C++, the rest handed back to _digest_into (digest_walk.h)
+        _digest_walk(obj, path, out, {}, shown, arrays, pending, _deadline, _FUSED_FROM, _WALK_HOOKS)
+    else:
+        _digest_into(obj, path, out, 0, {}, shown, arrays, algorithm, pending)
     return out
 
 
@@ -516,6 +520,11 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
             _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown, arrays, algorithm, pending)
     elif state is not None:
         _digest_into(state, paths.state_path(path, "state"), out, depth + 1, seen, shown, arrays, algorithm, pending)
+
+
+# What the C++ walk of digests() calls back (src/parity/codec/digest_walk.h, DigestWalkHooks): each node it does not
+# walk itself, a small array's description, an array's head, the time limit.
+_WALK_HOOKS = (_digest_into, _description, _array_head, _check_deadline)
 
 
 def _unpicklable_path(obj, path, depth=0):

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "digest_walk.h"
+
 #if defined(__x86_64__) && __has_include(<xxh_x86dispatch.h>)
 #include <xxh_x86dispatch.h>  // the library's AVX2/AVX-512 code where the CPU has it, SSE2 elsewhere
 #else
@@ -102,6 +104,20 @@ void define_digest_functions(py::module_& module) {
            "Adds the bytes of a C-contiguous buffer, in place (the GIL released for a large one).")
       .def("hexdigest", &Xxh3::hexdigest, "The digest so far: 32 lowercase hex digits, big-endian.")
       .def_property_readonly("length", &Xxh3::length, "Bytes hashed so far.");
+  // parity.probe.digests() calls it with probe's own functions as the hooks (_WALK_HOOKS): digest_walk.h.
+  module.def(
+      "digest_walk",
+      [](const py::handle& obj, const py::handle& path, const py::handle& out, const py::handle& seen,
+         const py::handle& shown, const py::handle& arrays, const py::handle& pending, const py::handle& deadline,
+         Py_ssize_t fused_from, const py::tuple& hooks) {
+        if (hooks.size() != 4) throw py::value_error("digest_walk takes four hooks");
+        digest_walk(obj, path, {out, seen, shown, arrays, pending, fused_from}, deadline,
+                    {hooks[0].ptr(), hooks[1].ptr(), hooks[2].ptr(), hooks[3].ptr()});
+      },
+      py::arg("obj"), py::arg("path"), py::arg("out"), py::arg("seen"), py::arg("shown"), py::arg("arrays"),
+      py::arg("pending"), py::arg("deadline"), py::arg("fused_from"), py::arg("hooks"),
+      "parity.probe._digest_into(obj, path, out, 0, seen, shown, arrays, 'xxh3:', pending) for the common nodes, in "
+      "C++; hooks: (_digest_into, _description, _array_head, _check_deadline), given every other node.");
 }
 
 }  // namespace parity

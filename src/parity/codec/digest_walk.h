@@ -1,0 +1,33 @@
+// The fidelity digest walk's common nodes in C++: what parity.probe._digest_into does, for the outputs most scenarios
+// return.
+#pragma once
+
+#include <pybind11/pytypes.h>
+
+namespace parity {
+
+/// parity.probe's Python functions the walk hands every other node to, and calls where it needs their exact text.
+struct DigestWalkHooks {
+  pybind11::handle digest_into;     ///< _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending)
+  pybind11::handle description;     ///< _description(obj, None): a small array's text (array2string's)
+  pybind11::handle array_head;      ///< _array_head(obj): (head bytes, referable, in place)
+  pybind11::handle check_deadline;  ///< _check_deadline(): raises DeadlineExceeded once the time limit is past
+};
+
+/// parity.probe.digests() with the xxh3 algorithm: fills `out` ({path: digest}), `shown` and `arrays` (each None or a
+/// dict) exactly as _digest_into(obj, path, out, 0, {}, shown, arrays, "xxh3:", pending) would, entry for entry and in
+/// the same order (`state.seen` a new dict). Exact dicts with str keys, lists, tuples, floats, ints of 64 bits, bools,
+/// None, str and plain C-contiguous ndarrays under `fused_from` bytes of plain element bytes are walked here (a Python
+/// walk of them was ~15% of a small scenario's worker and ~9% of its compare); every other node, with what lies under
+/// it, goes to `hooks.digest_into` with the walk's state. `deadline`: probe._deadline (None, or time.monotonic()'s
+/// limit). digests()'s dicts and list; `seen`: the walk's {id: (path, object)}, a new dict, shared with the nodes
+/// handed to Python; `fused_from`: probe._FUSED_FROM, the bytes from which an array is left to Python (where compare's
+/// values kernel may hash it, and a large one is hashed with the GIL released).
+struct DigestWalkState {
+  pybind11::handle out, seen, shown, arrays, pending;
+  Py_ssize_t fused_from = 0;
+};
+void digest_walk(const pybind11::handle& obj, const pybind11::handle& path, const DigestWalkState& state,
+                 const pybind11::handle& deadline, const DigestWalkHooks& hooks);
+
+}  // namespace parity
