@@ -1,6 +1,7 @@
 """Unit tests of the pickle probe's loss finder and of the reducers it reads state through."""
 import pickle
 import struct
+import sys
 import threading
 import weakref
 
@@ -636,6 +637,9 @@ def _python_walk(obj, shown, arrays, pending=None):
     return out
 
 
+_Point = __import__("collections").namedtuple("_Point", "x y")  # module level: the loss pairs pickle it
+
+
 def _walked_outputs():
     """Outputs for the C++ walk of digests() against the Python one: every kind of node it walks itself, every kind it
     hands back, objects met twice under either, and nesting past the depth the walk stops at."""
@@ -661,7 +665,7 @@ def _walked_outputs():
         "text": ["", "abc", "it's \\ here", "h\u00e9llo \u2603", "x" * 81, "\u00e9" * 60, "\ud800", b"xy", 1 + 2j],
         "keys": {1: 2.0, (1, 2): "t"},
         "empty": [{}, [], ()],
-        "subclasses": [collections.OrderedDict(a=1.0), collections.namedtuple("P", "x y")(1.0, [2.0]),
+        "subclasses": [collections.OrderedDict(a=1.0), _Point(1.0, [2.0]),
                        collections.defaultdict(list, b=[3.0]), numpy.float64(2.5), numpy.int32(3)],
         "arrays": arrays,
         "shared": [shared, shared, collections.OrderedDict(s=shared, f=again), (shared,)],
@@ -721,3 +725,85 @@ def test_a_key_with_a_lone_surrogate_fails_the_c_walk_as_it_fails_the_python_one
         _python_walk({"\ud800": 1.0}, {}, {})
     with pytest.raises(python.type):
         probe.digests({"\ud800": 1.0}, "outputs", {}, {})
+
+
+def _loss_pairs():
+    """(faithful, unpickled) pairs for the C++ walk of losses() against the Python one: equal and changed leaves of
+    every kind it settles, changed structure, types and layouts it hands back, and objects under a reducer."""
+    outputs = _walked_outputs()
+    del outputs["deep"]  # past what pickle nests; the pair of nested lists below stands for it
+
+    def nested(leaf, depth=520):
+        for _ in range(depth):
+            leaf = [leaf]
+        return leaf
+
+    again = round_trip(outputs)
+    changed = round_trip(outputs)
+    changed["floats"][1] = 0.0  # -0.0 written back as 0.0
+    changed["ints"][2] = 8
+    changed["text"][1] = "abd"
+    changed["arrays"][0] = numpy.arange(10.0) + 1
+    changed["arrays"][1] = numpy.arange(10.0)  # the byte order lost
+    changed["arrays"][2] = numpy.zeros((3, 4))  # F order lost
+    changed["arrays"][15] = numpy.arange(9, dtype="i2")  # the read-only flag lost
+    changed["keys"] = {(1, 2): "t", 1: 2.0}
+    changed["empty"] = [{}, (), ()]
+    changed["t"] = [1.0, (2.0, [3.0])]
+    changed["it's"]["a'b"] = {"c\\d": 1.0, "e": 2.0}
+    changed["shared"][3] = (numpy.arange(12.0) + 1,)
+    masked = numpy.ma.array([1.0, 2.0], mask=[0, 1])
+    return [(outputs, again), (outputs, changed), (masked, round_trip(masked)),
+            (masked, numpy.ma.array([1.0, 2.0])), ([1.5, 1.5], [1.5, 2.5]), ({"a": 1}, [1]),
+            (nested(1.5), nested(2.5)), (nested(1.5, 400), nested(2.5, 400))]
+
+
+@pytest.mark.parametrize("at", range(8))
+def test_the_c_walk_of_losses_finds_what_the_python_walk_finds(at, monkeypatch):
+    faithful, unpickled = _loss_pairs()[at]
+    c_seen = {}
+    c_found = probe.losses(faithful, unpickled, seen=c_seen)
+
+    def python_only(f, u, path, depth, seen, found, judge, referenced_from, bare_arrays):
+        found += judge(f, u, path, depth, seen)
+
+    monkeypatch.setattr(probe, "_loss_walk", python_only)
+    seen, limit = {}, sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)  # the Python walk nests two frames a level
+    try:
+        python_found = probe.losses(faithful, unpickled, seen=seen)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert c_found == python_found
+    assert len(c_seen) == len(seen)  # the same pairs kept (a reducer state is made afresh: its ids are not)
+    if at == 1:  # every change above found, at its path
+        paths = {f["path"] for f in c_found}
+        for path in ("outputs['floats'][1]", "outputs['ints'][2]", "outputs['text'][1]", "outputs['arrays'][0]",
+                     "outputs['arrays'][1]", "outputs['arrays'][2]", "outputs['arrays'][15]", "outputs['keys']",
+                     "outputs['empty'][1]", "outputs['t']", "outputs['it\\'s']['a\\'b']", "outputs['shared'][3][0]"):
+            assert path in paths, (path, paths)
+    if at in (1, 3, 4, 5, 7):
+        assert c_found
+    if at == 6:  # past depth 500 nothing is judged
+        assert c_found == []
+
+
+def test_the_c_walk_of_losses_hands_back_only_the_pairs_it_cannot_settle(monkeypatch):
+    judged, original = [], probe._losses
+
+    def judge(f, u, *rest):
+        judged.append(type(f).__name__)
+        return original(f, u, *rest)
+
+    monkeypatch.setattr(probe, "_losses", judge)
+    outputs = {"a": numpy.arange(20.0), "b": [1.5, 2, True, None, "x", (3,)], "m": numpy.ma.array([1.0], mask=[False]),
+               "s": numpy.arange(3.0).astype(">f8")}
+    back = round_trip(outputs)
+    assert probe.losses(outputs["m"], back["m"]) == [] and judged[0] == "MaskedArray"
+    for_masked, judged[:] = list(judged), []
+    assert probe.losses(outputs, back) == []
+    assert judged == for_masked  # an unpickled dtype is another object than the faithful one's: still settled
+    back["b"][0] = 2.5
+    judged.clear()
+    assert [f["path"] for f in probe.losses(outputs, back)] == ["outputs['b'][0]"]
+    assert judged == ["float"] + for_masked

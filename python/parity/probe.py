@@ -20,12 +20,12 @@ from parity._scenario import describe_exception
 PROTOCOL = 5
 
 if "_parity_digest" in sys.builtin_module_names:  # inside the parity program: never load the extension module there
-    from _parity_digest import Xxh3, digest_walk as _digest_walk
+    from _parity_digest import Xxh3, digest_walk as _digest_walk, loss_walk as _loss_walk
 else:
     from parity.api import _core
 
     _native = _core("parity.probe (its XXH3-128 digests, outside the parity program)")
-    Xxh3, _digest_walk = _native.Xxh3, _native.digest_walk
+    Xxh3, _digest_walk, _loss_walk = _native.Xxh3, _native.digest_walk, _native.loss_walk
 
 # The digests' algorithms, by the prefix their hex digits follow (docs/results-directory.md, `fidelity`): XXH3-128,
 # what runs record, a pass over the bytes at memory speed; SHA-256 without a prefix, what parity recorded before,
@@ -381,7 +381,7 @@ def digests(obj, path="outputs", shown=None, arrays=None, algorithm=DIGEST, pend
     When `pending` is a list, the large arrays compare's values kernel can hash (_fusable) are left to it: their
     digests here, and in `arrays`, are _Pending leaves, appended to `pending`, until _settle finishes them."""
     out = {}
-    if algorithm == DIGEST:  # the common nodes walked in C++, the rest handed back to _digest_into (digest_walk.h)
+    if algorithm == DIGEST:  # the common nodes walked in C++, the rest handed back to _digest_into (probe_walk.h)
         _digest_walk(obj, path, out, {}, shown, arrays, pending, _deadline, _FUSED_FROM, _WALK_HOOKS)
     else:
         _digest_into(obj, path, out, 0, {}, shown, arrays, algorithm, pending)
@@ -522,7 +522,7 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
         _digest_into(state, paths.state_path(path, "state"), out, depth + 1, seen, shown, arrays, algorithm, pending)
 
 
-# What the C++ walk of digests() calls back (src/parity/codec/digest_walk.h, DigestWalkHooks): each node it does not
+# What the C++ walk of digests() calls back (src/parity/codec/probe_walk.h, DigestWalkHooks): each node it does not
 # walk itself, a small array's description, an array's head, the time limit.
 _WALK_HOOKS = (_digest_into, _description, _array_head, _check_deadline)
 
@@ -902,8 +902,22 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     [{path, aspect, faithful, unpickled}]. compare also discounts whatever gold loses at the same path.
     An object with a registered reducer is compared by its reducer's state, part by part at the state's paths; one
     without (a weakref, a lock, an engine handle) only by its type's qualified name, so that no address or id
-    reaches a report. Two types of one qualified name are the same type (pint makes a Quantity class per registry)."""
-    seen = {} if seen is None else seen
+    reaches a report. Two types of one qualified name are the same type (pint makes a Quantity class per registry).
+    The common equal pairs are settled in C++ (src/parity/codec/probe_walk.h), every other pair by _losses."""
+    found = []
+    _loss_walk(faithful, unpickled, path, depth, {} if seen is None else seen, found, _losses, _REFERENCED,
+               _bare_arrays())
+    return found
+
+
+def _bare_arrays() -> bool:
+    """Whether a plain ndarray has no attributes for _array_losses to compare (_attributes: no reducer like ndarray's)."""
+    reducer = reducers.registered_like(np.ndarray)
+    return reducer is None or not reducer.is_array
+
+
+def _losses(faithful, unpickled, path, depth, seen):
+    """One pair as losses() judges it, what lies under it through losses() again."""
     key = (id(faithful), id(unpickled))
     if depth > 500 or key in seen:  # a shared pair is judged where it first appears
         return []

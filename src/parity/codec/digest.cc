@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "digest_walk.h"
+#include "probe_walk.h"
 
 #if defined(__x86_64__) && __has_include(<xxh_x86dispatch.h>)
 #include <xxh_x86dispatch.h>  // the library's AVX2/AVX-512 code where the CPU has it, SSE2 elsewhere
@@ -104,13 +104,15 @@ void define_digest_functions(py::module_& module) {
            "Adds the bytes of a C-contiguous buffer, in place (the GIL released for a large one).")
       .def("hexdigest", &Xxh3::hexdigest, "The digest so far: 32 lowercase hex digits, big-endian.")
       .def_property_readonly("length", &Xxh3::length, "Bytes hashed so far.");
-  // parity.probe.digests() calls it with probe's own functions as the hooks (_WALK_HOOKS): digest_walk.h.
+  // parity.probe.digests() calls it with probe's own functions as the hooks (_WALK_HOOKS): probe_walk.h.
   module.def(
       "digest_walk",
       [](const py::handle& obj, const py::handle& path, const py::handle& out, const py::handle& seen,
          const py::handle& shown, const py::handle& arrays, const py::handle& pending, const py::handle& deadline,
          Py_ssize_t fused_from, const py::tuple& hooks) {
         if (hooks.size() != 4) throw py::value_error("digest_walk takes four hooks");
+        if (!PyDict_Check(seen.ptr()) || !PyDict_Check(out.ptr()))
+          throw py::type_error("digest_walk's out and seen are dicts");
         digest_walk(obj, path, {out, seen, shown, arrays, pending, fused_from}, deadline,
                     {hooks[0].ptr(), hooks[1].ptr(), hooks[2].ptr(), hooks[3].ptr()});
       },
@@ -118,6 +120,19 @@ void define_digest_functions(py::module_& module) {
       py::arg("pending"), py::arg("deadline"), py::arg("fused_from"), py::arg("hooks"),
       "parity.probe._digest_into(obj, path, out, 0, seen, shown, arrays, 'xxh3:', pending) for the common nodes, in "
       "C++; hooks: (_digest_into, _description, _array_head, _check_deadline), given every other node.");
+  // parity.probe.losses() calls it with probe._losses as the judge of every pair it does not settle: probe_walk.h.
+  module.def(
+      "loss_walk",
+      [](const py::handle& faithful, const py::handle& unpickled, const py::handle& path, int depth,
+         const py::handle& seen, const py::list& found, const py::handle& judge, Py_ssize_t referenced_from,
+         bool bare_arrays) {
+        if (!PyDict_Check(seen.ptr())) throw py::type_error("loss_walk's seen is a dict");
+        loss_walk(faithful, unpickled, path, depth, {found, seen, judge, referenced_from, bare_arrays});
+      },
+      py::arg("faithful"), py::arg("unpickled"), py::arg("path"), py::arg("depth"), py::arg("seen"), py::arg("found"),
+      py::arg("judge"), py::arg("referenced_from"), py::arg("bare_arrays"),
+      "parity.probe.losses(faithful, unpickled, path, depth, seen) appended to `found`: the common equal pairs settled "
+      "in C++, every other pair given to judge(faithful, unpickled, path, depth, seen).");
 }
 
 }  // namespace parity

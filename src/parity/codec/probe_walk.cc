@@ -1,5 +1,5 @@
-// The fidelity digest walk's common nodes in C++ (digest_walk.h): python/parity/probe.py's _digest_into, node for node.
-#include "digest_walk.h"
+// parity.probe's walks in C++ (probe_walk.h): python/parity/probe.py's _digest_into and _losses, node for node.
+#include "probe_walk.h"
 
 #include <pybind11/pybind11.h>
 #include <time.h>
@@ -56,6 +56,65 @@ std::string whole_digest(std::string_view head, const void* data = nullptr, std:
   return std::string(kAlgorithm) + hasher.hexdigest();
 }
 
+// The node kinds both walks know by exact type (a subclass is kPython): each walk adds its own conditions.
+Kind basic_kind(PyObject* o) {
+  const PyTypeObject* type = Py_TYPE(o);
+  if (type == &PyFloat_Type) return Kind::kFloat;
+  if (type == &PyBool_Type) return Kind::kBool;
+  if (o == Py_None) return Kind::kNone;
+  if (type == &PyLong_Type) return Kind::kInt;
+  if (type == &PyUnicode_Type) return Kind::kStr;
+  if (type == &PyList_Type) return Kind::kList;
+  if (type == &PyTuple_Type) return Kind::kTuple;
+  if (type == &PyDict_Type) return Kind::kDict;
+  if (PyArray_CheckExact(o)) return Kind::kArray;
+  return Kind::kPython;
+}
+
+bool is_container(Kind kind) { return kind == Kind::kDict || kind == Kind::kList || kind == Kind::kTuple; }
+
+bool fits_64_bits(PyObject* int_object) {
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(int_object, &overflow);
+  return !overflow;
+}
+
+const char* utf8(PyObject* s, Py_ssize_t* size = nullptr) {
+  const char* bytes = PyUnicode_AsUTF8AndSize(s, size);
+  if (bytes == nullptr) PyErr_Clear();  // lone surrogates: probe.py encodes them with surrogatepass
+  return bytes;
+}
+
+// Whether every key of `dict` is an exact str that has UTF-8 (the path functions take nothing else).
+bool text_keys(PyObject* dict) {
+  Py_ssize_t at = 0;
+  PyObject *key, *value;
+  while (PyDict_Next(dict, &at, &key, &value))
+    if (Py_TYPE(key) != &PyUnicode_Type || !utf8(key)) return false;
+  return true;
+}
+
+// The children of a walked container, with their paths as _children spells them (the values held: the walk below
+// may run Python code).
+std::vector<std::pair<std::string, py::object>> children_of(PyObject* o, Kind kind, const std::string& path) {
+  std::vector<std::pair<std::string, py::object>> children;
+  if (kind == Kind::kDict) {
+    Py_ssize_t at = 0, size = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(o, &at, &key, &value)) {
+      const char* bytes = PyUnicode_AsUTF8AndSize(key, &size);
+      children.emplace_back(key_path(path, std::string(bytes, static_cast<std::size_t>(size))),
+                            py::reinterpret_borrow<py::object>(value));
+    }
+    return children;
+  }
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    children.emplace_back(item_path(path, static_cast<std::size_t>(i)),
+                          py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(o, i)));
+  return children;
+}
+
 // _array_head's triple for one layout, with the dtype's .str for the description, cached by the layout as probe.py's
 // _HEADS is; the dtype is held so that its address is not reused. Shared: a walk holds its node's head while it calls
 // Python, where another thread's walk may clear the cache.
@@ -109,8 +168,7 @@ class Walk {
     if (depth > kDeepest) return;
     check_deadline();
     if (seen_before(obj, where)) return;
-    if (kind == Kind::kDict || kind == Kind::kList || kind == Kind::kTuple)
-      return container(obj, kind, path, where, depth);
+    if (is_container(kind)) return container(obj, kind, path, where, depth);
     leaf(obj, kind, head, where);
   }
 
@@ -119,36 +177,18 @@ class Walk {
   // object, a dict key that is not text, a str with lone surrogates, an array whose bytes are not hashed in place).
   Kind classify(const py::handle& obj, SharedHead& head) {
     PyObject* o = obj.ptr();
-    const PyTypeObject* type = Py_TYPE(o);
-    if (type == &PyFloat_Type) return Kind::kFloat;
-    if (type == &PyBool_Type) return Kind::kBool;
-    if (o == Py_None) return Kind::kNone;
-    if (type == &PyLong_Type) {
-      int overflow = 0;
-      PyLong_AsLongLongAndOverflow(o, &overflow);
-      return overflow ? Kind::kPython : Kind::kInt;
+    switch (const Kind kind = basic_kind(o)) {
+      case Kind::kInt:
+        return fits_64_bits(o) ? kind : Kind::kPython;
+      case Kind::kStr:
+        return utf8(o) ? kind : Kind::kPython;
+      case Kind::kDict:
+        return text_keys(o) ? kind : Kind::kPython;
+      case Kind::kArray:
+        return (head = plain_array(reinterpret_cast<PyArrayObject*>(o))) ? kind : Kind::kPython;
+      default:
+        return kind;
     }
-    if (type == &PyUnicode_Type) return utf8(o) ? Kind::kStr : Kind::kPython;
-    if (type == &PyList_Type) return Kind::kList;
-    if (type == &PyTuple_Type) return Kind::kTuple;
-    if (type == &PyDict_Type) return text_keys(o) ? Kind::kDict : Kind::kPython;
-    if (PyArray_CheckExact(o))
-      return (head = plain_array(reinterpret_cast<PyArrayObject*>(o))) ? Kind::kArray : Kind::kPython;
-    return Kind::kPython;
-  }
-
-  static const char* utf8(PyObject* s, Py_ssize_t* size = nullptr) {
-    const char* bytes = PyUnicode_AsUTF8AndSize(s, size);
-    if (bytes == nullptr) PyErr_Clear();  // lone surrogates: probe.py encodes them with surrogatepass
-    return bytes;
-  }
-
-  static bool text_keys(PyObject* dict) {
-    Py_ssize_t at = 0;
-    PyObject *key, *value;
-    while (PyDict_Next(dict, &at, &key, &value))
-      if (Py_TYPE(key) != &PyUnicode_Type || !utf8(key)) return false;
-    return true;
   }
 
   // The cached head of an array whose digest is its head then its memory, hashed in place; null for any other.
@@ -205,22 +245,7 @@ class Walk {
   }
 
   void container(const py::handle& obj, Kind kind, const std::string& path, const py::str& where, int depth) {
-    std::vector<std::pair<std::string, py::object>> children;  // held: the walk below may run Python code
-    PyObject* o = obj.ptr();
-    if (kind == Kind::kDict) {
-      Py_ssize_t at = 0, size = 0;
-      PyObject *key, *value;
-      while (PyDict_Next(o, &at, &key, &value)) {
-        const char* bytes = PyUnicode_AsUTF8AndSize(key, &size);
-        children.emplace_back(key_path(path, std::string(bytes, static_cast<std::size_t>(size))),
-                              py::reinterpret_borrow<py::object>(value));
-      }
-    } else {
-      const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-      for (Py_ssize_t i = 0; i < n; ++i)
-        children.emplace_back(item_path(path, static_cast<std::size_t>(i)),
-                              py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(o, i)));
-    }
+    const auto children = children_of(obj.ptr(), kind, path);
     const char* name = kind == Kind::kDict ? "builtins.dict" : kind == Kind::kList ? "builtins.list" : "builtins.tuple";
     const std::string count = std::to_string(children.size());
     show(where, text(std::string(name) + " of " + count));
@@ -291,11 +316,131 @@ class Walk {
   const py::str algorithm_;
 };
 
+// Whether every element byte of `descr` is part of its value (probe.py's _bytes_are_values): a number, datetime,
+// fixed-width string or raw bytes, not structured, not x87 long double.
+bool bytes_are_values(const PyArray_Descr* descr) {
+  const char kind = descr->kind;
+  const auto size = PyDataType_ELSIZE(descr);
+  const auto part = kind == 'c' ? size / 2 : size;
+  return std::string_view("biufcmMSUV").find(kind) != std::string_view::npos && !PyDataType_HASFIELDS(descr) &&
+         !((kind == 'f' || kind == 'c') && (part == 12 || part == 16));
+}
+
+// The pickle probe's losses (loss_walk): a pair settled here is one that probe.py's _losses would find nothing in.
+class LossWalk {
+ public:
+  explicit LossWalk(const LossWalkState& state) : state_(state) {}
+
+  void pair(const py::handle& faithful, const py::handle& unpickled, const std::string& path, int depth) {
+    if (depth > kDeepest) return;
+    const py::object key =
+        py::make_tuple(owned(PyLong_FromVoidPtr(faithful.ptr())), owned(PyLong_FromVoidPtr(unpickled.ptr())));
+    const int known = PyDict_Contains(state_.seen.ptr(), key.ptr());
+    if (known < 0) throw py::error_already_set();
+    if (known) return;  // a shared pair is judged where it first appears
+    PyObject *f = faithful.ptr(), *u = unpickled.ptr();
+    const Kind kind = basic_kind(f);
+    if (kind != Kind::kPython && basic_kind(u) == kind) {
+      if (is_container(kind) && same_structure(f, u, kind)) {
+        set_item(state_.seen, key, py::make_tuple(faithful, unpickled));
+        const auto children = children_of(f, kind, path);
+        std::size_t i = 0;
+        for (const py::handle value : values_of(u, kind)) {
+          pair(children[i].second, value, children[i].first, depth + 1);
+          ++i;
+        }
+        return;
+      }
+      if (!is_container(kind) && same_leaf(f, u, kind))
+        return set_item(state_.seen, key, py::make_tuple(faithful, unpickled));
+    }
+    const py::object found = owned(PyObject_CallFunctionObjArgs(state_.judge.ptr(), f, u, text(path).ptr(),
+                                                                py::int_(depth).ptr(), state_.seen.ptr(), nullptr));
+    const Py_ssize_t end = PyList_GET_SIZE(state_.found.ptr());
+    if (PyList_SetSlice(state_.found.ptr(), end, end, found.ptr()) != 0) throw py::error_already_set();
+  }
+
+ private:
+  // _container_losses's test: the same length and, for dicts, the same keys in the same order (text keys only here).
+  static bool same_structure(PyObject* f, PyObject* u, Kind kind) {
+    if (kind != Kind::kDict) return PySequence_Fast_GET_SIZE(f) == PySequence_Fast_GET_SIZE(u);
+    if (PyDict_GET_SIZE(f) != PyDict_GET_SIZE(u) || !text_keys(f) || !text_keys(u)) return false;
+    Py_ssize_t at_f = 0, at_u = 0;
+    PyObject *key_f, *key_u, *value;
+    while (PyDict_Next(f, &at_f, &key_f, &value) && PyDict_Next(u, &at_u, &key_u, &value))
+      if (PyUnicode_Compare(key_f, key_u) != 0) return false;
+    return true;
+  }
+
+  // The unpickled side's children in _child_values's order.
+  static std::vector<py::handle> values_of(PyObject* u, Kind kind) {
+    std::vector<py::handle> values;
+    if (kind == Kind::kDict) {
+      Py_ssize_t at = 0;
+      PyObject *key, *value;
+      while (PyDict_Next(u, &at, &key, &value)) values.emplace_back(value);
+      return values;
+    }
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(u); ++i) values.emplace_back(PySequence_Fast_GET_ITEM(u, i));
+    return values;
+  }
+
+  // Two leaves of one exact kind that _losses finds nothing in; false where it must judge them.
+  bool same_leaf(PyObject* f, PyObject* u, Kind kind) const {
+    switch (kind) {
+      case Kind::kFloat: {  // _DOUBLE.pack(f) == _DOUBLE.pack(u): bit for bit
+        const double x = PyFloat_AS_DOUBLE(f), y = PyFloat_AS_DOUBLE(u);
+        return std::memcmp(&x, &y, sizeof x) == 0;
+      }
+      case Kind::kBool:
+      case Kind::kNone:
+        return f == u;
+      case Kind::kInt:
+      case Kind::kStr:  // equal values: equal _leaf_description
+        return PyObject_RichCompareBool(f, u, Py_EQ) == 1;
+      case Kind::kArray:
+        return same_array(reinterpret_cast<PyArrayObject*>(f), reinterpret_cast<PyArrayObject*>(u));
+      default:
+        return false;
+    }
+  }
+
+  // _same_aspects's and _array_losses's test of two dtypes: the same object, or (an unpickled array's is another)
+  // equal with the same .str.
+  static bool same_dtype(PyArray_Descr* f, PyArray_Descr* u) {
+    if (f == u) return true;
+    if (PyDataType_HASFIELDS(f) || PyDataType_HASFIELDS(u)) return false;
+    const py::handle a(reinterpret_cast<PyObject*>(f)), b(reinterpret_cast<PyObject*>(u));
+    const int equal = PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_EQ);
+    if (equal < 0) throw py::error_already_set();
+    return equal && PyObject_RichCompareBool(a.attr("str").ptr(), b.attr("str").ptr(), Py_EQ) == 1;
+  }
+
+  // _array_losses's verdict of nothing lost, for two small plain arrays of one layout whose bytes are their values.
+  bool same_array(PyArrayObject* f, PyArrayObject* u) const {
+    constexpr int kAspects = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS | NPY_ARRAY_WRITEABLE;
+    const int ndim = PyArray_NDIM(f);
+    const auto bytes = sizeof(npy_intp) * static_cast<std::size_t>(ndim);
+    return state_.bare_arrays && same_dtype(PyArray_DESCR(f), PyArray_DESCR(u)) && bytes_are_values(PyArray_DESCR(f)) &&
+           ndim == PyArray_NDIM(u) && (PyArray_FLAGS(f) & kAspects) == (PyArray_FLAGS(u) & kAspects) &&
+           PyArray_IS_C_CONTIGUOUS(f) && PyArray_NBYTES(f) < state_.referenced_from &&
+           std::memcmp(PyArray_DIMS(f), PyArray_DIMS(u), bytes) == 0 &&
+           std::memcmp(PyArray_STRIDES(f), PyArray_STRIDES(u), bytes) == 0 &&
+           std::memcmp(PyArray_DATA(f), PyArray_DATA(u), static_cast<std::size_t>(PyArray_NBYTES(f))) == 0;
+  }
+
+  const LossWalkState& state_;
+};
 }  // namespace
 
 void digest_walk(const py::handle& obj, const py::handle& path, const DigestWalkState& state,
                  const py::handle& deadline, const DigestWalkHooks& hooks) {
   Walk(state, deadline, hooks).node(obj, path.cast<std::string>(), 0);
+}
+
+void loss_walk(const py::handle& faithful, const py::handle& unpickled, const py::handle& path, int depth,
+               const LossWalkState& state) {
+  LossWalk(state).pair(faithful, unpickled, path.cast<std::string>(), depth);
 }
 
 }  // namespace parity

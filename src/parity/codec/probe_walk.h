@@ -30,4 +30,18 @@ struct DigestWalkState {
 void digest_walk(const pybind11::handle& obj, const pybind11::handle& path, const DigestWalkState& state,
                  const pybind11::handle& deadline, const DigestWalkHooks& hooks);
 
+/// parity.probe.losses(faithful, unpickled, path, depth, seen): appends to `found` what probe.py's _losses finds, pair
+/// for pair and in the same order. A pair of exact dicts with the same str keys, lists or tuples of one length is
+/// walked here, and a pair of equal floats (bit for bit), 64-bit ints, bools, None, str, or plain C-contiguous arrays
+/// under `referenced_from` bytes of the same layout and dtype whose bytes are their values and are equal, is no loss;
+/// every other pair, whatever it holds, goes to `judge` (probe._losses) with the walk's `seen`. `bare_arrays`: whether
+/// a plain ndarray has no attributes to compare (no reducer registered like ndarray's).
+struct LossWalkState {
+  pybind11::handle found, seen, judge;
+  Py_ssize_t referenced_from = 0;
+  bool bare_arrays = false;
+};
+void loss_walk(const pybind11::handle& faithful, const pybind11::handle& unpickled, const pybind11::handle& path,
+               int depth, const LossWalkState& state);
+
 }  // namespace parity
