@@ -90,6 +90,35 @@ def test_the_parts_of_a_discovery_merge_into_what_one_process_discovers(tmp_path
     assert 0 < len(selected.scenarios) < len(whole.scenarios)
 
 
+def test_a_fork_servers_discovery_freezes_each_module_it_imports(tmp_path):
+    """discover_part(freeze=True), a fork server's (worker.cc), leaves each imported module's objects out of the
+    collector's generations (gc.freeze, which its forks would do anyway), so that later imports' collections do not
+    traverse them; it finds what discover_part without it finds, which freezes nothing."""
+    import gc
+
+    for name, text in PART_MODULES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    paths = [str(tmp_path)]
+
+    def found(part):
+        return [(m.name, m.error, [(s.id, s.metadata(), where) for s, where in m.scenarios]) for m in part.modules]
+
+    def tracked(part):
+        functions = [s.fn for m in part.modules for s, _ in m.scenarios]
+        ids = {id(o) for o in gc.get_objects()}
+        return [id(fn) in ids for fn in functions]
+
+    plain = discovery.discover_part(paths, 0, 1)
+    assert gc.get_freeze_count() == 0 and all(tracked(plain))
+    try:
+        frozen = discovery.discover_part(paths, 0, 1, freeze=True)
+        assert gc.get_freeze_count() > 0 and tracked(frozen) and not any(tracked(frozen))
+    finally:
+        gc.unfreeze()
+    assert found(frozen) == found(plain)
+
+
 def test_the_plan_text_is_the_json_text_of_the_plan_entries(tmp_path):
     """The worker's ready reply carries discovery.plan_text as it is (worker.cc): the JSON of plan_entries, lone
     surrogates replaced as json_text replaces them, in nlohmann's compact form (keys sorted, no spaces), which the

@@ -302,9 +302,10 @@ int prepare(WorkerOptions& options, std::FILE* channel, py::object& backend, py:
     reply(channel, protocol::kImporting, {{protocol::field::kFile, file}});
   });
   try {
-    part =
-        py::module_::import("parity.discovery")
-            .attr("discover_part")(options.selection.paths, options.part, options.parts, on_import, crashed, backend);
+    // A fork server freezes what it imports as it goes (discovery.discover_part): its forks would freeze it anyway.
+    part = py::module_::import("parity.discovery")
+               .attr("discover_part")(options.selection.paths, options.part, options.parts, on_import, crashed, backend,
+                                      py::arg("freeze") = options.fork_server);
   } catch (py::error_already_set& e) {
     const int code = refused_selection(e);
     if (code == kExitOk) throw;
