@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "config.h"
+#include "exit_keep.h"
 #include "interpreter.h"
 #include "runner.h"
 #include "text.h"
@@ -160,7 +161,13 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   }
   progress.summary(written);
   reporter.tell(report, args.verbosity);
-  return report.failed() ? kExitFailed : kExitOk;
+  const int code = report.failed() ? kExitFailed : kExitOk;
+  if (args.process_ends_after) {
+    keep_until_exit(std::move(report));
+    keep_until_exit(std::move(gold));
+    keep_until_exit(std::move(candidate));
+  }
+  return code;
 }
 
 }  // namespace parity

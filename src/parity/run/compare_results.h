@@ -21,6 +21,9 @@ struct CompareCommand {
   Verbosity verbosity = Verbosity::kNormal;
   ShardArgs sharding;
   std::FILE* terminal = stderr;  ///< where the banner, the scenarios and the summary go (the Python API: nowhere)
+  /// The command line's, whose process ends right after: the manifests and the report are left to that end
+  /// (keep_until_exit, base/exit_keep.h) instead of freed one allocation at a time.
+  bool process_ends_after = false;
 };
 
 /// The reports of a compare. This layer cannot see them (src/parity/report writes them), so the caller of
