@@ -99,8 +99,10 @@ std::string CompareReportWriter::prepare(const Manifest& candidate) {
   return "";
 }
 
+void CompareReportWriter::outcome(const ScenarioOutcome& scenario) { scenarios_.push_back(scenario_to_json(scenario)); }
+
 void CompareReportWriter::write(const CompareReport& report, std::vector<WrittenReport>& written) {
-  document_ = report_to_json(report);
+  document_ = report_to_json(report, std::exchange(scenarios_, nlohmann::json::array()));
   add_trends(document_, std::move(baselines_));
   // Every writer reads this JSON, so a report re-rendered later from the JSON file says what this one says.
   write_reports(document_, paths_, written);
