@@ -189,4 +189,23 @@ TEST_F(JsonReport, RoundTripsThroughText) {
   EXPECT_EQ(json::parse(doc.dump()), doc);
 }
 
+// compare's writer renders each scenario as it is decided (report_files.h): whatever prefix it has, the document is
+// the one report_to_json renders from the outcomes alone; a prefix longer than the report is a caller's error.
+TEST_F(JsonReport, ScenariosRenderedAheadMakeTheSameDocument) {
+  add_pair("pkg.mod.test_pass", "{'a': np.arange(3.0)}", "{'a': np.arange(3.0)}");
+  add_pair("pkg.mod.test_fail", "{'a': np.arange(3.0)}", "{'a': np.arange(1.0, 4.0)}");
+  add(gold_, "pkg.mod.test_error", "ok", "1");
+  add(cand_, "pkg.mod.test_error", "error", "", {{"type", "KeyError"}, {"message", "'k'"}, {"traceback", ""}});
+  const json whole = report();
+  for (std::size_t ahead = 0; ahead <= report_.scenarios.size(); ++ahead) {
+    SCOPED_TRACE(ahead);
+    json rendered = json::array();
+    for (std::size_t i = 0; i < ahead; ++i) rendered.push_back(scenario_to_json(report_.scenarios[i]));
+    EXPECT_EQ(report_to_json(report_, std::move(rendered)).dump(), whole.dump());
+  }
+  json too_many = json::array();
+  for (std::size_t i = 0; i <= report_.scenarios.size(); ++i) too_many.push_back(json::object());
+  EXPECT_THROW(report_to_json(report_, std::move(too_many)), std::logic_error);
+}
+
 }  // namespace

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "config_file.h"
 #include "coverage.h"
+#include "exit_keep.h"
 #include "json_report.h"
 #include "merge.h"
 #include "progress.h"
@@ -84,8 +85,11 @@ struct CompareArgs : CompareCommand {
 
 int compare_command(CompareArgs& args, const std::string& program) {
   args.options.program = program;
-  CompareReportWriter reports(args.reports, args.baselines);
-  return compare_results(args, reports);
+  args.process_ends_after = true;  // the reports' document too, below
+  auto reports = std::make_shared<CompareReportWriter>(args.reports, args.baselines);
+  const int code = compare_results(args, *reports);
+  keep_until_exit(std::move(reports));
+  return code;
 }
 
 struct ReportArgs {

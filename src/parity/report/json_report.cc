@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <tuple>
 
 #include "config.h"
@@ -130,9 +131,14 @@ json scenario_to_json(const ScenarioOutcome& s) {
   return doc;
 }
 
-json report_to_json(const CompareReport& report) {
-  json scenarios = json::array();
-  for (const auto& s : report.scenarios) scenarios.push_back(scenario_to_json(s));
+json report_to_json(const CompareReport& report) { return report_to_json(report, json::array()); }
+
+json report_to_json(const CompareReport& report, json rendered) {
+  if (!rendered.is_array() || rendered.size() > report.scenarios.size())
+    throw std::logic_error("report_to_json: more scenarios rendered than the report holds");
+  json scenarios = std::move(rendered);
+  for (std::size_t i = scenarios.size(); i < report.scenarios.size(); ++i)
+    scenarios.push_back(scenario_to_json(report.scenarios[i]));
   add_printed(scenarios, report);
   json counts = report.counts();
   counts["total"] = report.scenarios.size();

@@ -12,6 +12,9 @@ namespace parity {
 inline constexpr int kReportJsonVersion = 1;
 
 nlohmann::json report_to_json(const CompareReport& report);
+/// The same, with `rendered` holding scenario_to_json of report.scenarios' first entries, made as they were decided
+/// (CompareReportWriter: while the other scenarios were compared); the rest are rendered here.
+nlohmann::json report_to_json(const CompareReport& report, nlohmann::json rendered);
 /// One scenario's entry of the report's `scenarios`.
 nlohmann::json scenario_to_json(const ScenarioOutcome& scenario);
 

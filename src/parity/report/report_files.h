@@ -34,6 +34,7 @@ class CompareReportWriter : public CompareReporter {
   CompareReportWriter(ReportPaths paths, std::vector<std::string> baseline_files)
       : paths_(std::move(paths)), baseline_files_(std::move(baseline_files)) {}
   std::string prepare(const Manifest& candidate) override;
+  void outcome(const ScenarioOutcome& scenario) override;
   void write(const CompareReport& report, std::vector<WrittenReport>& written) override;
   void tell(const CompareReport& report, Verbosity verbosity) override;
 
@@ -41,6 +42,9 @@ class CompareReportWriter : public CompareReporter {
   ReportPaths paths_;
   std::vector<std::string> baseline_files_;
   std::vector<Baseline> baselines_;
+  /// scenario_to_json of each outcome as it was decided: rendered while a `compare --jobs` parent waits for its
+  /// children, they were a third of what it did after the last one (issue #20, target 3)
+  nlohmann::json scenarios_ = nlohmann::json::array();
   nlohmann::json document_;  ///< the report as JSON, trends included, once written
 };
 

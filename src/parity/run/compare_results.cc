@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "config.h"
+#include "exit_keep.h"
 #include "interpreter.h"
 #include "runner.h"
 #include "text.h"
@@ -142,7 +143,10 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   const std::size_t total = ids_to_compare(gold, candidate, args.options).size();
   Progress progress(args.terminal, progress_options(args.terminal, "compare", total, args.verbosity));
   args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
-  args.options.on_outcome = [&progress](const ScenarioOutcome& s) { progress.end(to_shown(s)); };
+  args.options.on_outcome = [&progress, &reporter](const ScenarioOutcome& s) {
+    progress.end(to_shown(s));
+    reporter.outcome(s);
+  };
   const std::string started = utc_timestamp();
   CompareReport report;
   try {
@@ -160,7 +164,13 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   }
   progress.summary(written);
   reporter.tell(report, args.verbosity);
-  return report.failed() ? kExitFailed : kExitOk;
+  const int code = report.failed() ? kExitFailed : kExitOk;
+  if (args.process_ends_after) {
+    keep_until_exit(std::move(report));
+    keep_until_exit(std::move(gold));
+    keep_until_exit(std::move(candidate));
+  }
+  return code;
 }
 
 }  // namespace parity

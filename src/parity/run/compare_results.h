@@ -21,6 +21,9 @@ struct CompareCommand {
   Verbosity verbosity = Verbosity::kNormal;
   ShardArgs sharding;
   std::FILE* terminal = stderr;  ///< where the banner, the scenarios and the summary go (the Python API: nowhere)
+  /// The command line's, whose process ends right after: the manifests and the report are left to that end
+  /// (keep_until_exit, base/exit_keep.h) instead of freed one allocation at a time.
+  bool process_ends_after = false;
 };
 
 /// The reports of a compare. This layer cannot see them (src/parity/report writes them), so the caller of
@@ -31,6 +34,9 @@ class CompareReporter {
   /// With the pair read and checked, before anything is compared: reads what the reports need (the baselines),
   /// checked against the `candidate` run. Returns what makes them unusable (a usage error), empty when nothing does.
   virtual std::string prepare(const Manifest& candidate) = 0;
+  /// Each scenario's outcome once decided, in the report's order, while the later ones are compared: what a report
+  /// can render of it before the last (nothing by default).
+  virtual void outcome(const ScenarioOutcome&) {}
   /// Writes the reports of the finished compare, adding each to `written` once it is on disk (a failure later still
   /// lists the ones before it). Throws std::runtime_error.
   virtual void write(const CompareReport& report, std::vector<WrittenReport>& written) = 0;
