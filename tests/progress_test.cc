@@ -293,6 +293,10 @@ TEST(ToShown, CompareOutcomeNamesEachFailedCheckOnceAndKeepsTheirMessagesThenThe
   EXPECT_EQ(s.note, "") << "a fail's line names its checks";
   EXPECT_EQ(s.verbose_details, (std::vector<std::string>{"passed: shape (3 leaves), dtype (1 leaf)"}));
   EXPECT_DOUBLE_EQ(s.seconds, 0.5);
+  const ShownScenario plain = to_shown(outcome, false);
+  EXPECT_TRUE(plain.verbose_details.empty()) << "the checks that passed are named only for --verbose";
+  EXPECT_EQ(plain.details, s.details);
+  EXPECT_EQ(plain.failed_checks, s.failed_checks);
 
   outcome.status = "error";
   outcome.message = "the gold run raised E: m\nTraceback";

@@ -143,8 +143,9 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   const std::size_t total = ids_to_compare(gold, candidate, args.options).size();
   Progress progress(args.terminal, progress_options(args.terminal, "compare", total, args.verbosity));
   args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
-  args.options.on_outcome = [&progress, &reporter](const ScenarioOutcome& s) {
-    progress.end(to_shown(s));
+  const bool verbose = args.verbosity == Verbosity::kVerbose;
+  args.options.on_outcome = [&progress, &reporter, verbose](const ScenarioOutcome& s) {
+    progress.end(to_shown(s, verbose));
     reporter.outcome(s);
   };
   const std::string started = utc_timestamp();

@@ -168,12 +168,12 @@ ShownScenario to_shown(const ScenarioRecord& record) {
   return shown;
 }
 
-ShownScenario to_shown(const ScenarioOutcome& outcome) {
+ShownScenario to_shown(const ScenarioOutcome& outcome, bool verbose) {
   ShownScenario shown{outcome.id, outcome.status, outcome.compare_seconds, {}, "", {}, {}};
   std::vector<std::string> passed;
   for (const Check& check : outcome.checks) {
     if (check.ok) {
-      passed.push_back(check.check + leaf_count(check.details));
+      if (verbose) passed.push_back(check.check + leaf_count(check.details));
       continue;
     }
     auto& names = shown.failed_checks;

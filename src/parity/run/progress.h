@@ -38,8 +38,9 @@ struct ShownScenario {
 
 /// A run's record: the error's type and message, its traceback for --verbose.
 ShownScenario to_shown(const ScenarioRecord& record);
-/// A compare outcome: every failed check's message; the checks that passed for --verbose.
-ShownScenario to_shown(const ScenarioOutcome& outcome);
+/// A compare outcome: every failed check's message; the checks that passed when `verbose` (--verbose shows them;
+/// naming them cost the parent of a `compare --jobs` ~37k instructions a scenario, on the cores its children use).
+ShownScenario to_shown(const ScenarioOutcome& outcome, bool verbose = true);
 
 /// Something a command wrote, listed at the end of its summary.
 struct WrittenReport {
