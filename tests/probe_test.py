@@ -764,7 +764,7 @@ def test_the_c_walk_of_losses_finds_what_the_python_walk_finds(at, monkeypatch):
     c_seen = {}
     c_found = probe.losses(faithful, unpickled, seen=c_seen)
 
-    def python_only(f, u, path, depth, seen, found, judge, referenced_from, bare_arrays):
+    def python_only(f, u, path, depth, seen, found, judge, array_head, referenced_from, bare_arrays):
         found += judge(f, u, path, depth, seen)
 
     monkeypatch.setattr(probe, "_loss_walk", python_only)

@@ -905,13 +905,14 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     reaches a report. Two types of one qualified name are the same type (pint makes a Quantity class per registry).
     The common equal pairs are settled in C++ (src/parity/codec/probe_walk.h), every other pair by _losses."""
     found = []
-    _loss_walk(faithful, unpickled, path, depth, {} if seen is None else seen, found, _losses, _REFERENCED,
+    _loss_walk(faithful, unpickled, path, depth, {} if seen is None else seen, found, _losses, _array_head, _REFERENCED,
                _bare_arrays())
     return found
 
 
 def _bare_arrays() -> bool:
-    """Whether a plain ndarray has no attributes for _array_losses to compare (_attributes: no reducer like ndarray's)."""
+    """Whether a plain ndarray has no attributes for _array_losses to compare (_attributes: no reducer is registered
+    like ndarray's)."""
     reducer = reducers.registered_like(np.ndarray)
     return reducer is None or not reducer.is_array
 

@@ -124,15 +124,16 @@ void define_digest_functions(py::module_& module) {
   module.def(
       "loss_walk",
       [](const py::handle& faithful, const py::handle& unpickled, const py::handle& path, int depth,
-         const py::handle& seen, const py::list& found, const py::handle& judge, Py_ssize_t referenced_from,
-         bool bare_arrays) {
+         const py::handle& seen, const py::list& found, const py::handle& judge, const py::handle& array_head,
+         Py_ssize_t referenced_from, bool bare_arrays) {
         if (!PyDict_Check(seen.ptr())) throw py::type_error("loss_walk's seen is a dict");
-        loss_walk(faithful, unpickled, path, depth, {found, seen, judge, referenced_from, bare_arrays});
+        loss_walk(faithful, unpickled, path, depth, {found, seen, judge, array_head, referenced_from, bare_arrays});
       },
       py::arg("faithful"), py::arg("unpickled"), py::arg("path"), py::arg("depth"), py::arg("seen"), py::arg("found"),
-      py::arg("judge"), py::arg("referenced_from"), py::arg("bare_arrays"),
+      py::arg("judge"), py::arg("array_head"), py::arg("referenced_from"), py::arg("bare_arrays"),
       "parity.probe.losses(faithful, unpickled, path, depth, seen) appended to `found`: the common equal pairs settled "
-      "in C++, every other pair given to judge(faithful, unpickled, path, depth, seen).");
+      "in C++ (array_head: probe._array_head), every other pair given to judge(faithful, unpickled, path, depth, "
+      "seen).");
 }
 
 }  // namespace parity

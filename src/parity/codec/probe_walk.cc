@@ -151,6 +151,29 @@ std::string shape_text(PyArrayObject* a) {
   return s + (PyArray_NDIM(a) == 1 ? ",)" : ")");
 }
 
+// The cached head of a plain array (no fields, no object elements), from probe.py's _array_head (`array_head`) on a
+// miss: the one place both walks learn an array's head and whether its bytes are its values in C order (in_place).
+// Null for an array this cache does not hold (probe.py's _HEADS does not keep structured dtypes either).
+SharedHead cached_head(PyArrayObject* a, const py::handle& array_head) {
+  const PyArray_Descr* descr = PyArray_DESCR(a);
+  if (PyDataType_HASFIELDS(descr) || PyDataType_REFCHK(descr)) return nullptr;
+  auto& cache = heads();
+  std::string key = layout_key(a);
+  auto found = cache.find(key);
+  if (found == cache.end()) {
+    const py::tuple triple = py::reinterpret_borrow<py::tuple>(array_head(py::handle(reinterpret_cast<PyObject*>(a))));
+    auto made = std::make_shared<ArrayHead>();
+    made->head = triple[0].cast<std::string>();
+    made->referable = triple[1].cast<bool>();
+    made->in_place = triple[2].cast<bool>();
+    made->dtype = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(PyArray_DESCR(a)));
+    made->dtype_str = made->dtype.attr("str");
+    if (cache.size() >= kHeadsKept) cache.clear();
+    found = cache.insert_or_assign(std::move(key), std::move(made)).first;
+  }
+  return found->second;
+}
+
 class Walk {
  public:
   Walk(const DigestWalkState& state, const py::handle& deadline, const DigestWalkHooks& hooks)
@@ -193,25 +216,9 @@ class Walk {
 
   // The cached head of an array whose digest is its head then its memory, hashed in place; null for any other.
   SharedHead plain_array(PyArrayObject* a) {
-    const PyArray_Descr* descr = PyArray_DESCR(a);
-    if (PyDataType_HASFIELDS(descr) || PyDataType_REFCHK(descr) || PyArray_NBYTES(a) >= state_.fused_from)
-      return nullptr;
-    auto& cache = heads();
-    std::string key = layout_key(a);
-    auto found = cache.find(key);
-    if (found == cache.end()) {
-      const py::tuple triple =
-          py::reinterpret_borrow<py::tuple>(hooks_.array_head(py::handle(reinterpret_cast<PyObject*>(a))));
-      auto made = std::make_shared<ArrayHead>();
-      made->head = triple[0].cast<std::string>();
-      made->referable = triple[1].cast<bool>();
-      made->in_place = triple[2].cast<bool>();
-      made->dtype = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(PyArray_DESCR(a)));
-      made->dtype_str = made->dtype.attr("str");
-      if (cache.size() >= kHeadsKept) cache.clear();
-      found = cache.insert_or_assign(std::move(key), std::move(made)).first;
-    }
-    return found->second->in_place ? found->second : nullptr;
+    if (PyArray_NBYTES(a) >= state_.fused_from) return nullptr;
+    SharedHead head = cached_head(a, hooks_.array_head);
+    return head && head->in_place ? head : nullptr;
   }
 
   void check_deadline() {
@@ -316,16 +323,6 @@ class Walk {
   const py::str algorithm_;
 };
 
-// Whether every element byte of `descr` is part of its value (probe.py's _bytes_are_values): a number, datetime,
-// fixed-width string or raw bytes, not structured, not x87 long double.
-bool bytes_are_values(const PyArray_Descr* descr) {
-  const char kind = descr->kind;
-  const auto size = PyDataType_ELSIZE(descr);
-  const auto part = kind == 'c' ? size / 2 : size;
-  return std::string_view("biufcmMSUV").find(kind) != std::string_view::npos && !PyDataType_HASFIELDS(descr) &&
-         !((kind == 'f' || kind == 'c') && (part == 12 || part == 16));
-}
-
 // The pickle probe's losses (loss_walk): a pair settled here is one that probe.py's _losses would find nothing in.
 class LossWalk {
  public:
@@ -416,14 +413,16 @@ class LossWalk {
     return equal && PyObject_RichCompareBool(a.attr("str").ptr(), b.attr("str").ptr(), Py_EQ) == 1;
   }
 
-  // _array_losses's verdict of nothing lost, for two small plain arrays of one layout whose bytes are their values.
+  // _array_losses's verdict of nothing lost, for two small plain arrays of one layout whose bytes are their values in C
+  // order (the faithful one's cached head says so: probe.py's _bytes_are_values, not spelt again here).
   bool same_array(PyArrayObject* f, PyArrayObject* u) const {
     constexpr int kAspects = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS | NPY_ARRAY_WRITEABLE;
     const int ndim = PyArray_NDIM(f);
     const auto bytes = sizeof(npy_intp) * static_cast<std::size_t>(ndim);
-    return state_.bare_arrays && same_dtype(PyArray_DESCR(f), PyArray_DESCR(u)) && bytes_are_values(PyArray_DESCR(f)) &&
-           ndim == PyArray_NDIM(u) && (PyArray_FLAGS(f) & kAspects) == (PyArray_FLAGS(u) & kAspects) &&
-           PyArray_IS_C_CONTIGUOUS(f) && PyArray_NBYTES(f) < state_.referenced_from &&
+    if (!state_.bare_arrays || PyArray_NBYTES(f) >= state_.referenced_from) return false;
+    const SharedHead head = cached_head(f, state_.array_head);
+    return head && head->in_place && same_dtype(PyArray_DESCR(f), PyArray_DESCR(u)) && ndim == PyArray_NDIM(u) &&
+           (PyArray_FLAGS(f) & kAspects) == (PyArray_FLAGS(u) & kAspects) &&
            std::memcmp(PyArray_DIMS(f), PyArray_DIMS(u), bytes) == 0 &&
            std::memcmp(PyArray_STRIDES(f), PyArray_STRIDES(u), bytes) == 0 &&
            std::memcmp(PyArray_DATA(f), PyArray_DATA(u), static_cast<std::size_t>(PyArray_NBYTES(f))) == 0;

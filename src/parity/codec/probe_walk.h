@@ -1,5 +1,5 @@
-// The fidelity digest walk's common nodes in C++: what parity.probe._digest_into does, for the outputs most scenarios
-// return.
+// parity.probe's two walks of a scenario's outputs in C++ for the nodes most scenarios return: the fidelity digests and
+// the pickle probe's losses.
 #pragma once
 
 #include <pybind11/pytypes.h>
@@ -20,7 +20,9 @@ struct DigestWalkHooks {
 /// None, str and plain C-contiguous ndarrays under `fused_from` bytes of plain element bytes are walked here (a Python
 /// walk of them was ~15% of a small scenario's worker and ~9% of its compare); every other node, with what lies under
 /// it, goes to `hooks.digest_into` with the walk's state. `deadline`: probe._deadline (None, or time.monotonic()'s
-/// limit). digests()'s dicts and list; `seen`: the walk's {id: (path, object)}, a new dict, shared with the nodes
+/// limit).
+///
+/// The state: digests()'s dicts and list; `seen`: the walk's {id: (path, object)}, a new dict, shared with the nodes
 /// handed to Python; `fused_from`: probe._FUSED_FROM, the bytes from which an array is left to Python (where compare's
 /// values kernel may hash it, and a large one is hashed with the GIL released).
 struct DigestWalkState {
@@ -34,10 +36,11 @@ void digest_walk(const pybind11::handle& obj, const pybind11::handle& path, cons
 /// for pair and in the same order. A pair of exact dicts with the same str keys, lists or tuples of one length is
 /// walked here, and a pair of equal floats (bit for bit), 64-bit ints, bools, None, str, or plain C-contiguous arrays
 /// under `referenced_from` bytes of the same layout and dtype whose bytes are their values and are equal, is no loss;
-/// every other pair, whatever it holds, goes to `judge` (probe._losses) with the walk's `seen`. `bare_arrays`: whether
-/// a plain ndarray has no attributes to compare (no reducer registered like ndarray's).
+/// every other pair, whatever it holds, goes to `judge` (probe._losses) with the walk's `seen`. `array_head`:
+/// probe._array_head, which says whether an array's bytes are its values. `bare_arrays`: whether a plain ndarray has
+/// no attributes to compare (no reducer registered like ndarray's).
 struct LossWalkState {
-  pybind11::handle found, seen, judge;
+  pybind11::handle found, seen, judge, array_head;
   Py_ssize_t referenced_from = 0;
   bool bare_arrays = false;
 };
