@@ -1,5 +1,6 @@
 """PARITY_PRECOMPILE_HEADERS (CMakeLists.txt): off by default when ccache compiles, which caches nothing compiled with a
-precompiled header; on otherwise, and then only for the layer files that include pybind11.h (issue #20, target 6)."""
+precompiled header; on otherwise, and then only for the layer files that include pybind11.h; and the default build
+type's debug info, line tables only unless PARITY_FULL_DEBUG_INFO (issue #20, target 6)."""
 import os
 import re
 import subprocess
@@ -85,3 +86,19 @@ def test_the_layers_lists_of_files_without_pybind11_h(tmp_path):
         if includes != ("cmake_pch" in flags):
             wrong.append(f"{source}.cc: {'includes' if includes else 'does not include'} pybind11.h")
     assert not wrong, "move these to or from WITHOUT_PYBIND11_H (CMakeLists.txt):\n" + "\n".join(wrong)
+
+
+def debug_info_levels(flags):
+    """The -g options of a compile command's FLAGS, in order (GCC and Clang take the last)."""
+    return re.findall(r"(?<!\S)-g\d?(?!\S)", flags)
+
+
+@pytest.mark.parametrize("full, last", [(None, "-g1"), ("OFF", "-g1"), ("ON", "-g")])
+def test_relwithdebinfo_has_line_tables_only_unless_asked(tmp_path, full, last):
+    """PARITY_FULL_DEBUG_INFO (CMakeLists.txt): the default build type keeps file and line for backtraces (-g1) and
+    leaves out the locals and types (-g), about 30% of a clean build's compile CPU; ON keeps CMake's -g."""
+    ninja = configure(tmp_path, *([f"-DPARITY_FULL_DEBUG_INFO={full}"] if full else []))
+    assert re.search(r"^CMAKE_BUILD_TYPE:STRING=RelWithDebInfo$", (tmp_path / "CMakeCache.txt").read_text(), re.M)
+    for source in ("base/text.cc", "embed/interpreter.cc", "report/html_report.cc"):
+        levels = debug_info_levels(compile_command(ninja, source))
+        assert levels and levels[-1] == last, (source, levels)
