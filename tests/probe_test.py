@@ -250,16 +250,52 @@ def small_float_rows():
         yield row.astype(">f8") if i % 5 == 0 else row
 
 
-def test_a_small_float_row_is_described_as_array2string_writes_it():
-    rows = list(small_float_rows())
-    assert sum(probe._float_row_text(row.tolist()) is not None for row in rows) > len(rows) // 2  # the fast path ran
+def small_integer_and_bool_rows():
+    """Rows of at most 8 integers of every width and signedness, both byte orders, and of bools: every width
+    array2string pads to, and rows it wraps (twenty-digit values)."""
+    rng = numpy.random.default_rng(21)
+    for i in range(3000):
+        dtype = numpy.dtype(["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "?"][i % 9])
+        n = int(rng.integers(1, 9))
+        if dtype.kind == "b":
+            row = rng.random(n) < [0.0, 0.5, 1.0][i % 3]
+        else:
+            info = numpy.iinfo(dtype)
+            high = min([10, 1000, int(info.max)][i % 3], int(info.max))
+            row = rng.integers(max(int(info.min), -high), high, n, dtype=dtype, endpoint=True)
+            if i % 7 == 0:
+                row[0] = info.min if i % 2 else info.max
+        yield row.astype(dtype.newbyteorder(">")) if i % 4 == 0 else row
+
+
+def assert_small_rows_described_as_array2string_writes_them(rows):
     for row in rows:
         assert probe._small_values_text(row) == numpy.array2string(row, threshold=8), repr(row)
-    for options in ({"precision": 3}, {"legacy": "1.13"}, {"sign": "+"}, {"floatmode": "fixed"}, {"linewidth": 40},
-                    {"suppress": True}):
+    for options in ({"precision": 3}, {"legacy": "1.13"}, {"sign": "+"}, {"sign": " "}, {"floatmode": "fixed"},
+                    {"linewidth": 40}, {"suppress": True}, {"formatter": {"int": hex, "bool": str}}):
         with numpy.printoptions(**options):
             for row in rows[:200]:
                 assert probe._small_values_text(row) == numpy.array2string(row, threshold=8), (options, repr(row))
+
+
+def test_a_small_float_row_is_described_as_array2string_writes_it():
+    rows = list(small_float_rows())
+    assert sum(probe._float_words(row.tolist()) is not None for row in rows) > len(rows) // 2  # the fast path ran
+    assert_small_rows_described_as_array2string_writes_them(rows)
+
+
+def test_a_small_integer_or_bool_row_is_described_as_array2string_writes_it():
+    rows = list(small_integer_and_bool_rows())
+    assert any("\n" in probe._small_values_text(row) for row in rows)  # wrapped rows among them
+    assert_small_rows_described_as_array2string_writes_them(rows)
+    # The fast path writes them: NumPy's own machinery is not called for any.
+    original = numpy.array2string
+    try:
+        numpy.array2string = None
+        for row in rows[:300]:
+            probe._small_values_text(row)
+    finally:
+        numpy.array2string = original
 
 
 def test_an_object_is_digested_without_its_repr():

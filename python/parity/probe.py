@@ -309,28 +309,41 @@ def _leaf_description(obj, state=None) -> bytes:
 _SHOWN = 80  # the longest value text fidelity records beside a digest
 
 
-# np.array2string's defaults (np.get_printoptions()) under which _float_row_text writes exactly its text.
+# np.array2string's defaults (np.get_printoptions()) under which _row_words writes exactly its words.
 _DEFAULT_PRINT = {"precision": 8, "floatmode": "maxprec", "suppress": False, "sign": "-", "linewidth": 75,
                   "legacy": False, "formatter": None}
 
 
 def _small_values_text(a: np.ndarray) -> str:
-    """np.array2string(a, threshold=8) of an array of at most 8 elements: written here for a row of float64 values
-    under the default print options (the commonest small output; array2string's general machinery is most of a
-    digest walk's time for it), by NumPy otherwise."""
-    if a.ndim == 1 and a.dtype.kind == "f" and a.dtype.itemsize == 8 and a.size:
+    """np.array2string(a, threshold=8) of an array of at most 8 elements: written here for a row of float64,
+    integer or bool values under the default print options (the commonest small outputs; array2string's general
+    machinery is most of a digest walk's time for them), by NumPy otherwise."""
+    if a.ndim == 1 and a.size and a.dtype.kind in "fiub" and (a.dtype.kind != "f" or a.dtype.itemsize == 8):
         options = np.get_printoptions()
         if all(options.get(name) == value for name, value in _DEFAULT_PRINT.items()):
-            text = _float_row_text(a.tolist())
-            if text is not None:
-                return text
+            words = _row_words(a)
+            if words is not None:
+                return _row_text(words)
     return np.array2string(a, threshold=8)
 
 
-def _float_row_text(values: list):
-    """What array2string writes for a row of finite float64 `values` under the default print options in positional
-    notation (NumPy's FloatingFormat and _formatArray, in their order: one rounding pass to find the widths, each
-    value padded to them, the row wrapped at 75 columns); None where it would use exponents or print nan or inf."""
+def _row_words(a: np.ndarray):
+    """Each element of a row as array2string's format function writes it under the default print options, padded
+    to the row's common width (NumPy's FloatingFormat, IntegerFormat, BoolFormat); None for a float64 row it would
+    write with exponents, nan or inf."""
+    values = a.tolist()
+    if a.dtype.kind == "b":
+        return [" True" if v else "False" for v in values]  # BoolFormat: " True" in any array of one or more axes
+    if a.dtype.kind in "iu":
+        words = [str(v) for v in values]
+        width = max(map(len, words))
+        return [word.rjust(width) for word in words]
+    return _float_words(values)
+
+
+def _float_words(values: list):
+    """The words of a row of finite float64 `values` in positional notation (FloatingFormat: one rounding pass to
+    find the widths, each value padded to them); None where array2string would use exponents or print nan or inf."""
     if not all(math.isfinite(v) for v in values):
         return None
     magnitudes = [abs(v) for v in values if v != 0]
@@ -341,13 +354,18 @@ def _float_row_text(values: list):
     parts = [np.format_float_positional(v, precision=8, unique=True, fractional=True, trim=".").split(".")
              for v in values]
     left, right = max(len(whole) for whole, _ in parts), max(len(fraction) for _, fraction in parts)
+    return [whole.rjust(left) + "." + fraction.ljust(right) for whole, fraction in parts]
+
+
+def _row_text(words: list) -> str:
+    """A row of words as array2string's _formatArray lays it out: "[", the words one space apart, wrapped at 75
+    columns with a one-space hanging indent, "]"."""
     text, line = "", "["
-    for i, (whole, fraction) in enumerate(parts):
-        word = whole.rjust(left) + "." + fraction.ljust(right)
+    for i, word in enumerate(words):
         if len(line) + len(word) > 74 and len(line) > 1:  # _extendLine: a row of 75 columns less the "]"
             text += line.rstrip() + "\n"
             line = " "
-        line += word if i == len(parts) - 1 else word + " "
+        line += word if i == len(words) - 1 else word + " "
     return text + line + "]"
 
 
