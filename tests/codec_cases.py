@@ -99,7 +99,8 @@ def _tagged():
 
 def _memmap_path():
     """One file per writing process, inherited by the fresh process that re-reads its results (through the
-    environment), so that two tests running at once never truncate the file the other has mapped (EFAULT)."""
+    environment), so that two tests running at once never truncate the file the other has mapped (EFAULT). The
+    writing process removes it when its tests end (codec_test.cc, MemmapCaseFile)."""
     path = os.environ.get('PARITY_CODEC_TEST_MEMMAP')
     if path is None:
         path = os.path.join(tempfile.gettempdir(), f'parity-codec-test-memmap-{os.getpid()}.dat')

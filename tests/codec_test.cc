@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,8 @@
 #include <functional>
 #include <iterator>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include "compare.h"
 #include "numpy_api.h"
@@ -37,6 +40,19 @@ py::dict cases_module() {
   }();
   return globals;
 }
+
+// codec_cases._memmap_path's file, made in the temp directory by the process that first builds the memmap case and
+// inherited through the environment by its --read-results process: removed when this process's tests end, so that
+// test runs leave no file behind (the embedded interpreter is never finalized: no Python atexit would run).
+class MemmapCaseFile : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    const char* path = std::getenv("PARITY_CODEC_TEST_MEMMAP");
+    if (path != nullptr && std::string_view(path).ends_with("-" + std::to_string(getpid()) + ".dat")) std::remove(path);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const memmap_case_file =
+    ::testing::AddGlobalTestEnvironment(new MemmapCaseFile);
 
 std::string file_bytes(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -161,6 +177,17 @@ TEST(Codec, MemmapsComeBackInMemoryUnlessTheMappingIsAskedFor) {
   EXPECT_TRUE(
       py::eval("type(mapped) is np.memmap and mapped._mmap is not None and mapped.mode == 'r'", g).cast<bool>());
   EXPECT_TRUE(py::eval("mapped.filename == in_memory.filename and (mapped == in_memory).all()", g).cast<bool>());
+}
+
+TEST(Codec, TheMemmapCaseLeavesNoFileBehind) {
+  TempDir tmp;
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  const std::string command = "env -u PARITY_CODEC_TEST_MEMMAP TMPDIR='" + tmp.path().string() + "' '" + self +
+                              "' --gtest_filter=Codec.MemmapsComeBackInMemoryUnlessTheMappingIsAskedFor >/dev/null";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  for (const auto& left : fs::directory_iterator(tmp.path())) ADD_FAILURE() << "left behind: " << left.path();
 }
 
 TEST(Codec, StateSetByArrayFinalizeSurvives) {
