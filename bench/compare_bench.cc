@@ -195,9 +195,10 @@ std::string python_error(py::error_already_set& e) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Experimental loops (--variants): what src/parity/compare/values.cc could do instead, timed on the same arrays. They only count
-// the elements that fail the kernel's fast test (fast_close in src/parity/compare/values.cc, signed zeros off), which is all the
-// work of a pass over equal arrays, and they read native, aligned float64 only (not the byte-swapped case).
+// Experimental loops (--variants): what src/parity/compare/values.cc could do instead, timed on the same arrays. They
+// only count the elements that fail the kernel's fast test (fast_close in src/parity/compare/values.cc, signed zeros
+// off), which is all the work of a pass over equal arrays, and they read native, aligned float64 only (not the
+// byte-swapped case).
 
 using Extent = std::ptrdiff_t;
 
@@ -614,8 +615,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-warm", no_warm,
                "do not cycle free memory before each call (see bench/README.md: NumPy's temporaries then include "
                "the VM faulting back memory it returned to the host)");
-  app.add_flag("--variants", variants,
-               "also time experimental loops (what src/parity/compare/values.cc could do instead) on the native float64 pairs");
+  app.add_flag(
+      "--variants", variants,
+      "also time experimental loops (what src/parity/compare/values.cc could do instead) on the native float64 pairs");
   app.add_option("--case", cases, "cases to run (default all): c1 swap c2 fc cf ff strided")
       ->check(CLI::IsMember(all_cases));
   CLI11_PARSE(app, argc, argv);

@@ -38,7 +38,7 @@ std::vector<json> samples() {
       {{"nested", {{"deeper", {{"x", json::array({json::object(), json::array(), json::array({1})})}}}}}},
       {{"unicode", "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbf\xed\x9f\xbf\xf4\x8f\xbf\xbf"}},
       {{"\xc3\xa9", 1}, {"Z", 2}, {"a", 3}, {"", 4}},  // key order: bytes, unsigned
-      {{"invalid", std::string("\xff\xc3\x28")}},          // replaced by the dump, then canonical
+      {{"invalid", std::string("\xff\xc3\x28")}},      // replaced by the dump, then canonical
       json("a string"),
       json(0.1),
       json(-7),
@@ -66,15 +66,47 @@ TEST(CanonicalJson, TakesWhatTheCompactDumpWritesAndIndentsItAsThePrettyDump) {
 
 // JSON that nlohmann reads but writes otherwise, and what it does not read: never taken as canonical.
 TEST(CanonicalJson, RefusesWhatTheDumpWouldWriteOtherwise) {
-  const std::vector<std::string> texts = {
-           R"({"b":1,"a":2})", R"({"a":1,"a":2})", R"({"a":1, "b":2})", R"({ "a":1})", R"([1, 2])", R"(["\/"])",
-           R"(["\u0041"])", R"(["\u000a"])", R"(["\u001F"])", R"(["\u0008"])", R"(["\u0100"])", R"(["\ud83d\ude00"])",
-           R"([1E5])", R"([1e5])", R"([00])", R"([-01])", R"([99999999999999999999])", R"([1.50])", R"([-0])",
-           R"([01])", R"([1.])", R"([.5])", R"([+1])", R"([1e999])",
-           R"([0.10000000000000001])", R"([NaN])", R"([True])", R"({"a":1)", R"([1,])", R"({"a":})", R"({"a"})",
-           R"({"a\"b":1})", std::string("[\"\x01\"]"), std::string("[\"\xff\"]"), std::string("[\"\xc0\xaf\"]"),
-           std::string("[\"\xed\xa0\x80\"]"), std::string("[\"\xf4\x90\x80\x80\"]"), std::string("[\"\xe2\x82\"]"),
-           std::string("\xef\xbb\xbf[]"), "", "x"};
+  const std::vector<std::string> texts = {R"({"b":1,"a":2})",
+                                          R"({"a":1,"a":2})",
+                                          R"({"a":1, "b":2})",
+                                          R"({ "a":1})",
+                                          R"([1, 2])",
+                                          R"(["\/"])",
+                                          R"(["\u0041"])",
+                                          R"(["\u000a"])",
+                                          R"(["\u001F"])",
+                                          R"(["\u0008"])",
+                                          R"(["\u0100"])",
+                                          R"(["\ud83d\ude00"])",
+                                          R"([1E5])",
+                                          R"([1e5])",
+                                          R"([00])",
+                                          R"([-01])",
+                                          R"([99999999999999999999])",
+                                          R"([1.50])",
+                                          R"([-0])",
+                                          R"([01])",
+                                          R"([1.])",
+                                          R"([.5])",
+                                          R"([+1])",
+                                          R"([1e999])",
+                                          R"([0.10000000000000001])",
+                                          R"([NaN])",
+                                          R"([True])",
+                                          R"({"a":1)",
+                                          R"([1,])",
+                                          R"({"a":})",
+                                          R"({"a"})",
+                                          R"({"a\"b":1})",
+                                          std::string("[\"\x01\"]"),
+                                          std::string("[\"\xff\"]"),
+                                          std::string("[\"\xc0\xaf\"]"),
+                                          std::string("[\"\xed\xa0\x80\"]"),
+                                          std::string("[\"\xf4\x90\x80\x80\"]"),
+                                          std::string("[\"\xe2\x82\"]"),
+                                          std::string("\xef\xbb\xbf[]"),
+                                          "",
+                                          "x"};
   for (const std::string& text : texts) EXPECT_EQ(value_length(text, kDepth), 0u) << text;
 }
 
@@ -97,8 +129,9 @@ TEST(CanonicalJson, FindsAMemberOfTheObjectItReads) {
 TEST(CanonicalJson, PlainStringsHoldNoEscape) {
   EXPECT_EQ(plain_string_length(R"("results/m0.s0-d8ee.parity",)"), 27u);
   EXPECT_EQ(plain_string_length("\"\xc3\xa9\""), 4u);
-  const std::vector<std::string> texts = {R"("a\"b")", R"("a\\b")", R"("a\nb")", std::string("\"a\tb\""),
-                                          std::string("\"\xff\""), std::string("\"open"), std::string("x")};
+  const std::vector<std::string> texts = {
+      R"("a\"b")",           R"("a\\b")",     R"("a\nb")", std::string("\"a\tb\""), std::string("\"\xff\""),
+      std::string("\"open"), std::string("x")};
   for (const std::string& text : texts) EXPECT_EQ(plain_string_length(text), 0u) << text;
 }
 
@@ -166,9 +199,15 @@ TEST(CanonicalJson, WhatItTakesIsWhatTheParseGivesBack) {
         const std::size_t at = changed.empty() ? 0 : next() % (changed.size() + 1);
         const char ch = alphabet[next() % alphabet.size()];
         switch (next() % 3) {
-          case 0: changed.insert(at, 1, ch); break;
-          case 1: if (at < changed.size()) changed.erase(at, 1); break;
-          default: if (at < changed.size()) changed[at] = ch; break;
+          case 0:
+            changed.insert(at, 1, ch);
+            break;
+          case 1:
+            if (at < changed.size()) changed.erase(at, 1);
+            break;
+          default:
+            if (at < changed.size()) changed[at] = ch;
+            break;
         }
       }
       ++tried;

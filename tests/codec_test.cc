@@ -151,8 +151,8 @@ TEST(Codec, ASmallFileIsReadIntoABufferThatKeepsTheMappingsAlignment) {
   py::exec("a[:] = 0.0", py::globals(), py::dict(py::arg("a") = root.items()[0].array()));
   EXPECT_EQ(file_bytes(file), before) << "writing to a reloaded array changed the result file";
   EXPECT_FALSE(root.items()[1].array().attr("flags").attr("writeable").cast<bool>());
-  EXPECT_TRUE(py::eval("lambda a: bool((a == np.arange(4.0)).all())", cases_module())(root.items()[1].array())
-                  .cast<bool>());
+  EXPECT_TRUE(
+      py::eval("lambda a: bool((a == np.arange(4.0)).all())", cases_module())(root.items()[1].array()).cast<bool>());
 }
 
 TEST(Codec, AnObjectSeenTwiceComesBackAsOneObject) {

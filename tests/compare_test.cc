@@ -27,8 +27,8 @@ namespace py = pybind11;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace parity;
-using parity::testing::TempDir;
 using parity::testing::contains;
+using parity::testing::TempDir;
 
 namespace {
 

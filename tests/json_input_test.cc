@@ -1,5 +1,7 @@
 // Unit tests of hostile-input guards (issue #16): JSON nesting and numbers, globs and ids from manifests, shard
 // counts from files, and mistyped scenario record fields.
+#include "json_input.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,7 +10,6 @@
 
 #include "differences.h"
 #include "glob.h"
-#include "json_input.h"
 #include "record_check.h"
 #include "shard.h"
 
@@ -56,7 +57,8 @@ TEST(ParseJson, RefusesSyntaxAndNumberOverflowNamingTheDocument) {
   EXPECT_THROW(parity::parse_json("[1e999]", ""), nlohmann::json::exception);
 }
 
-// The depth-limited builder is nlohmann's own DOM parser under a SAX handler: what json::parse keeps or refuses, it does.
+// The depth-limited builder is nlohmann's own DOM parser under a SAX handler: what json::parse keeps or refuses, it
+// does.
 TEST(ParseJson, ReadsWhatJsonParseReads) {
   for (const char* text : {R"({"a": 1, "a": [2, {"b": {}}], "c": -0.5e3, "d": 18446744073709551615})",
                            R"(  ["\u00e9\ud83d\ude00", true, false, null, -9223372036854775808]  )", "3", R"("x")"}) {
@@ -80,22 +82,37 @@ TEST(GlobMatch, FollowsFnmatchcase) {
   };
   // Each verdict is fnmatch.fnmatchcase(text, pattern)'s.
   const std::vector<Case> cases = {
-      {"layouts.*", "layouts.transpose", true},  {"layouts.*", "layout.x", false},
-      {"*", "", true},                           {"?", "", false},
-      {"a?c", "abc", true},                      {"a?c", "ac", false},
-      {"*a*b", "xxaxxb", true},                  {"*a*b", "xxaxxbx", false},
-      {"a*", "a/b/.c", true},                    {"[abc]x", "bx", true},
-      {"[!abc]x", "bx", false},                  {"[!abc]x", "dx", true},
-      {"[a-c]", "b", true},                      {"[a-c]", "d", false},
-      {"[]a]", "]", true},                       {"[!]a]", "]", false},
-      {"[a-]", "-", true},                       {"[z-a]", "a", false},
-      {"[!z-a]", "q", true},                     {"stats.iqr[[]axis=0]", "stats.iqr[axis=0]", true},
+      {"layouts.*", "layouts.transpose", true},
+      {"layouts.*", "layout.x", false},
+      {"*", "", true},
+      {"?", "", false},
+      {"a?c", "abc", true},
+      {"a?c", "ac", false},
+      {"*a*b", "xxaxxb", true},
+      {"*a*b", "xxaxxbx", false},
+      {"a*", "a/b/.c", true},
+      {"[abc]x", "bx", true},
+      {"[!abc]x", "bx", false},
+      {"[!abc]x", "dx", true},
+      {"[a-c]", "b", true},
+      {"[a-c]", "d", false},
+      {"[]a]", "]", true},
+      {"[!]a]", "]", false},
+      {"[a-]", "-", true},
+      {"[z-a]", "a", false},
+      {"[!z-a]", "q", true},
+      {"stats.iqr[[]axis=0]", "stats.iqr[axis=0]", true},
       {"stats.iqr[axis=0]", "stats.iqr[axis=0]", false},  // a set: one character of a, x, i, s, =, 0
-      {"[", "[", true},                          {"a[b", "a[b", true},
-      {"\\*", "\\x", true},                      {"[^a]", "^", true},
-      {"[^a]", "b", false},                      {"é?", "éa", true},
-      {"?", "é", true},                          {"[à-ÿ]", "é", true},
-      {"**b", "ab", true},                       {"*?*?*", "a", false},
+      {"[", "[", true},
+      {"a[b", "a[b", true},
+      {"\\*", "\\x", true},
+      {"[^a]", "^", true},
+      {"[^a]", "b", false},
+      {"é?", "éa", true},
+      {"?", "é", true},
+      {"[à-ÿ]", "é", true},
+      {"**b", "ab", true},
+      {"*?*?*", "a", false},
   };
   for (const Case& c : cases) EXPECT_EQ(parity::glob_match(c.pattern, c.text), c.match) << c.pattern << " ~ " << c.text;
 }

@@ -167,7 +167,8 @@ TEST(ManifestText, IsTheWholeDocumentsDump) {
 }
 
 // manifest_entry_text writes the record without converting it (to_json): every field, present or not, and strings
-// the dump must escape or replace (invalid UTF-8), come out as the dump of the converted record, indented for its place.
+// the dump must escape or replace (invalid UTF-8), come out as the dump of the converted record, indented for its
+// place.
 TEST(ManifestText, EntryIsTheRecordsDumpWithEveryField) {
   const auto indented_dump = [](const ScenarioRecord& r) {
     std::string text;

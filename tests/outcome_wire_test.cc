@@ -1,4 +1,5 @@
-// Unit tests of the bytes a compare --jobs process sends its parent for each outcome (src/parity/compare/outcome_wire.h).
+// Unit tests of the bytes a compare --jobs process sends its parent for each outcome
+// (src/parity/compare/outcome_wire.h).
 #include "outcome_wire.h"
 
 #include <gtest/gtest.h>

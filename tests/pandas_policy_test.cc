@@ -1,4 +1,5 @@
-// The pandas policies (src/parity/compare/pandas_policy.h): what index: equivalent and names: ignore relax, and nothing more.
+// The pandas policies (src/parity/compare/pandas_policy.h): what index: equivalent and names: ignore relax, and nothing
+// more.
 #include "pandas_policy.h"
 
 #include <gtest/gtest.h>

@@ -293,9 +293,15 @@ class SmallChanges {
     const std::size_t at = next() % line.size();
     const char ch = alphabet[next() % alphabet.size()];
     switch (next() % 3) {
-      case 0: line.insert(at, 1, ch); break;
-      case 1: line.erase(at, 1); break;
-      default: line[at] = ch; break;
+      case 0:
+        line.insert(at, 1, ch);
+        break;
+      case 1:
+        line.erase(at, 1);
+        break;
+      default:
+        line[at] = ch;
+        break;
     }
     return line;
   }
@@ -442,9 +448,9 @@ TEST(Protocol, LeavesEveryOtherDoneReplyToTheParse) {
 TEST(Protocol, WhatReadPlainDoneTakesTheParseGivesTheSame) {
   SmallChanges changes(99);
   std::size_t taken = 0;
-  for (const std::string& line : {worker_done(full_record(), false),
-                                  std::string(R"({"event":"done","record":{"file":"","id":"a","seconds":0.5,)"
-                                              R"("status":"ok"},"retiring":false})")})
+  for (const std::string& line :
+       {worker_done(full_record(), false), std::string(R"({"event":"done","record":{"file":"","id":"a","seconds":0.5,)"
+                                                       R"("status":"ok"},"retiring":false})")})
     taken += changes.taken(line, 5000, parity::protocol::read_plain_done, expect_read_as_parsed);
   EXPECT_GT(taken, 100u);
 }
@@ -497,17 +503,27 @@ TEST(Protocol, LeavesEveryOtherReadyReplyToTheParse) {
     return line.replace(at, from.size(), to);
   };
   for (const std::string& line : {
-           changed(R"("part":0)", R"("part":"0")"), changed(R"("part":0)", R"("part":0.0)"),
-           changed(R"("part":0)", R"("part":0,"x":1)"), changed(R"({"file":"/s/m.py","id":"m.f",)", R"({"id":"m.f",)"),
-           changed(R"("id":"m.f")", R"("id":"m\"f")"), changed(R"("meta":{})", R"("meta":[])"),
+           changed(R"("part":0)", R"("part":"0")"),
+           changed(R"("part":0)", R"("part":0.0)"),
+           changed(R"("part":0)", R"("part":0,"x":1)"),
+           changed(R"({"file":"/s/m.py","id":"m.f",)", R"({"id":"m.f",)"),
+           changed(R"("id":"m.f")", R"("id":"m\"f")"),
+           changed(R"("meta":{})", R"("meta":[])"),
            changed(R"("tags":["a"],"timeout")", R"("timeout":1,"tags":["a"],"timeout")"),
-           changed(R"("params":{"n":1.5})", R"("params":{"n":1.50})"), changed(R"("errors":[])", R"("errors":{})"),
-           changed(R"("event":"ready")", R"("event":"fatal")"), changed("]}", "]} "), changed("]}", "],\"x\":1}"),
-           changed(R"({"backend":{"name")", R"({"backend": {"name")"), changed(R"(,"part":-1})", "}"),
+           changed(R"("params":{"n":1.5})", R"("params":{"n":1.50})"),
+           changed(R"("errors":[])", R"("errors":{})"),
+           changed(R"("event":"ready")", R"("event":"fatal")"),
+           changed("]}", "]} "),
+           changed("]}", "],\"x\":1}"),
+           changed(R"({"backend":{"name")", R"({"backend": {"name")"),
+           changed(R"(,"part":-1})", "}"),
            // What a parse of the part alone would have taken: a NUL ending it early, a byte-order mark before it,
            // nesting (built to its depth before it failed), spaces.
            changed(R"("part":0)", std::string(R"("part":0)") + '\0' + "junk"),
-           changed(R"("part":0)", "\"part\":\xEF\xBB\xBF" "0"), changed(R"("part":0)", R"("part":[[[0]]])"),
+           changed(R"("part":0)",
+                   "\"part\":\xEF\xBB\xBF"
+                   "0"),
+           changed(R"("part":0)", R"("part":[[[0]]])"),
            changed(R"("part":0)", R"("part": 0 )"),
        })
     EXPECT_FALSE(parity::protocol::read_plain_ready(line)) << line;

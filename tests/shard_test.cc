@@ -276,8 +276,7 @@ TEST_F(ShardTimesFile, RefusesOtherFilesNamingTheFlag) {
   EXPECT_NE(shard_error([&] { load_shard_times(other); }).find("--shard-times " + other.string()), std::string::npos);
   EXPECT_NE(shard_error([&] { load_shard_times(dir_.path() / "absent"); }).find("cannot read"), std::string::npos);
   std::ofstream(dir_.path() / "garbage.json") << "{not json";
-  EXPECT_NE(shard_error([&] { load_shard_times(dir_.path() / "garbage.json"); }).find("not JSON"),
-            std::string::npos);
+  EXPECT_NE(shard_error([&] { load_shard_times(dir_.path() / "garbage.json"); }).find("not JSON"), std::string::npos);
 }
 
 // compare_shard_plan over manifests made here: only their dirs, ids and run.shard matter.

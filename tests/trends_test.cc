@@ -12,8 +12,8 @@
 
 using json = nlohmann::json;
 using namespace parity;
-using parity::testing::TempDir;
 using parity::testing::contains;
+using parity::testing::TempDir;
 
 namespace {
 

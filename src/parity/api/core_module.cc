@@ -231,7 +231,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<DifferenceError>(m, "DifferenceError", PyExc_ValueError);
   py::register_exception<CompareRefused>(m, "CompareRefused", PyExc_ValueError);
   m.attr("FORMAT_VERSION") = py::make_tuple(kFormatMajor, kFormatMinor);
-  define_path_functions(m);  // parity.paths' grammar, outside the parity program
+  define_path_functions(m);    // parity.paths' grammar, outside the parity program
   define_digest_functions(m);  // parity.probe's XXH3-128, outside the parity program
   m.def("read_result", &read_file, py::arg("file"), py::arg("max_memory") = py::none());
   m.def("write_result", &write_result, py::arg("file"), py::arg("outputs"));

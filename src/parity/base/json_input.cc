@@ -46,8 +46,8 @@ json parse_json(std::string_view text, const std::string& what, int max_depth) {
     json::sax_parse(text.begin(), text.end(), &builder);  // strict: nothing but whitespace after the value
     return doc;
   } catch (const TooDeep&) {
-    throw JsonInputError(prefixed(what, "JSON nested deeper than " + std::to_string(max_depth) +
-                                            " levels (refused: parity reads no deeper)"));
+    throw JsonInputError(prefixed(
+        what, "JSON nested deeper than " + std::to_string(max_depth) + " levels (refused: parity reads no deeper)"));
   } catch (const json::out_of_range& e) {  // 406: a number beyond double's range (1e999)
     throw JsonInputError(prefixed(what, std::string("not valid JSON for parity (") + e.what() + ")"));
   } catch (const json::parse_error& e) {

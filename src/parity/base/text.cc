@@ -113,6 +113,8 @@ std::string shell_join(const std::vector<std::string>& words) {
   return line;
 }
 
-bool looks_like_path(std::string_view spec) { return spec.find('/') != std::string_view::npos || spec.ends_with(".py"); }
+bool looks_like_path(std::string_view spec) {
+  return spec.find('/') != std::string_view::npos || spec.ends_with(".py");
+}
 
 }  // namespace parity

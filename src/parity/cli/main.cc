@@ -1,5 +1,5 @@
-// The parity command line: list, run, coverage, shrink, compare, check, report and merge (see README.md, "Command line").
-// error_already_set and Python.h (PyOS_AfterFork_Child, PyRun_SimpleString): pytypes.h, not embed.h, whose
+// The parity command line: list, run, coverage, shrink, compare, check, report and merge (see README.md, "Command
+// line"). error_already_set and Python.h (PyOS_AfterFork_Child, PyRun_SimpleString): pytypes.h, not embed.h, whose
 // pybind11.h costs a file ~9 CPU s to compile (CMakeLists.txt, parity_layer).
 #include <pybind11/pytypes.h>
 

@@ -31,8 +31,8 @@ struct ScenarioRecord {
   nlohmann::json meta;      ///< the scenario's declaration: module, function, params, rtol, atol, tags, xfail, source
   nlohmann::json fidelity;  ///< {path: digest} of every leaf as the scenario produced it (parity.probe)
   nlohmann::json fidelity_values;  ///< {path: type and short value}, beside `fidelity`, for its failures' messages
-  std::string pickle_file;  ///< the outputs pickled with protocol 5, relative to the results directory
-  nlohmann::json pickle_error;  ///< {type, message, traceback, path} when pickling the outputs raised
+  std::string pickle_file;         ///< the outputs pickled with protocol 5, relative to the results directory
+  nlohmann::json pickle_error;     ///< {type, message, traceback, path} when pickling the outputs raised
   nlohmann::json output;  ///< {stdout, stderr, truncated}: what it printed, each stream's tail (parity.capture); null
                           ///< when it printed nothing
 };

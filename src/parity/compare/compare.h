@@ -46,13 +46,13 @@ struct CompareReport {
   std::vector<ScenarioOutcome> scenarios;
   double seconds = 0;
   std::string started;
-  PolicyChoice policy;                  ///< the run's policies (--dtype-policy, ...)
+  PolicyChoice policy;  ///< the run's policies (--dtype-policy, ...)
   /// What the candidate backend declares: its DIFFERENCES now when compare loaded it (built-in or trusted), else
   /// those its manifest recorded at run time.
   std::vector<Difference> differences;
-  std::vector<Notice> notices;          ///< e.g. the backend's DIFFERENCES changed since the run
-  bool strict_differences = false;      ///< a declaration that explained nothing fails the run
-  std::optional<ShardPlan> shard;       ///< the shard compared (CompareOptions::shard), recorded in the report
+  std::vector<Notice> notices;      ///< e.g. the backend's DIFFERENCES changed since the run
+  bool strict_differences = false;  ///< a declaration that explained nothing fails the run
+  std::optional<ShardPlan> shard;   ///< the shard compared (CompareOptions::shard), recorded in the report
   std::map<std::string, int> counts() const;
   /// The ids of declarations that explained no failed check in this run.
   std::vector<std::string> stale_differences() const;
@@ -71,12 +71,12 @@ struct CompareOptions {
   std::vector<std::string> trusted_scenarios;
   /// Set by compare_runs: side ("gold", "candidate") -> why its backend's reducers are not loaded (absent: loaded).
   std::map<std::string, std::string> untrusted;
-  PolicyChoice policy;             ///< the run's policies; a scenario's own `policy` overrides them
+  PolicyChoice policy;  ///< the run's policies; a scenario's own `policy` overrides them
   /// The --NAME-policy flags given on the command line: they (and any value not the default) win over the candidate
   /// backend's POLICY; the others leave it in force.
   std::set<std::string> policies_given;
-  ReadLimits limits;               ///< what one result file may expand to in memory (--max-result-memory)
-  double timeout = 0;              ///< seconds one scenario's compare may take (--timeout); 0: no limit
+  ReadLimits limits;   ///< what one result file may expand to in memory (--max-result-memory)
+  double timeout = 0;  ///< seconds one scenario's compare may take (--timeout); 0: no limit
   /// The candidate's declared differences must each explain something (a whole-corpus run: stale ones fail it).
   bool strict_differences = false;
   /// Processes comparing at once (--jobs): forked from this one once it is set up (fan_out.h); the report is the same.

@@ -109,9 +109,8 @@ class Pool {
     for (Child& c : children_) spawn(c);
     while (delivered_ < count_) {
       feed();
-      if (ahead() > kMinAhead && std::all_of(children_.begin(), children_.end(), [](const Child& c) {
-            return c.fd < 0 || c.sent.size() >= kMinAhead;
-          }))
+      if (ahead() > kMinAhead && std::all_of(children_.begin(), children_.end(),
+                                             [](const Child& c) { return c.fd < 0 || c.sent.size() >= kMinAhead; }))
         std::this_thread::sleep_for(kQueued / 2);  // their replies wait in the sockets, waking no one
       wait_for_replies();
       deliver();

@@ -134,8 +134,8 @@ bool pickles_verified(const Side& gold, const py::tuple& g, const Side& cand, co
   for (const auto& [side, t] : {std::pair{&gold, &g}, std::pair{&cand, &c}}) {
     if ((*t)[2].is_none()) continue;
     verified = false;
-    list.skipped.push_back({"pickle", side == &gold ? "gold" : "candidate", "unverified-pickle",
-                            (*t)[2].cast<std::string>()});
+    list.skipped.push_back(
+        {"pickle", side == &gold ? "gold" : "candidate", "unverified-pickle", (*t)[2].cast<std::string>()});
   }
   return verified;
 }

@@ -357,16 +357,19 @@ void TreeComparer::compare_layout(const ArrayLeaf& g, const ArrayLeaf& c, const 
   expect_array(
       same_layout, "layout", g, c, path,
       [&] { return "layout differs: " + sides(layout_text(g.array), layout_text(c.array)); },
-      [&] { return json{{"gold", layout_text(g.array)}, {"candidate", layout_text(c.array)}}; });
+      [&] {
+        return json{{"gold", layout_text(g.array)}, {"candidate", layout_text(c.array)}};
+      });
   if (mode != "strides") return;
-  expect_array(same_strides(g.array, c.array), "strides", g, c, path,
-               [&] {
-                 return "strides differ (policy strides): " +
-                        sides(py_str(g.array.attr("strides")), py_str(c.array.attr("strides")));
-               },
-               [&] {
-                 return json{{"gold", py_str(g.array.attr("strides"))}, {"candidate", py_str(c.array.attr("strides"))}};
-               });
+  expect_array(
+      same_strides(g.array, c.array), "strides", g, c, path,
+      [&] {
+        return "strides differ (policy strides): " +
+               sides(py_str(g.array.attr("strides")), py_str(c.array.attr("strides")));
+      },
+      [&] {
+        return json{{"gold", py_str(g.array.attr("strides"))}, {"candidate", py_str(c.array.attr("strides"))}};
+      });
 }
 
 void TreeComparer::compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool layout_checks, const std::string& path) {
@@ -376,29 +379,32 @@ void TreeComparer::compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool l
   const bool same_shape = PyArray_NDIM(ga) == PyArray_NDIM(ca) &&
                           std::equal(PyArray_DIMS(ga), PyArray_DIMS(ga) + PyArray_NDIM(ga), PyArray_DIMS(ca));
   if (layout_checks)
-    expect_array(same_shape, "shape", g, c, path,
-                 [&] { return "shape differs: " + sides(shape_text(g.array), shape_text(c.array)); },
-                 [&] {
-                   return json{{"gold", py_str(g.array.attr("shape"))}, {"candidate", py_str(c.array.attr("shape"))}};
-                 });
+    expect_array(
+        same_shape, "shape", g, c, path,
+        [&] { return "shape differs: " + sides(shape_text(g.array), shape_text(c.array)); },
+        [&] {
+          return json{{"gold", py_str(g.array.attr("shape"))}, {"candidate", py_str(c.array.attr("shape"))}};
+        });
   const std::string& dtype_mode = policy_.choice.dtype;
   py::object gd = g.array.attr("dtype"), cd = c.array.attr("dtype");
-  expect_array(dtype_matches(gd, cd, dtype_mode), "dtype", g, c, path,
-               [&] {
-                 return "dtype differs" + (dtype_mode == "exact" ? std::string() : " (policy " + dtype_mode + ")") +
-                        ": " + sides(dtype_text(g.array), dtype_text(c.array));
-               },
-               [&] {
-                 return json{
-                     {"gold", py_str(gd.attr("str"))}, {"candidate", py_str(cd.attr("str"))}, {"policy", dtype_mode}};
-               });
+  expect_array(
+      dtype_matches(gd, cd, dtype_mode), "dtype", g, c, path,
+      [&] {
+        return "dtype differs" + (dtype_mode == "exact" ? std::string() : " (policy " + dtype_mode + ")") + ": " +
+               sides(dtype_text(g.array), dtype_text(c.array));
+      },
+      [&] {
+        return json{{"gold", py_str(gd.attr("str"))}, {"candidate", py_str(cd.attr("str"))}, {"policy", dtype_mode}};
+      });
   if (layout_checks && same_shape) compare_layout(g, c, path);
   if (layout_checks && policy_.choice.writeable != "ignore") {
     const bool gw = PyArray_ISWRITEABLE(ga), cw = PyArray_ISWRITEABLE(ca);  // flags.writeable
     auto word = [](bool w) { return std::string(w ? "writeable" : "read-only"); };
-    expect_array(gw == cw, "writeable", g, c, path,
-                 [&] { return "writeable flag differs: " + sides(word(gw), word(cw)); },
-                 [&] { return json{{"gold", gw}, {"candidate", cw}}; });
+    expect_array(
+        gw == cw, "writeable", g, c, path, [&] { return "writeable flag differs: " + sides(word(gw), word(cw)); },
+        [&] {
+          return json{{"gold", gw}, {"candidate", cw}};
+        });
   }
   if (!same_shape) return;
   if (!sorts(g) || !sorts(c)) return compare_array_values(g.array, c.array, path);

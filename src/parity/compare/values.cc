@@ -149,7 +149,7 @@ struct Sink {
   // A pass over the slab [..., start:start+width] of arrays whose last axis has `row` elements counts its elements
   // in the slab's C order; this maps that count to the C index in the whole array. width 0: no slab.
   std::int64_t slab_start = 0, slab_width = 0, row = 0;
-  std::optional<MapCounter> map;  // for a locating pass over an array that has a map
+  std::optional<MapCounter> map;   // for a locating pass over an array that has a map
   const PassTaps* taps = nullptr;  // for the one C-order pass over a C-contiguous pair (compare_values)
 
   // A NaN difference is one that cannot be measured (a complex value's finite part beside equal NaN parts, an

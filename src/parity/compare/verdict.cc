@@ -214,7 +214,9 @@ bool add_malformed_checks(const Manifest& gold, const Manifest& candidate, const
     const std::string field = malformed_field(*record);
     if (field.empty()) continue;
     const std::string file = (manifest->dir / kManifestName).string();
-    out.checks.push_back({"error", false, side,
+    out.checks.push_back({"error",
+                          false,
+                          side,
                           "malformed record: " + file + ": scenario '" + out.id + "': " + field,
                           {{"malformed", {{"file", file}, {"problem", field}}}}});
   }

@@ -74,7 +74,7 @@ int definition_line(const json& meta) {
 
 json skipped_notices(const json& scenarios) {
   using Key = std::tuple<std::string, std::string, std::string, std::string>;  // kind, check, side, reason
-  std::map<Key, int> groups;  // -> how many scenarios
+  std::map<Key, int> groups;                                                   // -> how many scenarios
   for (const json& s : scenarios) {
     const json skipped = s.is_object() ? s.value("skipped_checks", json::array()) : json::array();
     std::set<Key> mine;

@@ -38,10 +38,10 @@ extern "C" void on_check_signal(int sig) {
 // One of the two runs: a forked copy of this process doing what `parity run` does.
 struct RunSide {
   explicit RunSide(const char* run_name) : name(run_name) {}
-  const char* name;      ///< "gold" or "candidate": how its lines are marked, and what the messages call it
+  const char* name;  ///< "gold" or "candidate": how its lines are marked, and what the messages call it
   pid_t pid = -1;
-  int output = -1;       ///< the read end of its stdout and stderr (one pipe), -1 once it ended
-  std::string partial;   ///< the unfinished last line read
+  int output = -1;        ///< the read end of its stdout and stderr (one pipe), -1 once it ended
+  std::string partial;    ///< the unfinished last line read
   int code = kExitUsage;  ///< its exit code once reaped (an end by a signal mapped to one: reap_run)
 };
 

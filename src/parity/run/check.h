@@ -23,9 +23,10 @@ std::filesystem::path check_candidate_dir(const std::filesystem::path& out);
 /// Starts the interpreter, then runs the selection under gold and under the candidate at once, in two forked copies
 /// of this process that each do what `parity run` does (run_scenarios; their workers forks of them when
 /// options.run.in_process_worker is set) with their output forwarded line by line under "[gold] " and
-/// "[candidate] "; then compares the two (compare_results with `reporter`), trusting the selection's scenario paths and the candidate backend the runs were given. Returns
-/// compare's exit code, or kExitFailed where a run failed (a scenario error) and compare found nothing; a run's
-/// kExitUsage, kExitNoTests or kExitInterrupted ends the check before the compare, with that code.
+/// "[candidate] "; then compares the two (compare_results with `reporter`), trusting the selection's scenario paths and
+/// the candidate backend the runs were given. Returns compare's exit code, or kExitFailed where a run failed (a
+/// scenario error) and compare found nothing; a run's kExitUsage, kExitNoTests or kExitInterrupted ends the check
+/// before the compare, with that code.
 int check_scenarios(CheckOptions& options, CompareReporter& reporter);
 
 }  // namespace parity

@@ -96,8 +96,19 @@ namespace {
 constexpr int kPastedDepth = 64;
 
 // The fields a worker's done record holds (manifest.cc's to_json, less meta), in the order of their keys.
-enum class DoneField { kError, kFidelity, kFidelityValues, kFile, kId, kOutput, kPickleError, kPickleFile, kSeconds,
-                       kStatus, kNone };
+enum class DoneField {
+  kError,
+  kFidelity,
+  kFidelityValues,
+  kFile,
+  kId,
+  kOutput,
+  kPickleError,
+  kPickleFile,
+  kSeconds,
+  kStatus,
+  kNone
+};
 constexpr std::string_view kDoneFields[] = {"error",  "fidelity",     "fidelity_values", "file",    "id",
                                             "output", "pickle_error", "pickle_file",     "seconds", "status"};
 
@@ -122,9 +133,9 @@ std::optional<PlainDone> read_plain_done(std::string_view line) {
   std::string_view* const strings[std::size(kDoneFields)] = {
       nullptr, nullptr, nullptr, &done.file, &done.id, nullptr, nullptr, &done.pickle_file, nullptr, &done.status};
   std::string_view* const objects[std::size(kDoneFields)] = {
-      &done.error, &done.pasted.fidelity, &done.pasted.fidelity_values, nullptr, nullptr, &done.pasted.output,
-      &done.pasted.pickle_error};
-  int last = -1;     // the last field read: each sorts after it (no duplicate, to_json's order)
+      &done.error, &done.pasted.fidelity, &done.pasted.fidelity_values, nullptr,
+      nullptr,     &done.pasted.output,   &done.pasted.pickle_error};
+  int last = -1;      // the last field read: each sorts after it (no duplicate, to_json's order)
   unsigned seen = 0;  // a bit per field
   while (true) {
     const std::size_t key_length = canonical::plain_string_length(text);

@@ -81,9 +81,9 @@ inline constexpr const char* kScenarios = "scenarios";      ///< ready: [{kId, k
 inline constexpr const char* kErrors = "errors";            ///< ready: the records of module errors
 inline constexpr const char* kId = "id";
 inline constexpr const char* kMeta = "meta";
-inline constexpr const char* kPart = "part";  ///< ready: the part that imported it (-1: pytest's, part 0 alone);
-                                              ///< found: what that part found (discovery.part_payload)
-inline constexpr const char* kRecord = "record";        ///< done: the scenario's record (manifest.h)
+inline constexpr const char* kPart = "part";      ///< ready: the part that imported it (-1: pytest's, part 0 alone);
+                                                  ///< found: what that part found (discovery.part_payload)
+inline constexpr const char* kRecord = "record";  ///< done: the scenario's record (manifest.h)
 inline constexpr const char* kRetiring = "retiring";    ///< done: the worker exits after this reply
 inline constexpr const char* kLibraries = "libraries";  ///< done: {name: version} of what it has imported
 }  // namespace field

@@ -80,7 +80,7 @@ struct Worker {
   WorkerState state = WorkerState::kStarting;
   bool found = false;       ///< kStarting: it said what its part found (more than one worker)
   bool merge_sent = false;  ///< slot 0: it was sent the other parts' findings, to make the plan
-  std::string importing;  ///< kStarting: the scenario module it said it was importing, until it said all are imported
+  std::string importing;    ///< kStarting: the scenario module it said it was importing, until it said all are imported
   /// Indexes into Supervisor::plan_ of the scenarios sent to it: it runs the first, the others wait in its command
   /// pipe, so that it never idles waiting for the supervisor between two scenarios (kQueued). Empty unless kSent or
   /// kRunning.
@@ -356,8 +356,14 @@ void Supervisor::take_plan(json& ready) {
   // Moved out of the reply, not copied: 5,000 declarations are a few MB of JSON nodes, on the serial part of the run.
   for (json& s : ready.at(kScenarios)) {
     json timeout = s.at(kMeta).value("timeout", json());
-    plan_.push_back({s.at(kId).get<std::string>(), std::move(s.at(kMeta)), "", std::move(timeout),
-                     s.at(kFile).get<std::string>(), s.at(kPart).get<int>(), {}, {}});
+    plan_.push_back({s.at(kId).get<std::string>(),
+                     std::move(s.at(kMeta)),
+                     "",
+                     std::move(timeout),
+                     s.at(kFile).get<std::string>(),
+                     s.at(kPart).get<int>(),
+                     {},
+                     {}});
   }
 }
 
@@ -367,8 +373,14 @@ void Supervisor::take_plain_plan(protocol::PlainReady& ready) {
   take_head(ready.backend, ready.environment, ready.errors);
   plan_.reserve(ready.scenarios.size());
   for (const protocol::PlainPlanned& s : ready.scenarios)
-    plan_.push_back({std::string(s.id), json(), std::string(s.meta),
-                     s.timeout.empty() ? json() : parse_json(s.timeout, ""), std::string(s.file), s.part, {}, {}});
+    plan_.push_back({std::string(s.id),
+                     json(),
+                     std::string(s.meta),
+                     s.timeout.empty() ? json() : parse_json(s.timeout, ""),
+                     std::string(s.file),
+                     s.part,
+                     {},
+                     {}});
 }
 
 // Events arrive in the order worker.h gives; one out of turn was not sent by the worker's own code (a scenario
