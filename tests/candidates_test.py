@@ -214,3 +214,31 @@ def test_cupy_skips_the_misaligned_layout_saying_why(monkeypatch):
     assert called == []
     cupy_backend.execute(generated, xp=None, rng=None, layout="stepped", dtype="float64")
     assert called == ["stepped"]
+
+
+
+def shm_leftovers(before=()):
+    """joblib's memmapping folders and loky's semaphores in /dev/shm, not in `before`, whose maker (the pid in the
+    name) is gone: nothing will remove them."""
+    found = set()
+    for name in set(os.listdir("/dev/shm")) - set(before):
+        for prefix, end in (("joblib_memmapping_folder_", "_"), ("sem.loky-", "-")):
+            pid = name[len(prefix):].partition(end)[0] if name.startswith(prefix) else ""
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                found.add(name)
+    return found
+
+
+def test_joblib_leaves_nothing_in_dev_shm(tmp_path):
+    """The joblib candidate runs each scenario in a loky worker; the corpus's joblib scenarios make pools of their own
+    there, and joblib kills those workers when a task fails (abort_everything). What their pools had made stayed in
+    /dev/shm, run after run (~28 entries a corpus run), until the run's worker ended its pools and loky's resource
+    tracker itself (parity._scenario.stop_process_pools) instead of having them killed with its process group."""
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm here: joblib and loky keep their folders and semaphores elsewhere")
+    before = os.listdir("/dev/shm")
+    code, err = parity("run", "--backend", "joblib", "-k", "joblib_parallel or known_bugs", "--out", tmp_path / "out",
+                       "-j", "1", "-q")
+    assert code in (0, 1) and len(manifest(tmp_path / "out")) >= 10, f"exit {code}\n{err}"
+    left = shm_leftovers(before)
+    assert not left, f"left in /dev/shm by the run's loky workers: {sorted(left)}"

@@ -9,6 +9,8 @@ import json
 import math
 import numbers
 import os
+import sys
+import threading
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -352,3 +354,32 @@ def describe_exception(exc: BaseException) -> dict:
         "message": str(exc),
         "traceback": "".join(traceback.format_exception(type(exc), exc, _user_traceback(exc.__traceback__))),
     }
+
+
+# loky, vendored by joblib and on its own: the reusable executor (joblib's process pool) and the resource tracker.
+_LOKY_PACKAGES = ("joblib.externals.loky", "loky")
+
+
+def stop_process_pools(timeout: float = 10.0) -> None:
+    """Ends the loky process pools this process started (a scenario's or a backend's joblib.Parallel), then their
+    resource tracker, which on its way out removes what the pools' processes registered and left behind: joblib's
+    memmapping folders and loky's semaphores in /dev/shm. The interpreter's exit would stop the tracker, but parity
+    never finalizes its interpreter, and a worker's process group is killed when the worker ends
+    (src/parity/run/process.cc), tracker and all: what a loky worker had left (one that joblib killed when a task
+    failed, with a nested Parallel's folders and semaphores) stayed there, run after run. The pools' workers are done
+    and are killed, as the group kill would; the tracker is waited for, at most `timeout` seconds in all. Imports
+    nothing: a package never imported started nothing. Called by the run's worker at its end
+    (src/parity/run/worker.cc)."""
+
+    def stop():
+        for package in _LOKY_PACKAGES:
+            executor = getattr(sys.modules.get(package + ".reusable_executor"), "_executor", None)
+            if executor is not None:
+                executor.shutdown(wait=True, kill_workers=True)
+            tracker = getattr(sys.modules.get(package + ".backend.resource_tracker"), "_resource_tracker", None)
+            if tracker is not None and hasattr(tracker, "_stop"):
+                tracker._stop()
+
+    stopping = threading.Thread(target=stop, name="parity-stop-process-pools", daemon=True)
+    stopping.start()
+    stopping.join(timeout)
