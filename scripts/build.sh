@@ -8,8 +8,9 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PARITY_BUILD_DIR:-$repo/build}
+unity=${PARITY_UNITY_BUILD:-ON}
+case $unity in ON | OFF) ;; *) echo "build: PARITY_UNITY_BUILD must be ON or OFF, got '$unity'" >&2; exit 2 ;; esac
 "$repo/scripts/setup.sh"
 python=${PARITY_VENV:-$repo/.venv}/bin/python
-cmake -S "$repo" -B "$build" -G Ninja -DPython_EXECUTABLE="$python" -DCMAKE_UNITY_BUILD="${PARITY_UNITY_BUILD:-ON}" \
-  >/dev/null
+cmake -S "$repo" -B "$build" -G Ninja -DPython_EXECUTABLE="$python" -DCMAKE_UNITY_BUILD="$unity" >/dev/null
 cmake --build "$build"

@@ -102,3 +102,19 @@ def test_relwithdebinfo_has_line_tables_only_unless_asked(tmp_path, full, last):
     for source in ("base/text.cc", "embed/interpreter.cc", "report/html_report.cc"):
         levels = debug_info_levels(compile_command(ninja, source))
         assert levels and levels[-1] == last, (source, levels)
+
+
+@pytest.mark.parametrize("value", ["maybe", "1"])
+def test_build_sh_refuses_a_unity_setting_other_than_on_or_off(tmp_path, value):
+    """scripts/build.sh's PARITY_UNITY_BUILD is passed to CMake, which would read a typo as OFF: refused first,
+    naming the variable, before anything is installed or configured."""
+    # A cmake on PATH that only says it ran: were the value let through, the test fails at once instead of building.
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "cmake").write_text("#!/bin/sh\necho 'cmake ran' >&2\nexit 99\n")
+    (tmp_path / "bin" / "cmake").chmod(0o755)
+    env = {**os.environ, "PARITY_UNITY_BUILD": value, "PARITY_BUILD_DIR": str(tmp_path / "build"),
+           "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run([REPO / "scripts" / "build.sh"], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert f"PARITY_UNITY_BUILD must be ON or OFF, got '{value}'" in proc.stderr
+    assert not (tmp_path / "build").exists()
