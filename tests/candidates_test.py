@@ -242,3 +242,54 @@ def test_joblib_leaves_nothing_in_dev_shm(tmp_path):
     assert code in (0, 1) and len(manifest(tmp_path / "out")) >= 10, f"exit {code}\n{err}"
     left = shm_leftovers(before)
     assert not left, f"left in /dev/shm by the run's loky workers: {sorted(left)}"
+
+
+def test_memmap_forked_workers_write_their_own_files():
+    """`parity run` forks its workers from a process that imported the backend: the memmap backend's directory and
+    file counter, made at import, were every worker's, so two workers wrote the same "0.dat" and one's output changed
+    under the other (numpy_strings.unicode_ops failed values or fidelity under -j 2, a different check from run to
+    run). Each process now writes into a directory of its own."""
+    import numpy
+
+    import parity.backend
+
+    parity.backend.register_fixtures(str(REPO / "fixtures"))
+    from parity_fixtures import memmap as memmap_backend
+
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # a forked worker: its first output, then the parent's is written
+        try:
+            os.close(read)
+            out = memmap_backend.materialize(numpy.full(4, 7.0))
+            os.write(write, json.dumps([out.filename, out.tolist()]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    mine = memmap_backend.materialize(numpy.arange(4.0))
+    with os.fdopen(read) as pipe:
+        theirs_file, theirs = json.loads(pipe.read())
+    os.waitpid(child, 0)
+    assert Path(mine.filename).parent != Path(theirs_file).parent, (mine.filename, theirs_file)
+    assert mine.tolist() == [0.0, 1.0, 2.0, 3.0] and theirs == [7.0] * 4
+
+
+def test_memmap_run_and_compare_leave_no_directory_behind(tmp_path):
+    """The memmap backend made its directory when imported, and only a worker's exit handlers removed it: `parity
+    compare`, which loads the candidate's backend for its declarations and never runs exit handlers, left an empty
+    /tmp/parity-memmap-* behind every time (forty had gathered here). Now a process makes one only when it writes."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = dict(os.environ, TMPDIR=str(temp))
+
+    def run(*args):
+        done = subprocess.run([BIN, *map(str, args)], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stderr}"
+        left = sorted(p.name for p in temp.glob("parity-memmap-*"))
+        assert not left, f"{args[0]} left {left}"
+
+    selection = ("-k", "layouts or shapes", "-j", "2", "-q")
+    run("run", "--backend", "gold", "--out", tmp_path / "gold", *selection)
+    run("run", "--backend", "memmap", "--out", tmp_path / "memmap", *selection)
+    assert len(manifest(tmp_path / "memmap")) >= 10
+    run("compare", tmp_path / "gold", tmp_path / "memmap", "-q")
