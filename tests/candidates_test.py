@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from e2e_test import shm_leftovers  # the shared e2e helpers (tests/conftest.py)
+
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 
@@ -215,18 +217,6 @@ def test_cupy_skips_the_misaligned_layout_saying_why(monkeypatch):
     cupy_backend.execute(generated, xp=None, rng=None, layout="stepped", dtype="float64")
     assert called == ["stepped"]
 
-
-
-def shm_leftovers(before=()):
-    """joblib's memmapping folders and loky's semaphores in /dev/shm, not in `before`, whose maker (the pid in the
-    name) is gone: nothing will remove them."""
-    found = set()
-    for name in set(os.listdir("/dev/shm")) - set(before):
-        for prefix, end in (("joblib_memmapping_folder_", "_"), ("sem.loky-", "-")):
-            pid = name[len(prefix):].partition(end)[0] if name.startswith(prefix) else ""
-            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-                found.add(name)
-    return found
 
 
 def test_joblib_leaves_nothing_in_dev_shm(tmp_path):

@@ -92,6 +92,18 @@ def not_fork_safe_backend(directory) -> Path:
     return path
 
 
+def shm_leftovers(before=()):
+    """joblib's memmapping folders and loky's semaphores in /dev/shm, not in `before`, whose maker (the pid in the
+    name) is gone: nothing will remove them."""
+    found = set()
+    for name in set(os.listdir("/dev/shm")) - set(before):
+        for prefix, end in (("joblib_memmapping_folder_", "_"), ("sem.loky-", "-")):
+            pid = name[len(prefix):].partition(end)[0] if name.startswith(prefix) else ""
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                found.add(name)
+    return found
+
+
 def manifest_entries(results):
     """The manifest's scenario entries by id."""
     return {s["id"]: s for s in json.loads((results / "manifest.json").read_text())["scenarios"]}

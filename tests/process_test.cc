@@ -209,6 +209,24 @@ TEST(OrphanReaper, KillsTheDaemonsAChildLeftBehindEvenInAnotherSession) {
   EXPECT_TRUE(gone(daemon)) << "the reaper's end did not kill the daemon";
   EXPECT_NE(::kill(daemon, 0), 0) << "and reaped it";
 }
+TEST(OrphanReaper, SparesWhatIgnoresSigtermInAnEndedChildsGroupUntilItsOwnEnd) {
+  // A resource tracker ignores SIGTERM to outlive the processes it cleans up after (loky's, in a worker's group): a
+  // child's end kills the rest of its group but not it, and the reaper's end kills it after a grace of 2 s.
+  std::optional<parity::OrphanReaper> reaper(std::in_place);
+  ChildProcess child = shell("(trap '' TERM; exec sleep 60) & echo $! >&200; sleep 60 & echo $! >&200; exit 4");
+  const std::vector<std::string> lines = replies(child, 2);
+  ASSERT_EQ(lines.size(), 2u);
+  const pid_t cleaner = std::stoi(lines[0]), plain = std::stoi(lines[1]);
+  for (int i = 0; i < 500 && !child.exited(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(child.exited());
+  EXPECT_TRUE(gone_within(plain, std::chrono::seconds(10))) << "the plain sleep outlived the child";
+  EXPECT_FALSE(gone(cleaner)) << "the sleep ignoring SIGTERM was killed with its group";
+  const auto before = std::chrono::steady_clock::now();
+  reaper.reset();
+  EXPECT_GE(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(1900)) << "it had no grace";
+  EXPECT_TRUE(gone(cleaner)) << "the reaper's end left it";
+}
+
 TEST(ChildProcess, ACommandToAChildThatIsGoneFailsInsteadOfRaisingSigpipe) {
   ChildProcess child = shell("exit 0");
   EXPECT_EQ(child.wait_end(10.0), "exit code 0");

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_test import not_fork_safe_backend  # the shared e2e helpers (tests/conftest.py)
+from e2e_test import not_fork_safe_backend, shm_leftovers  # the shared e2e helpers (tests/conftest.py)
 
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
@@ -139,6 +139,37 @@ def test_sigint_stops_the_run_cleanly_keeping_what_finished(tmp_path):
     finished = {s["id"]: s for s in manifest["scenarios"]}
     assert finished[ORDINARY[0]]["status"] == "ok" and (out / finished[ORDINARY[0]]["file"]).is_file()
     assert "stopped by signal 2" in err
+
+
+@pytest.mark.parametrize("stop", ["timeout", "sigterm"])
+def test_a_stopped_workers_joblib_pool_leaves_nothing_in_dev_shm(tmp_path, stop):
+    """A worker stopped while its scenario's joblib pool was alive (past a timeout, or its run interrupted) had its
+    whole process group SIGKILLed, loky's resource tracker with it: the pool's memmapping folders and semaphores
+    stayed in /dev/shm for good, ten entries a stop. The tracker, which ignores SIGTERM to outlive what it tracks, is
+    spared now; it removes them once the others have ended, and ends with the run at the latest."""
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm here: joblib and loky keep their folders and semaphores elsewhere")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    before = os.listdir("/dev/shm")
+    scenario = "pools.times_out" if stop == "timeout" else "pools.is_interrupted"
+    proc = subprocess.Popen([BIN, "run", "--backend", "gold", "--scenarios", Path(__file__).parent / "pools",
+                             "--out", tmp_path / "gold", "--only", scenario, "--timeout", "0"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PARITY_POOLS_MARKS=str(marks)))
+    mark = marks / scenario.partition(".")[2]
+    deadline = time.monotonic() + 120
+    while not mark.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert mark.exists(), "the scenario's pool never ran"
+    if stop == "sigterm":
+        proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == (1 if stop == "timeout" else 130), err
+    if stop == "timeout":
+        assert "ran past its timeout of 3 s" in err, err
+    left = shm_leftovers(before)
+    assert not left, f"left in /dev/shm by the stopped worker's pool: {sorted(left)}"
 
 
 @pytest.mark.parametrize("jobs, forked", [(1, True), (2, True), (2, False)],

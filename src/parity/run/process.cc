@@ -166,11 +166,73 @@ pid_t receive_forked_pid(int socket, double seconds) {
   return pid;
 }
 
-// SIGKILLs `pid` and the process group it leads: the group for what it started, the process itself in case it
-// left that group (setpgid) or leads another (setsid).
-void kill_process_and_group(pid_t pid) {
-  ::kill(-pid, SIGKILL);
+// The processes whose /proc/PID/stat fields satisfy `wanted(ppid, pgrp)`.
+template <class Wanted>
+std::vector<pid_t> processes_where(Wanted wanted) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text;
+    std::getline(stat, text);
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so the fields start after the last ')'.
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 &&
+        wanted(static_cast<pid_t>(ppid), static_cast<pid_t>(pgrp)))
+      found.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return found;
+}
+
+// Whether `pid` ignores or blocks SIGTERM (SigIgn, SigBlk in /proc/PID/status): a process shielding itself from it.
+// Resource trackers are started with SIGTERM blocked and ignore it once running, to outlive what they track.
+bool shields_from_sigterm(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if ((line.starts_with("SigIgn:") || line.starts_with("SigBlk:")) &&
+        (std::stoull(line.substr(7), nullptr, 16) >> (SIGTERM - 1)) & 1)
+      return true;
+  return false;
+}
+
+// SIGKILLs `pid` unless it shields itself from SIGTERM: such a process, a cleaner, gets SIGTERM instead and is spared
+// (true). One that ignores SIGTERM (a resource tracker) goes on; one that blocks it ends when it unblocks it (a shell
+// between fork and exec), unless it ignores it by then (a resource tracker still starting up).
+bool kill_unless_cleaner(pid_t pid) {
+  if (!shields_from_sigterm(pid)) {
+    ::kill(pid, SIGKILL);
+    return false;
+  }
+  ::kill(pid, SIGTERM);
+  return true;
+}
+
+// SIGKILLs the process group `pgid` but for its cleaners (kill_unless_cleaner): multiprocessing's and loky's resource
+// trackers, once every other process holding their pipe has ended, remove what those registered (joblib's memmapping
+// folders, loky's semaphores in /dev/shm) and end. A SIGKILL of the whole group had left those in /dev/shm for good
+// after every stopped worker that was running a joblib pool. What is spared ends with the run at the latest
+// (kill_children). The group is stopped while its members are read from /proc, so that none forks another unseen.
+void kill_group_but_cleaners(pid_t pgid) {
+  if (::kill(-pgid, SIGSTOP) != 0) return;  // no process in it
+  bool spared = false;
+  for (const pid_t member : processes_where([pgid](pid_t, pid_t pgrp) { return pgrp == pgid; }))
+    spared = kill_unless_cleaner(member) || spared;
+  if (spared) ::kill(-pgid, SIGCONT);
+}
+
+// SIGKILLs `pid` and the process group it leads (but for its cleaners, unless `all`): the group for what it started,
+// the process itself in case it left that group (setpgid) or leads another (setsid).
+void kill_process_and_group(pid_t pid, bool all = false) {
   ::kill(pid, SIGKILL);
+  if (all)
+    ::kill(-pid, SIGKILL);
+  else
+    kill_group_but_cleaners(pid);
 }
 
 }  // namespace
@@ -311,7 +373,7 @@ bool ChildProcess::exited() {
     return false;
   // Unreaped, its pid is still taken, so the group of that id is still what it started (what left the group is
   // the orphan reaper's, process.h).
-  ::kill(-pid_, SIGKILL);
+  kill_group_but_cleaners(pid_);
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
@@ -385,23 +447,7 @@ OrphanReaper::~OrphanReaper() {
 
 std::vector<pid_t> children_of_this_process() {
   const pid_t self = ::getpid();
-  std::vector<pid_t> children;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string text;
-    std::getline(stat, text);
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so the fields start after the last ')'.
-    const std::size_t close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    char state = 0;
-    long ppid = 0;
-    if (std::sscanf(text.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == self)
-      children.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return children;
+  return processes_where([self](pid_t ppid, pid_t) { return ppid == self; });
 }
 
 void reap_children(const std::set<pid_t>& keep) {
@@ -409,13 +455,19 @@ void reap_children(const std::set<pid_t>& keep) {
     if (!keep.count(child)) ::waitpid(child, nullptr, WNOHANG);
 }
 
-std::size_t kill_children() {
+namespace {
+
+// SIGKILLs the children of this process with their groups and reaps them, again for the orphans that then become
+// children, a bounded number of rounds; with `spare_cleaners`, cleaners are spared (kill_unless_cleaner).
+std::size_t kill_children_rounds(bool spare_cleaners) {
   std::size_t killed = 0;
   for (int round = 0; round < 20; ++round) {
-    const std::vector<pid_t> children = children_of_this_process();
+    std::vector<pid_t> children;
+    for (const pid_t child : children_of_this_process())
+      if (!spare_cleaners || !kill_unless_cleaner(child)) children.push_back(child);
     if (children.empty()) break;
     for (const pid_t child : children)
-      kill_process_and_group(child);  // a daemon leads its own group (setsid): what it started there goes with it
+      kill_process_and_group(child, !spare_cleaners);  // a daemon leads its own group (setsid): it goes with it
     killed += children.size();
     // Their ends make their own children ours: the next round finds them. A kill takes effect at once, but the
     // reaping waits a little for each, a second at most in all.
@@ -425,6 +477,27 @@ std::size_t kill_children() {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return killed;
+}
+
+// Waits up to `seconds` for the cleaners left (children shielding themselves from SIGTERM) to end, reaping them.
+void wait_for_cleaners(double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    reap_children({});
+    const std::vector<pid_t> children = children_of_this_process();
+    if (std::none_of(children.begin(), children.end(), shields_from_sigterm)) return;
+    if (std::chrono::steady_clock::now() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace
+
+std::size_t kill_children() {
+  // Everything else first, so that the cleaners' pipes close: they remove what it left and end within the grace.
+  std::size_t killed = kill_children_rounds(true);
+  wait_for_cleaners(2.0);
+  return killed + kill_children_rounds(false);
 }
 
 }  // namespace parity

@@ -92,6 +92,8 @@ class ChildProcess {
   /// open after its end: what it started outside its group may hold it.
   bool exited();
   /// SIGKILLs it and its process group: the group for what it started, the process itself in case it left the group.
+  /// Members of the group that ignore or block SIGTERM (resource trackers) get SIGTERM instead, here and in exited(),
+  /// so that they remove what the others left in /dev/shm; they end with the run at the latest (kill_children).
   void kill();
   /// Closes its command pipe: a worker's signal to finish. Without waiting, so that several end side by side.
   void end_commands();
@@ -151,7 +153,9 @@ std::vector<pid_t> children_of_this_process();
 /// Reaps the children that ended, other than `keep` (the workers, which reap their own), without waiting.
 void reap_children(const std::set<pid_t>& keep);
 /// SIGKILLs every child of this process and its process group, reaps them, and again for the orphans that then
-/// become children, a bounded number of rounds; returns how many it killed.
+/// become children, a bounded number of rounds; returns how many it killed. Those that ignore or block SIGTERM
+/// (resource trackers, which a worker's stop spared: process.cc, kill_group_but_cleaners) get SIGTERM and go last,
+/// after up to 2 s to remove what the others left and end on their own.
 std::size_t kill_children();
 
 /// "exit code N" or "signal N (SIGNAME)" for a wait(2) status.
