@@ -2,6 +2,7 @@
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -283,3 +284,25 @@ def test_memmap_run_and_compare_leave_no_directory_behind(tmp_path):
     run("run", "--backend", "memmap", "--out", tmp_path / "memmap", *selection)
     assert len(manifest(tmp_path / "memmap")) >= 10
     run("compare", tmp_path / "gold", tmp_path / "memmap", "-q")
+
+
+def test_a_workers_end_leaves_its_pools_resource_tracker_running(tmp_path):
+    """stop_process_pools stopped loky's resource tracker, and joblib's exit handler, run right after it, started a
+    new one: a process to start up (~0.2 s) that the end of every run using a pool waited for. The tracker now goes
+    on, and a worker's group kill spares it (tests/faults: it still leaves nothing in /dev/shm)."""
+    script = tmp_path / "pools.py"
+    script.write_text(
+        "import atexit, joblib, numpy\n"
+        "from joblib.externals.loky.backend import resource_tracker\n"
+        "from parity._scenario import stop_process_pools\n"
+        "with joblib.Parallel(n_jobs=2, backend='loky', max_nbytes='1K') as pool:\n"
+        "    pool(joblib.delayed(numpy.sum)(numpy.ones(10_000)) for _ in range(2))\n"
+        "before = resource_tracker._resource_tracker._pid\n"
+        "stop_process_pools()\n"
+        "atexit._run_exitfuncs()\n"
+        "print(before, resource_tracker._resource_tracker._pid)\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    done = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    before, after = done.stdout.split()
+    assert before.isdigit() and after == before, f"tracker {before}, then {after}\n{done.stderr}"

@@ -361,24 +361,20 @@ _LOKY_PACKAGES = ("joblib.externals.loky", "loky")
 
 
 def stop_process_pools(timeout: float = 10.0) -> None:
-    """Ends the loky process pools this process started (a scenario's or a backend's joblib.Parallel), then their
-    resource tracker, which on its way out removes what the pools' processes registered and left behind: joblib's
-    memmapping folders and loky's semaphores in /dev/shm. The interpreter's exit would stop the tracker, but parity
-    never finalizes its interpreter, and a worker's process group is killed when the worker ends
-    (src/parity/run/process.cc), tracker and all: what a loky worker had left (one that joblib killed when a task
-    failed, with a nested Parallel's folders and semaphores) stayed there, run after run. The pools' workers are done
-    and are killed, as the group kill would; the tracker is waited for, at most `timeout` seconds in all. Imports
-    nothing: a package never imported started nothing. Called by the run's worker at its end
-    (src/parity/run/worker.cc)."""
+    """Ends the loky process pools this process started (a scenario's or a backend's joblib.Parallel), killing their
+    workers, which are done. Left to the exit handlers (parity never finalizes its interpreter; the run's worker runs
+    them), the pools' shutdown joins them, which made the end of a corpus run 0.5-0.8 s longer. Their resource tracker
+    goes on: the worker's process group is killed when the worker ends (src/parity/run/process.cc) but for the trackers,
+    which then remove what the pools' processes registered and left (joblib's memmapping folders and loky's semaphores
+    in /dev/shm) and end. Stopped here instead, it was started again by joblib's exit handler, a new process to start up
+    and wait for at the end of every run that used a pool. At most `timeout` seconds in all. Imports nothing: a package
+    never imported started nothing. Called by the run's worker at its end (src/parity/run/worker.cc)."""
 
     def stop():
         for package in _LOKY_PACKAGES:
             executor = getattr(sys.modules.get(package + ".reusable_executor"), "_executor", None)
             if executor is not None:
                 executor.shutdown(wait=True, kill_workers=True)
-            tracker = getattr(sys.modules.get(package + ".backend.resource_tracker"), "_resource_tracker", None)
-            if tracker is not None and hasattr(tracker, "_stop"):
-                tracker._stop()
 
     stopping = threading.Thread(target=stop, name="parity-stop-process-pools", daemon=True)
     stopping.start()

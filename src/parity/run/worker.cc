@@ -460,9 +460,9 @@ int worker_main(const WorkerOptions& given) {
   }
   // Module and session fixtures of pytest suites are torn down as pytest would at the end of its session.
   finish_pytest_sessions();
-  // This process's group is killed when it ends (process.cc), loky's resource tracker with it, before the tracker
-  // removed what killed loky workers left in /dev/shm: parity._scenario.stop_process_pools ends the pools and the
-  // tracker first, before the exit handlers below (multiprocessing's among them) take the executor's state apart.
+  // The loky pools' workers are killed now, not joined by the exit handlers below (which take the executors' state
+  // apart: a shutdown after them hangs); their resource trackers outlive this process's group kill (process.cc) and
+  // remove what the pools left in /dev/shm (parity._scenario.stop_process_pools).
   py::module_::import("parity._scenario").attr("stop_process_pools")();
   // parity never finalizes its interpreter (NumPy cannot be loaded twice), so Python's exit handlers would never
   // run: joblib's would leave its memmapping folders in /dev/shm behind, run after run (the soak test saw them).
