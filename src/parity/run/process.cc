@@ -15,6 +15,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -195,7 +196,7 @@ bool shields_from_sigterm(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);)
     if ((line.starts_with("SigIgn:") || line.starts_with("SigBlk:")) &&
-        (std::stoull(line.substr(7), nullptr, 16) >> (SIGTERM - 1)) & 1)
+        (std::strtoull(line.c_str() + 7, nullptr, 16) >> (SIGTERM - 1)) & 1)
       return true;
   return false;
 }
