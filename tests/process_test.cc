@@ -213,10 +213,17 @@ TEST(OrphanReaper, SparesWhatIgnoresSigtermInAnEndedChildsGroupUntilItsOwnEnd) {
   // A resource tracker ignores SIGTERM to outlive the processes it cleans up after (loky's, in a worker's group): a
   // child's end kills the rest of its group but not it, and the reaper's end kills it after a grace of 2 s.
   std::optional<parity::OrphanReaper> reaper(std::in_place);
-  ChildProcess child = shell("(trap '' TERM; exec sleep 60) & echo $! >&200; sleep 60 & echo $! >&200; exit 4");
-  const std::vector<std::string> lines = replies(child, 2);
+  // The cleaner names itself once it ignores SIGTERM; the script ends only when told (its commands end), after both
+  // are named: under load it could end, and its group be killed, before the trap.
+  ChildProcess child = shell(
+      "(trap '' TERM; echo cleaner $BASHPID >&200; exec sleep 60) & sleep 60 & echo plain $! >&200; "
+      "read -r _ <&201; exit 4");
+  std::vector<std::string> lines = replies(child, 2);
   ASSERT_EQ(lines.size(), 2u);
-  const pid_t cleaner = std::stoi(lines[0]), plain = std::stoi(lines[1]);
+  std::sort(lines.begin(), lines.end());  // "cleaner PID", "plain PID"
+  ASSERT_TRUE(lines[0].starts_with("cleaner ") && lines[1].starts_with("plain ")) << lines[0] << ", " << lines[1];
+  const pid_t cleaner = std::stoi(lines[0].substr(8)), plain = std::stoi(lines[1].substr(6));
+  child.end_commands();
   for (int i = 0; i < 500 && !child.exited(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_TRUE(child.exited());
   EXPECT_TRUE(gone_within(plain, std::chrono::seconds(10))) << "the plain sleep outlived the child";
