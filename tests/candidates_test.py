@@ -235,7 +235,7 @@ def test_joblib_leaves_nothing_in_dev_shm(tmp_path):
     assert not left, f"left in /dev/shm by the run's loky workers: {sorted(left)}"
 
 
-def test_memmap_forked_workers_write_their_own_files():
+def test_memmap_forked_workers_write_their_own_files(tmp_path, monkeypatch):
     """`parity run` forks its workers from a process that imported the backend: the memmap backend's directory and
     file counter, made at import, were every worker's, so two workers wrote the same "0.dat" and one's output changed
     under the other (numpy_strings.unicode_ops failed values or fidelity under -j 2, a different check from run to
@@ -244,6 +244,8 @@ def test_memmap_forked_workers_write_their_own_files():
 
     import parity.backend
 
+    # Both directories under tmp_path: the forked child ends with os._exit, which runs no exit handler to remove its.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     parity.backend.register_fixtures(str(REPO / "fixtures"))
     from parity_fixtures import memmap as memmap_backend
 
@@ -262,6 +264,7 @@ def test_memmap_forked_workers_write_their_own_files():
         theirs_file, theirs = json.loads(pipe.read())
     os.waitpid(child, 0)
     assert Path(mine.filename).parent != Path(theirs_file).parent, (mine.filename, theirs_file)
+    assert Path(theirs_file).parent.parent == tmp_path, theirs_file
     assert mine.tolist() == [0.0, 1.0, 2.0, 3.0] and theirs == [7.0] * 4
 
 
