@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zlib
 
 # Copies of src/parity/base/outcome.h's vocabulary (tests/vocabulary/test_vocabulary.py holds them to it).
 FAILING_RUN_STATUSES = ("error", "xpass", "crash", "timeout")
@@ -23,12 +24,18 @@ FAILING_STATUSES = ("fail", "error", "xpass", "timeout")
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
+def remove(path):
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    elif os.path.exists(path):
+        os.remove(path)
+
+
 def shared(out, command):
-    """Runs the whole-corpus command into a fresh OUT; passes when it ran to its verdict and wrote OUT."""
-    if os.path.isdir(out):
-        shutil.rmtree(out)
-    elif os.path.exists(out):
-        os.remove(out)
+    """Runs the whole-corpus command into a fresh OUT; passes when it ran to its verdict and wrote OUT. Then indexes
+    OUT's entries by id (write_index)."""
+    for path in (out, index_dir(out)):
+        remove(path)
     rc = subprocess.run(command).returncode
     if rc not in (EXIT_OK, EXIT_FAILED):
         print(f"parity_scenario_check: {' '.join(command)} exited {rc}", file=sys.stderr)
@@ -36,16 +43,60 @@ def shared(out, command):
     if not os.path.exists(out):
         print(f"parity_scenario_check: {' '.join(command)} wrote no {out}", file=sys.stderr)
         return 1
+    write_index(out)
     return 0
 
 
-def find(entries, scenario_id, where):
-    """The entry of `entries` whose id is scenario_id, or None after saying so."""
-    for entry in entries:
-        if entry.get("id") == scenario_id:
-            return entry
-    print(f"{scenario_id}: missing from {where}")
-    return None
+def document_of(out):
+    """The JSON file a shared OUT holds its entries in: a run's manifest, or compare's report (OUT itself)."""
+    return os.path.join(out, "manifest.json") if os.path.isdir(out) else out
+
+
+def index_dir(out):
+    return out + ".by-id"
+
+
+def bucket_name(scenario_id):
+    return f"{zlib.crc32(scenario_id.encode('utf-8', 'surrogatepass')):08x}.json"
+
+
+def write_index(out):
+    """Each entry of OUT's document in a small file of OUT.by-id/ named by a CRC of its id (ids sharing one share the
+    file): a per-scenario test reads that instead of the whole document, whose parse (1-3 MB for the bundled corpus)
+    had been most of each of its ~3,000 tests' 60-100 ms (bench/README, target 6). Written aside and renamed into
+    place, so that a test never reads half an index."""
+    document = load(document_of(out))
+    role = document.get("backend", {}).get("role", "run")
+    buckets = {}
+    for entry in document.get("scenarios", []):
+        buckets.setdefault(bucket_name(entry.get("id", "")), {})[entry.get("id", "")] = entry
+    partial = index_dir(out) + ".partial"
+    remove(partial)
+    os.makedirs(partial)
+    for name, entries in buckets.items():
+        with open(os.path.join(partial, name), "w", encoding="utf-8") as f:
+            json.dump({"role": role, "entries": entries}, f)
+    os.rename(partial, index_dir(out))
+
+
+def lookup(out, scenario_id):
+    """(scenario_id's entry in OUT's document or None after saying it is missing, the run's role), from the index
+    when there is one (OUT was written by `shared`), else from the document itself."""
+    where = document_of(out)
+    if os.path.isdir(index_dir(out)):
+        try:
+            bucket = load(os.path.join(index_dir(out), bucket_name(scenario_id)))
+        except FileNotFoundError:
+            bucket = {"role": None, "entries": {}}
+        entries, role = bucket["entries"], bucket["role"]
+        entry = entries.get(scenario_id)
+    else:
+        document = load(where)
+        role = document.get("backend", {}).get("role", "run")
+        entry = next((e for e in document.get("scenarios", []) if e.get("id") == scenario_id), None)
+    if entry is None:
+        print(f"{scenario_id}: missing from {where}")
+    return entry, role or "run"
 
 
 def load(path):
@@ -54,13 +105,10 @@ def load(path):
 
 
 def check_run(results_dir, scenario_id):
-    manifest_path = os.path.join(results_dir, "manifest.json")
-    manifest = load(manifest_path)
-    entry = find(manifest.get("scenarios", []), scenario_id, manifest_path)
+    entry, role = lookup(results_dir, scenario_id)
     if entry is None:
         return 1
     status = entry.get("status")
-    role = manifest.get("backend", {}).get("role", "run")
     print(f"{role} {scenario_id}: {status} ({results_dir})")
     error = entry.get("error")
     if error:
@@ -69,8 +117,7 @@ def check_run(results_dir, scenario_id):
 
 
 def check_compare(report_path, scenario_id):
-    report = load(report_path)
-    entry = find(report.get("scenarios", []), scenario_id, report_path)
+    entry, _ = lookup(report_path, scenario_id)
     if entry is None:
         return 1
     status = entry.get("status")

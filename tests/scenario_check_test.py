@@ -1,0 +1,63 @@
+"""cmake/parity_scenario_check.py, the per-scenario CTest tests' checker: its index of a shared run's entries by id
+judges and words every scenario as the whole document does (the end-to-end CTest runs: tests/pytest_suites)."""
+import json
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(REPO / "cmake"))
+import parity_scenario_check as check  # noqa: E402 - beside ParityScenarioTests.cmake
+
+
+def colliding_ids():
+    """Two ids whose CRC-32 is the same (a well-known pair), so that they share one file of the index."""
+    pair = ("plumless", "buckeroo")
+    assert check.bucket_name(pair[0]) == check.bucket_name(pair[1])
+    return pair
+
+
+def entries(ids):
+    statuses = ["ok", "error", "fail", "xfail", "crash"]
+    made = []
+    for n, scenario_id in enumerate(ids):
+        status = statuses[n % len(statuses)]
+        made.append({"id": scenario_id, "status": status, "message": f"message {n}",
+                     "error": {"type": "ValueError", "message": f"boom {n}", "traceback": "tb"} if n % 2 else None,
+                     "checks": [{"check": "values", "ok": False, "path": "outputs['x']", "message": "differs"}],
+                     "repro": f"parity compare --only '{scenario_id}'"})
+    return made
+
+
+def judged(capsys, judge, out, ids):
+    """{id: (exit code, what it printed)} for every id and one missing."""
+    result = {}
+    for scenario_id in [*ids, "missing.one"]:
+        code = judge(str(out), scenario_id)
+        result[scenario_id] = (code, capsys.readouterr().out)
+    return result
+
+
+def test_the_index_judges_and_words_each_scenario_as_the_whole_document(tmp_path, capsys):
+    ids = [*colliding_ids(), "plain.matrix", "test_x.py::test_y[a/b]", "ünïcode[ß]"]
+    results = tmp_path / "gold"
+    results.mkdir()
+    (results / "manifest.json").write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": entries(ids)}))
+    report = tmp_path / "compare.json"
+    report.write_text(json.dumps({"scenarios": entries(ids)}))
+    for judge, out in ((check.check_run, results), (check.check_compare, report)):
+        whole = judged(capsys, judge, out, ids)
+        check.write_index(str(out))
+        assert Path(check.index_dir(str(out))).is_dir()
+        assert judged(capsys, judge, out, ids) == whole
+        assert whole["missing.one"][0] == 1 and "missing.one: missing from" in whole["missing.one"][1]
+        assert {code for code, _ in whole.values()} == {0, 1}
+
+
+def test_a_shared_command_that_fails_leaves_no_index_of_an_earlier_run(tmp_path):
+    report = tmp_path / "compare.json"
+    writes = f"open({str(report)!r}, 'w').write('{{\"scenarios\": []}}')"
+    assert check.shared(str(report), [sys.executable, "-c", writes]) == 0
+    assert Path(check.index_dir(str(report))).is_dir()
+    assert check.shared(str(report), [sys.executable, "-c", "raise SystemExit(2)"]) == 1
+    assert not report.exists() and not Path(check.index_dir(str(report))).exists()
