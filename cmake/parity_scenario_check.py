@@ -60,12 +60,19 @@ def bucket_name(scenario_id):
     return f"{zlib.crc32(scenario_id.encode('utf-8', 'surrogatepass')):08x}.json"
 
 
+def stamp(path):
+    """What changes whenever a document is written again (parity writes each one aside and renames it into place)."""
+    info = os.stat(path)
+    return [info.st_mtime_ns, info.st_size, info.st_ino]
+
+
 def write_index(out):
     """Each entry of OUT's document in a small file of OUT.by-id/ named by a CRC of its id (ids sharing one share the
-    file): a per-scenario test reads that instead of the whole document, whose parse (1-3 MB for the bundled corpus)
-    had been most of each of its ~3,000 tests' 60-100 ms (bench/README, target 6). Written aside and renamed into
-    place, so that a test never reads half an index."""
-    document = load(document_of(out))
+    file), with the document's stamp: a per-scenario test reads that instead of the whole document, whose parse (1-3
+    MB for the bundled corpus) had been most of each of its ~3,000 tests' 60-100 ms (bench/README, target 6). Written
+    aside and renamed into place, so that a test never reads half an index."""
+    where = document_of(out)
+    document = load(where)
     role = document.get("backend", {}).get("role", "run")
     buckets = {}
     for entry in document.get("scenarios", []):
@@ -75,28 +82,34 @@ def write_index(out):
     os.makedirs(partial)
     for name, entries in buckets.items():
         with open(os.path.join(partial, name), "w", encoding="utf-8") as f:
-            json.dump({"role": role, "entries": entries}, f)
+            json.dump({"stamp": stamp(where), "role": role, "entries": entries}, f)
     os.rename(partial, index_dir(out))
 
 
+def indexed(out, where, scenario_id):
+    """(scenario_id's entry, the run's role) from OUT's index; (None, None) where it has no word on it: no index, no
+    file for that id, or one written for another version of the document (a run made by hand into OUT since)."""
+    try:
+        bucket = load(os.path.join(index_dir(out), bucket_name(scenario_id)))
+    except FileNotFoundError:
+        return None, None
+    if bucket.get("stamp") != stamp(where) or scenario_id not in bucket["entries"]:
+        return None, None
+    return bucket["entries"][scenario_id], bucket["role"]
+
+
 def lookup(out, scenario_id):
-    """(scenario_id's entry in OUT's document or None after saying it is missing, the run's role), from the index
-    when there is one (OUT was written by `shared`), else from the document itself."""
+    """(scenario_id's entry in OUT's document or None after saying it is missing, the run's role): from the index
+    where it has the entry (OUT was written by `shared`), else from the document itself."""
     where = document_of(out)
-    if os.path.isdir(index_dir(out)):
-        try:
-            bucket = load(os.path.join(index_dir(out), bucket_name(scenario_id)))
-        except FileNotFoundError:
-            bucket = {"role": None, "entries": {}}
-        entries, role = bucket["entries"], bucket["role"]
-        entry = entries.get(scenario_id)
-    else:
+    entry, role = indexed(out, where, scenario_id)
+    if entry is None:
         document = load(where)
         role = document.get("backend", {}).get("role", "run")
         entry = next((e for e in document.get("scenarios", []) if e.get("id") == scenario_id), None)
     if entry is None:
         print(f"{scenario_id}: missing from {where}")
-    return entry, role or "run"
+    return entry, role
 
 
 def load(path):

@@ -61,3 +61,22 @@ def test_a_shared_command_that_fails_leaves_no_index_of_an_earlier_run(tmp_path)
     assert Path(check.index_dir(str(report))).is_dir()
     assert check.shared(str(report), [sys.executable, "-c", "raise SystemExit(2)"]) == 1
     assert not report.exists() and not Path(check.index_dir(str(report))).exists()
+
+
+def test_an_index_older_than_its_document_is_not_trusted(tmp_path, capsys):
+    """A run made by hand into the results directory after the setup test indexed it: each test judges the document
+    as it is now, not the index of the run before."""
+    results = tmp_path / "gold"
+    results.mkdir()
+    manifest = results / "manifest.json"
+
+    def write(status):
+        manifest.write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": [{"id": "m.s", "status": status}]}))
+
+    write("ok")
+    check.write_index(str(results))
+    assert check.check_run(str(results), "m.s") == 0
+    write("crash")
+    os.utime(manifest, ns=(0, 0))  # a stamp that differs even where the file system's clock is coarse
+    assert check.check_run(str(results), "m.s") == 1
+    assert "gold m.s: crash" in capsys.readouterr().out

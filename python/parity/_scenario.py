@@ -356,7 +356,7 @@ def describe_exception(exc: BaseException) -> dict:
     }
 
 
-# loky, vendored by joblib and on its own: the reusable executor (joblib's process pool) and the resource tracker.
+# loky, vendored by joblib and on its own: the reusable executor (joblib's process pool).
 _LOKY_PACKAGES = ("joblib.externals.loky", "loky")
 
 
