@@ -43,7 +43,11 @@ def shared(out, command):
     if not os.path.exists(out):
         print(f"parity_scenario_check: {' '.join(command)} wrote no {out}", file=sys.stderr)
         return 1
-    write_index(out)
+    try:
+        write_index(out)
+    except Unreadable as e:
+        print(f"parity_scenario_check: {' '.join(command)}: {e}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -72,10 +76,9 @@ def write_index(out):
     MB for the bundled corpus) had been most of each of its ~3,000 tests' 60-100 ms (bench/README, target 6). Written
     aside and renamed into place, so that a test never reads half an index."""
     where = document_of(out)
-    document = load(where)
-    role = document.get("backend", {}).get("role", "run")
+    role, entries = read_document(where)
     buckets = {}
-    for entry in document.get("scenarios", []):
+    for entry in entries:
         buckets.setdefault(bucket_name(entry.get("id", "")), {})[entry.get("id", "")] = entry
     partial = index_dir(out) + ".partial"
     remove(partial)
@@ -88,14 +91,16 @@ def write_index(out):
 
 def indexed(out, where, scenario_id):
     """(scenario_id's entry, the run's role) from OUT's index; (None, None) where it has no word on it: no index, no
-    file for that id, or one written for another version of the document (a run made by hand into OUT since)."""
+    file for that id, one written for another version of the document (a run made by hand into OUT since), or one
+    that is not an index file (damaged): the document, which the index only mirrors, then judges."""
     try:
         bucket = load(os.path.join(index_dir(out), bucket_name(scenario_id)))
-    except FileNotFoundError:
+    except Unreadable:
         return None, None
-    if bucket.get("stamp") != stamp(where) or scenario_id not in bucket["entries"]:
+    if not isinstance(bucket, dict) or bucket.get("stamp") != stamp(where):
         return None, None
-    return bucket["entries"][scenario_id], bucket["role"]
+    entry = bucket.get("entries", {}).get(scenario_id) if isinstance(bucket.get("entries"), dict) else None
+    return (entry, bucket.get("role")) if isinstance(entry, dict) else (None, None)
 
 
 def lookup(out, scenario_id):
@@ -104,17 +109,37 @@ def lookup(out, scenario_id):
     where = document_of(out)
     entry, role = indexed(out, where, scenario_id)
     if entry is None:
-        document = load(where)
-        role = document.get("backend", {}).get("role", "run")
-        entry = next((e for e in document.get("scenarios", []) if e.get("id") == scenario_id), None)
+        try:
+            role, entries = read_document(where)
+        except Unreadable as e:
+            print(f"{scenario_id}: {e}")
+            return None, None
+        entry = next((e for e in entries if e.get("id") == scenario_id), None)
     if entry is None:
         print(f"{scenario_id}: missing from {where}")
     return entry, role
 
 
+class Unreadable(Exception):
+    """A file that is missing, unreadable or not the JSON document it should be; the message names it."""
+
+
 def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:  # ValueError: json's decode errors and UnicodeDecodeError
+        raise Unreadable(f"cannot read {path}: {e}") from e
+
+
+def read_document(where):
+    """(the run's role, its scenario entries) of a manifest or compare report; Unreadable when it is not one."""
+    document = load(where)
+    scenarios = document.get("scenarios") if isinstance(document, dict) else None
+    if not isinstance(scenarios, list) or not all(isinstance(e, dict) for e in scenarios):
+        raise Unreadable(f"cannot read {where}: not a parity manifest or report (no list of scenario objects)")
+    backend = document.get("backend")
+    return (backend.get("role", "run") if isinstance(backend, dict) else "run"), scenarios
 
 
 def check_run(results_dir, scenario_id):

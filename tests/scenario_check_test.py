@@ -80,3 +80,42 @@ def test_an_index_older_than_its_document_is_not_trusted(tmp_path, capsys):
     os.utime(manifest, ns=(0, 0))  # a stamp that differs even where the file system's clock is coarse
     assert check.check_run(str(results), "m.s") == 1
     assert "gold m.s: crash" in capsys.readouterr().out
+
+
+def test_a_damaged_index_file_leaves_the_judgement_to_the_document(tmp_path, capsys):
+    """The index only mirrors the document: a file of it that is not JSON, or JSON of another shape, is passed over."""
+    ids = [*colliding_ids(), "plain.matrix"]
+    results = tmp_path / "gold"
+    results.mkdir()
+    (results / "manifest.json").write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": entries(ids)}))
+    whole = judged(capsys, check.check_run, results, ids)
+    check.write_index(str(results))
+    index = Path(check.index_dir(str(results)))
+    for damage in (b"{\"stamp\": [1, 2", b"\xff\xfe not utf-8", b"[]", b"{\"stamp\": null, \"entries\": []}"):
+        for bucket in index.iterdir():
+            bucket.write_bytes(damage)
+        assert judged(capsys, check.check_run, results, ids) == whole
+    stamped = {"stamp": check.stamp(str(results / "manifest.json")), "role": "gold", "entries": {ids[2]: "no entry"}}
+    (index / check.bucket_name(ids[2])).write_text(json.dumps(stamped))
+    assert judged(capsys, check.check_run, results, ids)[ids[2]] == whole[ids[2]]
+
+
+def test_a_damaged_document_fails_each_test_with_its_name_not_a_traceback(tmp_path, capsys):
+    report = tmp_path / "compare.json"
+    for damage, why in ((b"{\"scenarios\": [", "Expecting"), (b"\xff\xfe", "codec can't decode"),
+                        (b"{\"scenarios\": {}}", "not a parity manifest or report"),
+                        (b"[1, 2]", "not a parity manifest or report")):
+        report.write_bytes(damage)
+        assert check.check_compare(str(report), "m.s") == 1
+        assert f"m.s: cannot read {report}: " in (said := capsys.readouterr().out) and why in said
+    report.unlink()
+    assert check.check_compare(str(report), "m.s") == 1
+    assert f"m.s: cannot read {report}: " in capsys.readouterr().out
+
+
+def test_a_shared_command_that_writes_a_damaged_document_fails_with_its_name(tmp_path, capsys):
+    report = tmp_path / "compare.json"
+    writes = f"open({str(report)!r}, 'w').write('{{\"scenarios\": [')"
+    assert check.shared(str(report), [sys.executable, "-c", writes]) == 1
+    assert f"cannot read {report}: " in capsys.readouterr().err
+    assert not Path(check.index_dir(str(report))).exists()
