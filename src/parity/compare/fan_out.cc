@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "descriptor_io.h"
+
 namespace parity {
 namespace {
 
@@ -33,28 +35,6 @@ using Clock = std::chrono::steady_clock;
 // can be left with when the others have run out.
 constexpr std::size_t kMinAhead = 2, kMaxAhead = 16;
 constexpr std::chrono::duration<double> kQueued = std::chrono::milliseconds(4);
-
-bool write_all(int fd, const void* data, std::size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n, size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, std::size_t size) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::read(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n, size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 // A child: reads item numbers until its parent closes the socket, replies (item, size, bytes) for each, and leaves
 // without running this process's exit handlers or destructors, which belong to the parent.

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "descriptor_io.h"
 #include "protocol.h"
 
 namespace parity {
@@ -48,17 +49,6 @@ bool receive_request(int socket, Descriptors& fds) {
     std::memcpy(fds, received, sizeof fds);
   }
   return whole;
-}
-
-bool write_all(int fd, const void* data, std::size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n, size -= static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 // In the new worker, before anything else: its own process group (as an exec'd worker's, process.cc), its parent
