@@ -175,6 +175,69 @@ def test_sigterm_stops_both_runs_and_compares_nothing(tmp_path):
     assert "nothing compared" in err and not (tmp_path / "r.json").exists()
 
 
+RESUMABLE = """
+    import os
+    import pathlib
+
+    import parity
+
+
+    def mark(name):
+        with open(os.environ["CHECK_TEST_LOG"], "a") as f:
+            f.write(name + "\\n")
+
+
+    @parity.scenario()
+    def a_quick(xp):
+        mark("a_quick")
+        return {"x": xp.arange(3.0)}
+
+
+    @parity.scenario()
+    def b_slow_once(xp):
+        mark("b_slow_once")
+        if not os.environ.get("CHECK_TEST_QUICK"):
+            import time
+            time.sleep(60)
+        return {"y": xp.ones((2, 2))}
+"""
+
+
+def test_resume_finishes_an_interrupted_check_running_only_what_did_not_finish(tmp_path):
+    """A check stopped by SIGTERM (a CI job's timeout) and resumed into the same --out: each run keeps what finished,
+    runs only the rest, and the compare judges every scenario as an uninterrupted check's does."""
+    scenarios, log = tmp_path / "scen", tmp_path / "log"
+    scenarios.mkdir()
+    (scenarios / "resumable.py").write_text(textwrap.dedent(RESUMABLE))
+    argv = ["check", "--backend", "fsproxy", "--scenarios", scenarios, "--out", tmp_path / "o", "--json",
+            tmp_path / "r.json"]
+    proc = subprocess.Popen([BIN, *map(str, argv)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "CHECK_TEST_LOG": str(log)})
+    deadline = time.monotonic() + 120
+    while (not log.exists() or log.read_text().split().count("b_slow_once") < 2) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert sorted(log.read_text().split()) == ["a_quick", "a_quick", "b_slow_once", "b_slow_once"]
+    resumed = parity(*argv, "--resume", env={"CHECK_TEST_LOG": str(log), "CHECK_TEST_QUICK": "1"}, check=0)
+    assert sorted(log.read_text().split()) == ["a_quick", "a_quick", *["b_slow_once"] * 4], resumed.stderr
+    for side in ("gold", "candidate"):
+        said = f"[{side}] parity run: resuming {tmp_path / 'o' / side}: 1 of 2 scenarios already finished"
+        assert said in resumed.stderr, resumed.stderr
+        manifest = json.loads((tmp_path / "o" / side / "manifest.json").read_text())
+        assert manifest["complete"] is True and manifest["run"]["resumed"] is True
+    statuses = {s["id"]: s["status"] for s in json.loads((tmp_path / "r.json").read_text())["scenarios"]}
+    assert statuses == {"resumable.a_quick": "pass", "resumable.b_slow_once": "pass"}, statuses
+
+
+def test_resume_of_a_check_that_never_ran_is_refused_naming_the_run(tmp_path):
+    proc = parity("check", "--backend", "fsproxy", "--scenarios", E2E, "--out", tmp_path / "never", "--resume",
+                  "--json", tmp_path / "r.json", check=2)
+    assert "[gold] parity run: --resume: nothing to resume" in proc.stderr, proc.stderr
+    assert "nothing compared" in proc.stderr and not (tmp_path / "r.json").exists()
+
+
 FORKED = """
     import ctypes
     import os

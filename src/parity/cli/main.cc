@@ -382,6 +382,8 @@ Subcommand define_check(CLI::App& app, const std::string& program) {
       ->required();
   add_verbosity(check, args->compare.verbosity);
   add_run_flags(check, args->run);
+  check->add_flag("--resume", args->run.resume,
+                  "finish an interrupted check into --out: each run resumes as run --resume does, then the compare");
   add_compare_flags(check, args->compare);
   check->footer(
       "Each run uses --jobs workers (the two at once) and the compare twice as many processes; the compare trusts the "
