@@ -76,16 +76,20 @@ def write_index(out):
     MB for the bundled corpus) had been most of each of its ~3,000 tests' 60-100 ms (bench/README, target 6). Written
     aside and renamed into place, so that a test never reads half an index."""
     where = document_of(out)
+    try:
+        written = stamp(where)  # before the read: a document replaced meanwhile leaves an index no test trusts
+    except OSError as e:
+        raise Unreadable(f"cannot read {where}: {e}") from e
     role, entries = read_document(where)
     buckets = {}
-    for entry in entries:
-        buckets.setdefault(bucket_name(entry.get("id", "")), {})[entry.get("id", "")] = entry
+    for entry in entries:  # the first entry of an id, as lookup's reading of the document finds it
+        buckets.setdefault(bucket_name(entry["id"]), {}).setdefault(entry["id"], entry)
     partial = index_dir(out) + ".partial"
     remove(partial)
     os.makedirs(partial)
     for name, entries in buckets.items():
         with open(os.path.join(partial, name), "w", encoding="utf-8") as f:
-            json.dump({"stamp": stamp(where), "role": role, "entries": entries}, f)
+            json.dump({"stamp": written, "role": role, "entries": entries}, f)
     os.rename(partial, index_dir(out))
 
 
@@ -95,9 +99,10 @@ def indexed(out, where, scenario_id):
     that is not an index file (damaged): the document, which the index only mirrors, then judges."""
     try:
         bucket = load(os.path.join(index_dir(out), bucket_name(scenario_id)))
-    except Unreadable:
+        current = stamp(where)
+    except (Unreadable, OSError):  # no index, or no document: which lookup then says
         return None, None
-    if not isinstance(bucket, dict) or bucket.get("stamp") != stamp(where):
+    if not isinstance(bucket, dict) or bucket.get("stamp") != current:
         return None, None
     entry = bucket.get("entries", {}).get(scenario_id) if isinstance(bucket.get("entries"), dict) else None
     return (entry, bucket.get("role")) if isinstance(entry, dict) else (None, None)
@@ -136,8 +141,10 @@ def read_document(where):
     """(the run's role, its scenario entries) of a manifest or compare report; Unreadable when it is not one."""
     document = load(where)
     scenarios = document.get("scenarios") if isinstance(document, dict) else None
-    if not isinstance(scenarios, list) or not all(isinstance(e, dict) for e in scenarios):
-        raise Unreadable(f"cannot read {where}: not a parity manifest or report (no list of scenario objects)")
+    if not isinstance(scenarios, list) or not all(isinstance(e, dict) and isinstance(e.get("id"), str)
+                                                  for e in scenarios):
+        raise Unreadable(f"cannot read {where}: not a parity manifest or report (no list of scenario objects with "
+                         "string ids)")
     backend = document.get("backend")
     return (backend.get("role", "run") if isinstance(backend, dict) else "run"), scenarios
 

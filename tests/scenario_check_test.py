@@ -119,3 +119,76 @@ def test_a_shared_command_that_writes_a_damaged_document_fails_with_its_name(tmp
     assert check.shared(str(report), [sys.executable, "-c", writes]) == 1
     assert f"cannot read {report}: " in capsys.readouterr().err
     assert not Path(check.index_dir(str(report))).exists()
+
+
+def test_the_index_is_what_judges_once_written(tmp_path, capsys, monkeypatch):
+    """The index is read, not only kept: with the document unreadable to the checker, each id is still judged."""
+    ids = [*colliding_ids(), "plain.matrix"]
+    results = tmp_path / "gold"
+    results.mkdir()
+    (results / "manifest.json").write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": entries(ids)}))
+    whole = judged(capsys, check.check_run, results, ids)
+    check.write_index(str(results))
+
+    def no_document(where):
+        raise AssertionError(f"read {where} though the index has the entry")
+
+    monkeypatch.setattr(check, "read_document", no_document)
+    for scenario_id in ids:
+        assert (check.check_run(str(results), scenario_id), capsys.readouterr().out) == whole[scenario_id]
+
+
+def test_an_index_whose_document_is_gone_says_so(tmp_path, capsys):
+    results = tmp_path / "gold"
+    results.mkdir()
+    manifest = results / "manifest.json"
+    manifest.write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": [{"id": "m.s", "status": "ok"}]}))
+    check.write_index(str(results))
+    manifest.unlink()
+    assert check.check_run(str(results), "m.s") == 1
+    assert f"m.s: cannot read {manifest}: " in capsys.readouterr().out
+
+
+def test_entries_without_a_string_id_are_a_damaged_document(tmp_path, capsys):
+    report = tmp_path / "compare.json"
+    report.write_text(json.dumps({"scenarios": [{"id": 5, "status": "pass"}]}))
+    assert check.check_compare(str(report), "m.s") == 1
+    assert "not a parity manifest or report" in capsys.readouterr().out
+    writes = f"open({str(report)!r}, 'w').write('{{\"scenarios\": [{{\"status\": \"pass\"}}]}}')"
+    assert check.shared(str(report), [sys.executable, "-c", writes]) == 1
+    assert "not a parity manifest or report" in capsys.readouterr().err
+
+
+def test_an_id_listed_twice_is_judged_by_its_first_entry_either_way(tmp_path, capsys):
+    results = tmp_path / "gold"
+    results.mkdir()
+    twice = [{"id": "m.s", "status": "ok"}, {"id": "m.s", "status": "crash"}]
+    (results / "manifest.json").write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": twice}))
+    whole = judged(capsys, check.check_run, results, ["m.s"])
+    check.write_index(str(results))
+    assert judged(capsys, check.check_run, results, ["m.s"]) == whole
+    assert whole["m.s"][0] == 0
+
+
+def test_a_document_replaced_while_it_is_indexed_leaves_an_index_no_test_trusts(tmp_path, capsys, monkeypatch):
+    results = tmp_path / "gold"
+    results.mkdir()
+    manifest = results / "manifest.json"
+
+    def write(status):
+        manifest.write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": [{"id": "m.s", "status": status}]}))
+
+    write("ok")
+    read_document = check.read_document
+
+    def replaced_meanwhile(where):
+        found = read_document(where)
+        write("crash")
+        os.utime(manifest, ns=(0, 0))
+        return found
+
+    monkeypatch.setattr(check, "read_document", replaced_meanwhile)
+    check.write_index(str(results))
+    monkeypatch.setattr(check, "read_document", read_document)
+    assert check.check_run(str(results), "m.s") == 1
+    assert "gold m.s: crash" in capsys.readouterr().out
