@@ -238,6 +238,25 @@ def test_resume_of_a_check_that_never_ran_is_refused_naming_the_run(tmp_path):
     assert "nothing compared" in proc.stderr and not (tmp_path / "r.json").exists()
 
 
+def test_a_run_that_ends_the_check_stops_the_other_instead_of_leaving_it_running(tmp_path):
+    """A candidate backend that cannot load ends the check (exit 2) at once: the gold run, a scenario of a minute in
+    progress, is stopped a moment later as SIGTERM would stop it (its manifest incomplete), not left to finish for
+    nothing; the check's code is the refusal's, not the stopped run's 130."""
+    scenarios, marks = tmp_path / "scen", tmp_path / "marks"
+    scenarios.mkdir()
+    marks.mkdir()
+    (scenarios / "slow.py").write_text(textwrap.dedent(SLOW))
+    started = time.monotonic()
+    proc = parity("check", "--backend", "no_such_backend_xyz", "--scenarios", scenarios, "--out", tmp_path / "o",
+                  "--json", tmp_path / "r.json", env={"CHECK_TEST_MARKS": str(marks)}, check=2)
+    assert time.monotonic() - started < 30, "the gold run should have been stopped, not waited for"
+    assert "parity check: the candidate run exited 2: stopping the gold run" in proc.stderr, proc.stderr
+    assert "[gold] parity run: stopped by signal 15" in proc.stderr, proc.stderr
+    assert "the gold run exited 130, the candidate run exited 2: nothing compared" in proc.stderr, proc.stderr
+    assert json.loads((tmp_path / "o" / "gold" / "manifest.json").read_text())["complete"] is False
+    assert not (tmp_path / "r.json").exists()
+
+
 FORKED = """
     import ctypes
     import os

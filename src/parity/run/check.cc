@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -43,7 +45,13 @@ struct RunSide {
   int output = -1;        ///< the read end of its stdout and stderr (one pipe), -1 once it ended
   std::string partial;    ///< the unfinished last line read
   int code = kExitUsage;  ///< its exit code once reaped (an end by a signal mapped to one: reap_run)
+  bool reaped = false;
+  bool stopped = false;  ///< stopped by the check because the other run ended it (follow_runs): not its own verdict
 };
+
+// How long a run that ends the check (ends_check) leaves the other to end on its own before stopping it: both runs
+// refuse a bad --scenarios path or selection within milliseconds of each other, and each should say so itself.
+constexpr int kOtherRunGraceMs = 1000;
 
 // The child's side of start_run: never returns. The handlers are reset first, so that a signal before
 // run_scenarios installs its own ends the run (check reads that as interrupted) instead of passing it on again.
@@ -107,24 +115,6 @@ void read_run_output(RunSide& side) {
   side.output = -1;
 }
 
-// Forwards both runs' output until both have closed it (their workers' output goes to the runs, never here).
-void follow_runs(std::array<RunSide, 2>& sides) {
-  for (;;) {
-    std::array<pollfd, 2> fds{};
-    std::array<RunSide*, 2> open{};
-    nfds_t count = 0;
-    for (RunSide& side : sides)
-      if (side.output >= 0) {
-        fds[count] = {side.output, POLLIN, 0};
-        open[count++] = &side;
-      }
-    if (count == 0) return;
-    if (::poll(fds.data(), count, -1) < 0) continue;  // EINTR: a signal passed on; the runs end and close their pipes
-    for (nfds_t i = 0; i < count; ++i)
-      if (fds[i].revents != 0) read_run_output(*open[i]);
-  }
-}
-
 // Waits for `side`'s process and keeps its exit code; an end by a stop signal counts as interrupted, any other
 // signal (the run's own crash) as an infrastructure error, said on stderr.
 void reap_run(RunSide& side) {
@@ -135,6 +125,7 @@ void reap_run(RunSide& side) {
   int status = 0;
   while (::waitpid(side.pid, &status, 0) < 0 && errno == EINTR) {
   }
+  side.reaped = true;
   if (WIFEXITED(status)) {
     side.code = WEXITSTATUS(status);
     return;
@@ -145,15 +136,66 @@ void reap_run(RunSide& side) {
                           (::strsignal(sig) ? ::strsignal(sig) : "?") + ")");
 }
 
+int milliseconds_until(std::chrono::steady_clock::time_point when) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(when - std::chrono::steady_clock::now()).count();
+  return static_cast<int>(std::max<decltype(left)>(left, 0));
+}
+
+// Whether a run's exit code ends the check before its compare (stop_code): anything but a finished run's 0 or 1.
+bool ends_check(int code) { return code != kExitOk && code != kExitFailed; }
+
+// Stops `other` as SIGTERM to the check would (its manifest lists what finished; check --resume finishes it) once
+// `ended` has ended the check: a refused backend or resume on one side must not leave the other running for nothing.
+void stop_other_run(const RunSide& ended, RunSide& other) {
+  if (other.reaped || other.pid <= 0) return;
+  print_line("check", std::string("the ") + ended.name + " run exited " + std::to_string(ended.code) +
+                          ": stopping the " + other.name + " run");
+  other.stopped = true;
+  ::kill(other.pid, SIGTERM);
+}
+
+// Forwards both runs' output until both have closed it (their workers' output goes to the runs, never here), reaping
+// each as its output ends: a run that ends the check stops the other once kOtherRunGraceMs have passed.
+void follow_runs(std::array<RunSide, 2>& sides) {
+  constexpr auto kNever = std::chrono::steady_clock::time_point::max();
+  auto stop_at = kNever;  // set once a run ends the check
+  for (;;) {
+    std::array<pollfd, 2> fds{};
+    std::array<RunSide*, 2> open{};
+    nfds_t count = 0;
+    for (RunSide& side : sides)
+      if (side.output >= 0) {
+        fds[count] = {side.output, POLLIN, 0};
+        open[count++] = &side;
+      }
+    if (count == 0) return;
+    const int ready = ::poll(fds.data(), count, stop_at == kNever ? -1 : milliseconds_until(stop_at));
+    if (ready < 0) continue;                            // EINTR: a signal passed on to the runs
+    if (std::chrono::steady_clock::now() >= stop_at) {  // the grace is over: the run still going stops
+      for (std::size_t i = 0; i < sides.size(); ++i)
+        if (sides[i].reaped && ends_check(sides[i].code) && !sides[i].stopped) stop_other_run(sides[i], sides[1 - i]);
+      stop_at = kNever;
+    }
+    for (nfds_t i = 0; i < count; ++i) {
+      if (fds[i].revents == 0) continue;
+      read_run_output(*open[i]);
+      if (open[i]->output >= 0) continue;
+      reap_run(*open[i]);  // its output ended with it
+      if (ends_check(open[i]->code) && !open[i]->stopped && !g_check_signal && stop_at == kNever)
+        stop_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(kOtherRunGraceMs);
+    }
+  }
+}
+
 // What ends a check before its compare, strongest first: an interrupted run, a refused one (a bad backend, path or
 // selection), a selection of nothing. kExitOk when both runs finished (with or without failed scenarios).
 int stop_code(const std::array<RunSide, 2>& sides) {
   if (g_check_signal) return kExitInterrupted;
   for (const int code : {int{kExitInterrupted}, int{kExitUsage}, int{kExitNoTests}})
     for (const RunSide& side : sides)
-      if (side.code == code) return code;
+      if (side.code == code && !side.stopped) return code;
   for (const RunSide& side : sides)
-    if (side.code != kExitOk && side.code != kExitFailed) return kExitUsage;  // an exit code run never gives
+    if (ends_check(side.code) && !side.stopped) return kExitUsage;  // an exit code run never gives
   return kExitOk;
 }
 
@@ -175,12 +217,9 @@ void run_both(const RunOptions& gold, const RunOptions& candidate, std::array<Ru
     for (RunSide& side : sides)
       if (side.pid > 0) ::kill(side.pid, SIGTERM);
     follow_runs(sides);
-    for (RunSide& side : sides)
-      if (side.pid > 0) reap_run(side);
     throw;
   }
   follow_runs(sides);
-  for (RunSide& side : sides) reap_run(side);
 }
 
 // What the compare takes from the runs: their directories, the probe, the scenario paths and the backend they ran
