@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -67,13 +68,18 @@ TEST(DescribeWaitStatus, NamesExitCodesAndSignals) {
 }
 
 // Whether `pid` is gone (or a zombie nobody reaped yet: ended all the same).
-bool gone(pid_t pid) {
-  if (::kill(pid, 0) != 0) return errno == ESRCH;
+// The state letter of /proc/PID/stat (R, S, T stopped, Z zombie...); 0 when there is none.
+char state_of(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text;
   std::getline(stat, text);
   const std::size_t close = text.rfind(')');
-  return close != std::string::npos && text.compare(close, 4, ") Z ") == 0;
+  return close != std::string::npos && close + 2 < text.size() ? text[close + 2] : 0;
+}
+
+bool gone(pid_t pid) {
+  if (::kill(pid, 0) != 0) return errno == ESRCH;
+  return state_of(pid) == 'Z';
 }
 
 bool gone_within(pid_t pid, std::chrono::seconds limit) {
@@ -228,10 +234,33 @@ TEST(OrphanReaper, SparesWhatIgnoresSigtermInAnEndedChildsGroupUntilItsOwnEnd) {
   ASSERT_TRUE(child.exited());
   EXPECT_TRUE(gone_within(plain, std::chrono::seconds(10))) << "the plain sleep outlived the child";
   EXPECT_FALSE(gone(cleaner)) << "the sleep ignoring SIGTERM was killed with its group";
+  EXPECT_NE(state_of(cleaner), 'T') << "the group was stopped to be read and the cleaner left stopped";
   const auto before = std::chrono::steady_clock::now();
   reaper.reset();
   EXPECT_GE(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(1900)) << "it had no grace";
   EXPECT_TRUE(gone(cleaner)) << "the reaper's end left it";
+}
+
+// Review finding: a worker inherited parity's own blocked or ignored SIGTERM (a runner may start it so), and then
+// every process it started looked like a cleaner to kill_group_but_cleaners, spared at a timeout until the run's end.
+TEST(ChildProcess, StartsWithSigtermsDefaultActionWhateverItsParentHas) {
+  sigset_t term, before;
+  ::sigemptyset(&term);
+  ::sigaddset(&term, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &term, &before);
+  struct sigaction ignore {
+  }, previous{};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGTERM, &ignore, &previous);
+  ChildProcess child = shell("grep -E '^Sig(Blk|Ign):' /proc/$$/status >&200; read -r _ <&201; exit 0");
+  ::sigaction(SIGTERM, &previous, nullptr);
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);
+  const std::vector<std::string> lines = replies(child, 2);
+  ASSERT_EQ(lines.size(), 2u);
+  for (const std::string& line : lines)
+    EXPECT_EQ((std::strtoull(line.c_str() + 7, nullptr, 16) >> (SIGTERM - 1)) & 1, 0u) << line;
+  child.end_commands();
+  EXPECT_EQ(child.wait_end(10.0), "exit code 0");
 }
 
 TEST(ChildProcess, ACommandToAChildThatIsGoneFailsInsteadOfRaisingSigpipe) {

@@ -83,6 +83,14 @@ void close_fd(int& fd) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);       // a supervisor killed outright (SIGKILL) takes its workers with it
   if (::getppid() != parent) ::_exit(127);  // ... even when it died before the line above
+  // SIGTERM's default action and no signal blocked, whatever parity was started with (a runner that blocks or ignores
+  // SIGTERM): what a worker starts shields itself from SIGTERM only by asking to (kill_group_but_cleaners spares it).
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  ::sigaction(SIGTERM, &default_action, nullptr);
   // Moved above the targets first: a pipe may already sit on a target, which a direct dup2 would clobber (or, on
   // itself, leave close-on-exec). dup2 onto a different descriptor clears O_CLOEXEC; the copies on 10 and up close
   // at exec.
@@ -172,7 +180,9 @@ template <class Wanted>
 std::vector<pid_t> processes_where(Wanted wanted) {
   std::vector<pid_t> found;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+  // increment(ec): a process ending as it is listed must end the scan at worst, never throw out of it.
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::filesystem::directory_entry& entry = *it;
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream stat(entry.path() / "stat");
@@ -221,8 +231,12 @@ bool kill_unless_cleaner(pid_t pid) {
 void kill_group_but_cleaners(pid_t pgid) {
   if (::kill(-pgid, SIGSTOP) != 0) return;  // no process in it
   bool spared = false;
-  for (const pid_t member : processes_where([pgid](pid_t, pid_t pgrp) { return pgrp == pgid; }))
-    spared = kill_unless_cleaner(member) || spared;
+  try {
+    for (const pid_t member : processes_where([pgid](pid_t, pid_t pgrp) { return pgrp == pgid; }))
+      spared = kill_unless_cleaner(member) || spared;
+  } catch (...) {  // the members could not be read (no memory): all of them die, none is left stopped
+    ::kill(-pgid, SIGKILL);
+  }
   if (spared) ::kill(-pgid, SIGCONT);
 }
 
