@@ -311,3 +311,39 @@ def test_a_workers_end_leaves_its_pools_resource_tracker_running(tmp_path):
     assert done.returncode == 0, done.stderr
     before, after = done.stdout.split()
     assert before.isdigit() and after == before, f"tracker {before}, then {after}\n{done.stderr}"
+
+
+THREADS_FIRST_WRITE = """
+import sys, threading
+import numpy
+import parity.backend
+parity.backend.register_fixtures(sys.argv[1])
+from parity_fixtures import memmap
+barrier = threading.Barrier(8)
+made = []
+
+def first_write():
+    barrier.wait()
+    made.append(memmap.materialize(numpy.arange(3.0)).filename)
+
+threads = [threading.Thread(target=first_write) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len({m.rsplit("/", 1)[0] for m in made}))
+"""
+
+
+def test_memmap_threads_writing_their_processs_first_file_at_once_share_one_directory(tmp_path):
+    """Review finding: two threads of one process writing its first memmap at once could each make a directory; the
+    first was then never removed, and the second exit handler raised KeyError at exit."""
+    for attempt in range(5):
+        temp = tmp_path / f"tmp{attempt}"
+        temp.mkdir()
+        done = subprocess.run([sys.executable, "-c", THREADS_FIRST_WRITE, str(REPO / "fixtures")], capture_output=True,
+                              text=True, timeout=120, env=dict(os.environ, TMPDIR=str(temp),
+                                                               PYTHONPATH=str(REPO / "python")))
+        assert done.returncode == 0 and done.stdout.split() == ["1"], done.stdout + done.stderr
+        assert "Error" not in done.stderr, done.stderr
+        assert not list(temp.glob("parity-memmap-*")), "a directory outlived its process"

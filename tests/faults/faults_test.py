@@ -147,6 +147,7 @@ def test_a_stopped_workers_joblib_pool_leaves_nothing_in_dev_shm(tmp_path, stop)
     whole process group SIGKILLed, loky's resource tracker with it: the pool's memmapping folders and semaphores
     stayed in /dev/shm for good, ten entries a stop. The tracker, which ignores SIGTERM to outlive what it tracks, is
     spared now; it removes them once the others have ended, and ends with the run at the latest."""
+    pytest.importorskip("joblib", reason="the scenarios of tests/faults/pools/ make joblib pools")
     if not os.path.isdir("/dev/shm"):
         pytest.skip("no /dev/shm here: joblib and loky keep their folders and semaphores elsewhere")
     marks = tmp_path / "marks"
