@@ -38,6 +38,20 @@ def judged(capsys, judge, out, ids):
     return result
 
 
+def single_scenario_run(tmp_path):
+    """A results directory holding one scenario, m.s, and write(status), which writes its manifest again with a
+    stamp (mtime) that differs from the last even where the file system's clock is coarse."""
+    results = tmp_path / "gold"
+    results.mkdir()
+    manifest = results / "manifest.json"
+
+    def write(status):
+        manifest.write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": [{"id": "m.s", "status": status}]}))
+        os.utime(manifest, ns=(0, 0) if manifest.stat().st_mtime_ns else (1, 1))
+
+    return results, write
+
+
 def test_the_index_judges_and_words_each_scenario_as_the_whole_document(tmp_path, capsys):
     ids = [*colliding_ids(), "plain.matrix", "test_x.py::test_y[a/b]", "ünïcode[ß]"]
     results = tmp_path / "gold"
@@ -66,30 +80,29 @@ def test_a_shared_command_that_fails_leaves_no_index_of_an_earlier_run(tmp_path)
 def test_an_index_older_than_its_document_is_not_trusted(tmp_path, capsys):
     """A run made by hand into the results directory after the setup test indexed it: each test judges the document
     as it is now, not the index of the run before."""
-    results = tmp_path / "gold"
-    results.mkdir()
-    manifest = results / "manifest.json"
-
-    def write(status):
-        manifest.write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": [{"id": "m.s", "status": status}]}))
-
+    results, write = single_scenario_run(tmp_path)
     write("ok")
     check.write_index(str(results))
     assert check.check_run(str(results), "m.s") == 0
     write("crash")
-    os.utime(manifest, ns=(0, 0))  # a stamp that differs even where the file system's clock is coarse
     assert check.check_run(str(results), "m.s") == 1
     assert "gold m.s: crash" in capsys.readouterr().out
 
 
-def test_a_damaged_index_file_leaves_the_judgement_to_the_document(tmp_path, capsys):
-    """The index only mirrors the document: a file of it that is not JSON, or JSON of another shape, is passed over."""
+def indexed_run(tmp_path, capsys):
+    """(its ids, a results directory, what the document alone judges of each id) of a run then indexed."""
     ids = [*colliding_ids(), "plain.matrix"]
     results = tmp_path / "gold"
     results.mkdir()
     (results / "manifest.json").write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": entries(ids)}))
     whole = judged(capsys, check.check_run, results, ids)
     check.write_index(str(results))
+    return ids, results, whole
+
+
+def test_a_damaged_index_file_leaves_the_judgement_to_the_document(tmp_path, capsys):
+    """The index only mirrors the document: a file of it that is not JSON, or JSON of another shape, is passed over."""
+    ids, results, whole = indexed_run(tmp_path, capsys)
     index = Path(check.index_dir(str(results)))
     for damage in (b"{\"stamp\": [1, 2", b"\xff\xfe not utf-8", b"[]", b"{\"stamp\": null, \"entries\": []}"):
         for bucket in index.iterdir():
@@ -123,12 +136,7 @@ def test_a_shared_command_that_writes_a_damaged_document_fails_with_its_name(tmp
 
 def test_the_index_is_what_judges_once_written(tmp_path, capsys, monkeypatch):
     """The index is read, not only kept: with the document unreadable to the checker, each id is still judged."""
-    ids = [*colliding_ids(), "plain.matrix"]
-    results = tmp_path / "gold"
-    results.mkdir()
-    (results / "manifest.json").write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": entries(ids)}))
-    whole = judged(capsys, check.check_run, results, ids)
-    check.write_index(str(results))
+    ids, results, whole = indexed_run(tmp_path, capsys)
 
     def no_document(where):
         raise AssertionError(f"read {where} though the index has the entry")
@@ -139,10 +147,9 @@ def test_the_index_is_what_judges_once_written(tmp_path, capsys, monkeypatch):
 
 
 def test_an_index_whose_document_is_gone_says_so(tmp_path, capsys):
-    results = tmp_path / "gold"
-    results.mkdir()
+    results, write = single_scenario_run(tmp_path)
+    write("ok")
     manifest = results / "manifest.json"
-    manifest.write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": [{"id": "m.s", "status": "ok"}]}))
     check.write_index(str(results))
     manifest.unlink()
     assert check.check_run(str(results), "m.s") == 1
@@ -171,20 +178,13 @@ def test_an_id_listed_twice_is_judged_by_its_first_entry_either_way(tmp_path, ca
 
 
 def test_a_document_replaced_while_it_is_indexed_leaves_an_index_no_test_trusts(tmp_path, capsys, monkeypatch):
-    results = tmp_path / "gold"
-    results.mkdir()
-    manifest = results / "manifest.json"
-
-    def write(status):
-        manifest.write_text(json.dumps({"backend": {"role": "gold"}, "scenarios": [{"id": "m.s", "status": status}]}))
-
+    results, write = single_scenario_run(tmp_path)
     write("ok")
     read_document = check.read_document
 
     def replaced_meanwhile(where):
         found = read_document(where)
         write("crash")
-        os.utime(manifest, ns=(0, 0))
         return found
 
     monkeypatch.setattr(check, "read_document", replaced_meanwhile)
