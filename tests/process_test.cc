@@ -241,6 +241,25 @@ TEST(OrphanReaper, SparesWhatIgnoresSigtermInAnEndedChildsGroupUntilItsOwnEnd) {
   EXPECT_TRUE(gone(cleaner)) << "the reaper's end left it";
 }
 
+// Review finding: a process that ignores SIGTERM in a stopped worker's group (a scenario's own, not only a resource
+// tracker) was spared until the run's end, a core and memory outside every limit; now until its grace is over.
+TEST(OrphanReaper, KillsASparedProcessOnceItsGraceIsOver) {
+  parity::OrphanReaper reaper;
+  ChildProcess child = shell("(trap '' TERM; echo cleaner $BASHPID >&200; exec sleep 60) & read -r _ <&201; exit 0");
+  const std::vector<std::string> lines = replies(child, 1);
+  ASSERT_EQ(lines.size(), 1u);
+  const pid_t cleaner = std::stoi(lines[0].substr(8));
+  child.end_commands();
+  for (int i = 0; i < 500 && !child.exited(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(child.exited());
+  EXPECT_EQ(parity::kill_overdue_cleaners(60.0), 0u) << "killed within its grace";
+  EXPECT_FALSE(gone(cleaner));
+  EXPECT_EQ(parity::kill_overdue_cleaners(0.0), 1u);
+  parity::reap_children({});
+  EXPECT_TRUE(gone_within(cleaner, std::chrono::seconds(10))) << "still there after its grace";
+  EXPECT_EQ(parity::kill_overdue_cleaners(0.0), 0u) << "killed twice";
+}
+
 // Review finding: a worker inherited parity's own blocked or ignored SIGTERM (a runner may start it so), and then
 // every process it started looked like a cleaner to kill_group_but_cleaners, spared at a timeout until the run's end.
 TEST(ChildProcess, StartsWithSigtermsDefaultActionWhateverItsParentHas) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -223,17 +224,37 @@ bool kill_unless_cleaner(pid_t pid) {
   return true;
 }
 
+// The processes kill_group_but_cleaners spared, each by a pidfd (Linux 5.3; one that cannot be had is left to
+// kill_children) and the time it was spared: kill_overdue_cleaners ends those that outlive their grace.
+struct Spared {
+  int pidfd;
+  std::chrono::steady_clock::time_point when;
+};
+std::vector<Spared>& spared_cleaners() {
+  static std::vector<Spared> spared;
+  return spared;
+}
+
+void remember_spared(pid_t pid) {
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd >= 0) spared_cleaners().push_back({fd, std::chrono::steady_clock::now()});
+}
+
 // SIGKILLs the process group `pgid` but for its cleaners (kill_unless_cleaner): multiprocessing's and loky's resource
 // trackers, once every other process holding their pipe has ended, remove what those registered (joblib's memmapping
 // folders, loky's semaphores in /dev/shm) and end. A SIGKILL of the whole group had left those in /dev/shm for good
-// after every stopped worker that was running a joblib pool. What is spared ends with the run at the latest
-// (kill_children). The group is stopped while its members are read from /proc, so that none forks another unseen.
+// after every stopped worker that was running a joblib pool. What is spared is killed after kCleanerGraceSeconds
+// (kill_overdue_cleaners) or with the run (kill_children), whichever comes first. The group is stopped while its
+// members are read from /proc, so that none forks another unseen.
 void kill_group_but_cleaners(pid_t pgid) {
   if (::kill(-pgid, SIGSTOP) != 0) return;  // no process in it
   bool spared = false;
   try {
     for (const pid_t member : processes_where([pgid](pid_t, pid_t pgrp) { return pgrp == pgid; }))
-      spared = kill_unless_cleaner(member) || spared;
+      if (kill_unless_cleaner(member)) {
+        remember_spared(member);
+        spared = true;
+      }
   } catch (...) {  // the members could not be read (no memory): all of them die, none is left stopped
     ::kill(-pgid, SIGKILL);
   }
@@ -508,11 +529,29 @@ void wait_for_cleaners(double seconds) {
 
 }  // namespace
 
+std::size_t kill_overdue_cleaners(double grace) {
+  std::vector<Spared>& spared = spared_cleaners();
+  if (spared.empty()) return 0;
+  const auto now = std::chrono::steady_clock::now();
+  std::size_t killed = 0;
+  std::erase_if(spared, [&](const Spared& s) {
+    pollfd ended{s.pidfd, POLLIN, 0};  // a pidfd reads as ready once its process has ended
+    const bool gone = ::poll(&ended, 1, 0) > 0;
+    if (!gone && now - s.when < std::chrono::duration<double>(grace)) return false;
+    if (!gone && ::syscall(SYS_pidfd_send_signal, s.pidfd, SIGKILL, nullptr, 0) == 0) ++killed;
+    ::close(s.pidfd);
+    return true;
+  });
+  return killed;
+}
+
 std::size_t kill_children() {
   // Everything else first, so that the cleaners' pipes close: they remove what it left and end within the grace.
   std::size_t killed = kill_children_rounds(true);
   wait_for_cleaners(2.0);
-  return killed + kill_children_rounds(false);
+  killed += kill_children_rounds(false);
+  kill_overdue_cleaners(0.0);  // none is left by now: their pidfds are closed
+  return killed;
 }
 
 }  // namespace parity

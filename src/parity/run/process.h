@@ -93,7 +93,8 @@ class ChildProcess {
   bool exited();
   /// SIGKILLs it and its process group: the group for what it started, the process itself in case it left the group.
   /// Members of the group that ignore or block SIGTERM (resource trackers) get SIGTERM instead, here and in exited(),
-  /// so that they remove what the others left in /dev/shm; they end with the run at the latest (kill_children).
+  /// so that they remove what the others left in /dev/shm; they are killed kCleanerGraceSeconds later at the latest
+  /// (kill_overdue_cleaners), or with the run (kill_children).
   void kill();
   /// Closes its command pipe: a worker's signal to finish. Without waiting, so that several end side by side.
   void end_commands();
@@ -157,6 +158,15 @@ void reap_children(const std::set<pid_t>& keep);
 /// (resource trackers, which a worker's stop spared: process.cc, kill_group_but_cleaners) get SIGTERM and go last,
 /// after up to 2 s to remove what the others left and end on their own.
 std::size_t kill_children();
+
+/// How long a process spared as a cleaner at a worker's stop (ChildProcess::kill, exited) may run on: a resource
+/// tracker removes what its pool left within a second of the pool's end; anything else that ignores SIGTERM there (a
+/// scenario's own process) must not live on until the run's end, a core and memory outside every limit.
+inline constexpr double kCleanerGraceSeconds = 10.0;
+/// SIGKILLs the processes spared as cleaners more than `grace` seconds ago that are still there, through the pidfd
+/// taken when they were spared (never another process that reused a pid); returns how many. The run's supervisor
+/// calls it at every turn of its loop.
+std::size_t kill_overdue_cleaners(double grace = kCleanerGraceSeconds);
 
 /// "exit code N" or "signal N (SIGNAME)" for a wait(2) status.
 std::string describe_wait_status(int status);

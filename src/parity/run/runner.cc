@@ -759,6 +759,7 @@ bool Supervisor::run(Progress& progress) {
     dispatch(progress);
     poll_workers(&progress);
     for (Worker& w : workers_) check_limits(w, progress);
+    kill_overdue_cleaners();  // what a stopped worker's group kept, past its grace
     save();
   }
   // All told to end before any is waited for (wait_ends): the workers' ends (pytest's teardown, exit handlers, the
