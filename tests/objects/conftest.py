@@ -2,7 +2,7 @@
 directory and compare them, with tests/e2e_test.py's run/compare/failing rather than copies of them."""
 from pathlib import Path
 
-from e2e_test import BIN, REPO, compare, failing, parity, run  # noqa: F401 - re-exported to the suite
+from e2e_test import BIN, REPO, compare, failing, manifest_entries, parity, run  # noqa: F401 - re-exported to the suite
 
 HERE = Path(__file__).resolve().parent
 # Backends of this suite's own (faithful twins of fixtures/broken ones, wrappers without an array form).
