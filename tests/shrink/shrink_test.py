@@ -113,6 +113,11 @@ def test_an_unknown_id_is_named(tmp_path):
     assert "ops.no_such_operation[layout=C,dtype=int8]" in proc.stderr
 
 
+def test_a_candidate_that_cannot_load_is_named_with_the_check_that_could_not_be_made(tmp_path):
+    proc = shrink(VALUES, "no_such_backend", tmp_path / "never.py", check=2)
+    assert "cannot load backend 'no_such_backend'" in proc.stderr and "parity check" in proc.stderr, proc.stderr
+    assert not (tmp_path / "never.py").exists()
+
 
 def test_a_check_the_scenario_does_not_fail_is_refused(tmp_path):
     proc = shrink(VALUES, "broken.perturb", tmp_path / "never.py", "--check", "dtype", check=2)
