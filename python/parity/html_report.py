@@ -8,10 +8,7 @@ from collections import Counter
 
 import jinja2
 
-# Display order: what needs a person first. `FAILING` are the statuses that make a run red. Both are copies of
-# src/parity/base/outcome.h's kStatusesWorstFirst (in order) and kFailingStatuses, which tests/vocabulary holds them to.
-STATUS_ORDER = ("fail", "error", "timeout", "xpass", "xfail", "skip", "pass")
-FAILING = ("fail", "error", "timeout", "xpass")
+from parity.statuses import FAILING, STATUS_ORDER
 # Checks whose details carry a side-by-side `table` of both arrays' facts (src/parity/compare/tree_walk.cc, expect_array).
 FACT_ROWS = ("dtype", "shape", "strides", "c_contiguous", "f_contiguous", "writeable", "aligned", "type", "memmap",
              "attributes")

@@ -3,7 +3,8 @@
 A generated scenario of the operation registry (`ops.<name>[layout=L,dtype=D]`) has a search space: the sample's shape
 (fewer elements), the entry's narrower dtypes of the same kind (simplest first), C in place of the layout, and the
 values (rounded to integers). Hypothesis starts from the failing case and shrinks it; each case it tries is written as
-a scenario module and run as a run does it (`parity run` of gold and of B in workers, then `parity compare`). The
+a scenario module and checked as `parity check` does (runs of gold and of B side by side, in workers, then the
+compare). The
 smallest case that still fails the target check (name and output path) is written as a standalone scenario module
 whose docstring holds its repro command (README, "Shrinking a failure").
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy
 
 from parity.ops import layouts as _layouts
+from parity.statuses import FAILING
 
 # Simplest first: bool, integers (signed before unsigned at one width), floats, complex; other kinds after them.
 _GROUP_ORDER = ("b", "iu", "f", "c")
@@ -249,7 +251,8 @@ parity.scenario({function}, params={{"layout": [{case.layout!r}], "dtype": [{cas
 class Pipeline:
     """Runs scenario modules as a check does: `parity check`, the runs under gold and under the candidate side by side
     (each in its workers), then the compare, in one command; hands back the scenario's entry of the compare JSON, and
-    whether the check counted it a failure (its exit 1: fail, error, xpass). One command rather than `run`, `run` and
+    whether compare counted it a failure (its status, not the check's exit code: a run exits 1 for a scenario's error
+    that the candidate declares, which compare counts an expected failure). One command rather than `run`, `run` and
     `compare`: Python and NumPy start once a case rather than three times, half the CPU of a case of a few elements,
     where the process starts were nearly all of it (issue #20)."""
 
@@ -266,8 +269,8 @@ class Pipeline:
                    str(self.timeout), "--json", str(report), "--scenarios", scenarios] + (["--only", only] if only else [])
         for spec in self.trust:
             command += ["--trust-backend", spec]
-        # 0: nothing failed, 1: something did (a scenario's error too); any other exit: the check itself could not be
-        # made (a backend that does not load, a module that is not one), which the user must hear of as it is.
+        # 0: nothing failed, 1: something did (a run's scenario error too); any other exit: the check itself could not
+        # be made (a backend that does not load, a module that is not one), which the user must hear of as it is.
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env)
         if done.returncode not in (0, 1):
             raise ShrinkError(f"{' '.join(command)} exited {done.returncode}:\n{done.stdout.strip()}")
@@ -276,7 +279,7 @@ class Pipeline:
         report.unlink()
         if len(scenarios_found) != 1:
             raise ShrinkError(f"{scenarios}: expected one scenario in the compare, found {len(scenarios_found)}")
-        return scenarios_found[0], done.returncode == 1
+        return scenarios_found[0], scenarios_found[0].get("status") in FAILING
 
 
 def failed_checks(entry: dict) -> list:

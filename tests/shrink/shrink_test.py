@@ -101,6 +101,30 @@ def test_a_passing_scenario_has_nothing_to_shrink(tmp_path):
     assert "nothing to shrink" in proc.stderr and not out.exists()
 
 
+DECLARING = '''"""A candidate that refuses every scenario, as its DIFFERENCES declare: compare counts each an xfail."""
+from parity.backends import raised
+
+__version__ = "1"
+DIFFERENCES = [{"id": "refuses", "check": "error", "match": raised("RuntimeError", "refused, as declared"),
+                "reason": "this test's candidate refuses every scenario"}]
+
+
+def execute(fn, *args, **kwargs):
+    raise RuntimeError("refused, as declared")
+'''
+
+
+def test_an_expected_failure_has_nothing_to_shrink(tmp_path):
+    # The run exits 1 for the error (runs know nothing of declarations), so `parity check` does too; compare counts it
+    # an xfail, which is what decides (README: exit 0, nothing written).
+    backend = tmp_path / "declaring.py"
+    backend.write_text(DECLARING)
+    out = tmp_path / "never.py"
+    proc = shrink(VALUES, str(backend), out, check=0)
+    assert "ends `xfail`" in proc.stderr and "nothing to shrink" in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
 def test_a_hand_written_scenario_has_no_search_space(tmp_path):
     out = tmp_path / "never.py"
     proc = shrink("plain_numpy.solve_system[n=8]", "broken.perturb", out, check=2)
