@@ -27,7 +27,8 @@ def compared(tmp_path_factory):
     so that one gold run, one candidate run and one compare a set of flags (of the mutations read under it) serve
     every mutation: each is a process that imports pandas, SciPy and scikit-learn (~2.5 s), before one a mutation and
     one a mutation and flags (issue #20, target 6: 172 to 42 CPU s). The part of one mutation is returned with the
-    ids of library_scenarios/ (MUTATION.frame as libobjects.frame)."""
+    ids of library_scenarios/ (MUTATION.frame as libobjects.frame). A scenario's seed comes from its id, so each
+    mutation's inputs are random values of their own, the same under gold and the candidate."""
     tmp = tmp_path_factory.mktemp("mutations")
     scenarios = tmp / "scenarios"
     scenarios.mkdir()
