@@ -3,14 +3,15 @@
 python bench/ab_pipeline_bench.py OLD_BIN NEW_BIN [N] [REPEAT] [--fresh] [--check] [--dir DIR]: gold + fsproxy + compare
 (probe on, --jobs 1) of N generated scenarios (default 500) and of one, by each build and by the reference pipeline,
 round robin, medians of REPEAT (default 3); with --check also NEW_BIN's `parity check --jobs 1` (the two runs side by
-side, the compare in two processes) as the row "new check". Each pipeline writes where the last one of its kind wrote, removed just before (as
-pipeline_bench does); with --fresh into a new directory each time, all removed at the end: on ext4 without a journal
-(this machine's) a file created in a block group that has just freed thousands of inodes skips each of them, so
-deleting the last run's results right before costs parity, which creates two files a scenario, far more than the
-reference, which creates three in all. --dir: where the sets and outputs go (default the system's temporary
-directory; /dev/shm, a tmpfs, leaves the file system out). Prints wall and CPU seconds (user + system of every process of a pipeline), each pipeline's
-ratio to the reference, and the marginal CPU per scenario, (cpu(N) - cpu(1)) / (N - 1), the scenarios' own work
-included (on a loaded machine it cannot be timed apart). For ratios measured in one run on a shared machine."""
+side, the compare in two processes) as the row "new check". Each pipeline writes where the last one of its kind
+wrote, removed just before; with --fresh (pipeline_bench's way, its `fresh`) into a new directory each time, all
+removed at the end: on ext4 without a journal (this machine's) a file created in a block group that has just freed
+thousands of inodes skips each of them, so deleting the last run's results right before costs parity, which creates
+two files a scenario, far more than the reference, which creates three in all. --dir: where the sets and outputs go
+(default the system's temporary directory; /dev/shm, a tmpfs, leaves the file system out). Prints wall and CPU
+seconds (user + system of every process of a pipeline), each pipeline's ratio to the reference, and the marginal CPU
+per scenario, (cpu(N) - cpu(1)) / (N - 1), the scenarios' own work included (on a loaded machine it cannot be timed
+apart). For ratios measured in one run on a shared machine."""
 import os
 import shutil
 import sys
@@ -30,10 +31,9 @@ def main():
     repeat = int(args[3]) if len(args) > 3 else 3
     tmp = Path(tempfile.mkdtemp(prefix="parity-ab-bench.", dir=base))
     sets = {n: pb.generate(tmp / f"set{n}", n) for n in (1, count)}
-    runs = iter(range(10**9))
 
     def out(kind):
-        return tmp / (f"{kind}-{next(runs)}" if fresh else kind)
+        return pb.fresh(tmp, kind) if fresh else tmp / kind
 
     def parity(binary):
         def run(n):

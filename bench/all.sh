@@ -45,7 +45,9 @@ bench() {
 # --variants in the quick run too, so the experimental loops of the compare benchmark keep working.
 bench compare "$build/bench/parity_compare_bench" "${quick[@]}" ${quick[0]:+--variants}
 bench codec "$build/bench/parity_codec_bench" "${quick[@]}" --dir "$log"
-bench pipeline "$python" "$repo/bench/pipeline_bench.py" "${quick[@]}"
+# The pipeline's files stay until the end (in the log directory): removing tens of thousands of them right before the
+# floor's runs would time the file system's clean-up there (pipeline_bench.py's `fresh`).
+bench pipeline "$python" "$repo/bench/pipeline_bench.py" "${quick[@]}" --keep "$log/pipeline"
 bench probe "$python" "$repo/bench/probe_bench.py" "${quick[@]}"
 bench floor "$python" "$repo/bench/floor_bench.py" "${quick[@]}"
 if [[ ${#quick[@]} -gt 0 ]]; then

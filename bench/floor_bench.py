@@ -129,8 +129,8 @@ def python(code: str, *args) -> dict:
 
 
 def one_round(scenarios: Path, work: Path, candidate: str, count: int) -> dict:
-    """Every piece once: {(side, piece): microseconds per scenario}."""
-    shutil.rmtree(work, ignore_errors=True)
+    """Every piece once: {(side, piece): microseconds per scenario}, its files in `work`, a new directory
+    (pipeline_bench's `fresh`: removing the last round's files right before would time the file system's clean-up)."""
     common = (pb.REPO / "python", pb.REPO / "fixtures")
     figures = {}
     for side, backend_name in (("gold", "gold"), ("candidate", candidate)):
@@ -156,7 +156,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="parity-floor-bench.", dir=base))
     try:
         scenarios = pb.generate(tmp / "set", count) / "parity"
-        rounds = [one_round(scenarios, tmp / "work", candidate, count) for _ in range(repeat)]
+        rounds = [one_round(scenarios, pb.fresh(tmp, "work"), candidate, count) for _ in range(repeat)]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     medians = {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}

@@ -11,6 +11,7 @@ Targets are printed as PASS/MISS, never enforced: the exit status is 1 only when
   .venv/bin/python bench/pipeline_bench.py [--scenarios 500] [--large 5000] [--repeat 3] [--quick] [--json FILE]
 """
 import argparse
+import itertools
 import json
 import os
 import re
@@ -50,6 +51,18 @@ def take_dir(argv):
         return None, argv
     at = argv.index("--dir")
     return argv[at + 1], argv[:at] + argv[at + 2:]
+
+
+_runs = itertools.count()
+
+
+def fresh(parent: Path, kind: str) -> Path:
+    """A results directory no run of this benchmark has used: nothing a run writes is removed before the benchmark
+    ends. On ext4 without a journal (this machine's; bench/README, "The file system") a file created in a block group
+    that freed many inodes in the last minutes skips each of them: removing the last run's output right before the
+    next would time the benchmark's own clean-up, and unevenly, since parity creates two files a scenario and side and
+    the reference three in all. A journaled ext4, XFS or a tmpfs has no such check."""
+    return parent / f"{kind}-{next(_runs)}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -260,13 +273,13 @@ def end_to_end(tmp: Path, count: int, candidate: str, repeat: int, report: Repor
     result = {}
     for n in sets:
         result[n] = interleaved({
-            "parity": lambda n=n: parity_pipeline(sets[n] / "parity", tmp / "p-out", candidate, 1, n),
-            "reference": lambda n=n: reference_pipeline(sets[n] / "pytest", tmp / "r-out", candidate, n),
+            "parity": lambda n=n: parity_pipeline(sets[n] / "parity", fresh(tmp, "p-out"), candidate, 1, n),
+            "reference": lambda n=n: reference_pipeline(sets[n] / "pytest", fresh(tmp, "r-out"), candidate, n),
             # What the pickle probe (pickling every output, unpickling and comparing it in compare) costs.
-            "parity, no probe": lambda n=n: parity_pipeline(sets[n] / "parity", tmp / "p-out", candidate, 1, n,
+            "parity, no probe": lambda n=n: parity_pipeline(sets[n] / "parity", fresh(tmp, "p-out"), candidate, 1, n,
                                                             ["--no-pickle-probe"]),
             # One command for all three: the runs side by side, the compare in two processes (issue #20, target 2).
-            "parity check": lambda n=n: check_pipeline(sets[n] / "parity", tmp / "c-out", candidate, 1, n),
+            "parity check": lambda n=n: check_pipeline(sets[n] / "parity", fresh(tmp, "c-out"), candidate, 1, n),
         }, repeat)
     work = sum(bare[count].values())
     print(f"\nEND-TO-END: {count} generated scenarios, gold + {candidate} + compare (median of {repeat}, ms)")
@@ -314,8 +327,8 @@ def scaling(tmp: Path, counts: list, candidate: str, repeat: int, report: Report
     report.figures["scaling"] = {}
     for n in counts:
         scenarios = generate(tmp / f"set{n}", n) / "parity"
-        m = interleaved({j: lambda j=j: parity_pipeline(scenarios, tmp / "s-out", candidate, j, n) for j in (1, 2)},
-                        repeat)
+        m = interleaved({j: lambda j=j: parity_pipeline(scenarios, fresh(tmp, "s-out"), candidate, j, n)
+                         for j in (1, 2)}, repeat)
         for j in (1, 2):
             s = m[j]
             up = m[1]["total"] / s["total"]
