@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+# The table's columns: every compare status (src/parity/base/outcome.h), in reading order; a copy, as this script runs
+# with the system Python and imports nothing of parity's, which tests/vocabulary holds to outcome.h.
 STATUSES = ("pass", "fail", "error", "timeout", "xfail", "xpass", "skip")
 VERDICTS = {"0": "passed", "1": "**FAILED**", "2": "**ERROR**"}
 

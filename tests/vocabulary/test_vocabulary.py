@@ -17,6 +17,9 @@ from parity import _scenario, backend, html_report  # noqa: E402 - needs the sys
 sys.path.insert(0, str(REPO / "cmake"))
 import parity_scenario_check  # noqa: E402 - the per-scenario CTest tests' checker, beside ParityScenarioTests.cmake
 
+sys.path.insert(0, str(REPO / "scripts"))
+import nightly_summary  # noqa: E402 - the nightly's summary table (scripts/nightly.sh runs it with the system Python)
+
 
 @pytest.fixture(scope="module")
 def cpp():
@@ -74,3 +77,10 @@ def test_scenario_test_checker_agrees(cpp):
     assert sorted(parity_scenario_check.FAILING_STATUSES) == sorted(cpp["failing_statuses"])
     assert (parity_scenario_check.EXIT_OK, parity_scenario_check.EXIT_FAILED) == \
         (cpp["exit_codes"]["ok"], cpp["exit_codes"]["failed"])
+
+
+def test_nightly_summary_has_a_column_for_every_status(cpp):
+    """scripts/nightly_summary.py runs standalone (scripts/nightly.sh's python3), so it keeps its own column list, in
+    reading order (pass first), not the report's worst-first order: a status it lacked would be counted nowhere."""
+    assert sorted(nightly_summary.STATUSES) == sorted(cpp["statuses"])
+    assert len(nightly_summary.STATUSES) == len(set(nightly_summary.STATUSES))
