@@ -29,7 +29,7 @@ def timed(cmd, ok=(0, 1)):
     return time.perf_counter() - t, cpu() - c
 
 def pipeline(binary, scenarios, jobs, candidate="fsproxy", compare_jobs=True, stages=("gold", "candidate", "compare")):
-    out = TMP / "out"; shutil.rmtree(out, ignore_errors=True)
+    out = pb.fresh(TMP, "out")  # nothing removed before a timed run (pipeline_bench.fresh)
     r = {}
     for side, backend in (("gold", "gold"), ("candidate", candidate)):
         if side in stages:
@@ -45,7 +45,7 @@ def first_id(binary, scenarios):
 
 def serial_cpu(binary, scenarios, one):
     """CPU of a gold run of one scenario: what -j 2 cannot share between two cores (the gold stage's)."""
-    out = TMP / "serial"; shutil.rmtree(out, ignore_errors=True)
+    out = pb.fresh(TMP, "serial")
     return timed([binary, "run", "-q", "--backend", "gold", "--scenarios", scenarios, "--out", out, "--only", one])[1]
 
 def summarize(runs):
@@ -55,7 +55,7 @@ def summarize(runs):
 
 def compare_only(binary, runs, jobs):
     """compare --jobs N of the same two runs: both builds read what NEW_BIN's runs wrote."""
-    out = TMP / "reports"; shutil.rmtree(out, ignore_errors=True); out.mkdir()
+    out = pb.fresh(TMP, "reports"); out.mkdir()
     return {"compare": timed([binary, "compare", "-q", runs / "gold", runs / "candidate", "--json", out / "r.json",
                               "--junit", out / "j.xml", "--jobs", jobs])}
 
