@@ -390,10 +390,10 @@ def main() -> int:
                         "the scaling section at 20 only and on one module of the corpus: the smoke test")
     parser.add_argument("--json", help="also write every figure here")
     parser.add_argument("--keep", help="keep the generated sets and outputs in this directory")
+    if "--quick" in sys.argv[1:]:  # every section and pipeline once, at the smallest size that exercises it (CTest's
+        # smoke test); as defaults, so that an option given beside --quick still counts
+        parser.set_defaults(scenarios=20, large=0, repeat=1, corpus=REPO / "scenarios" / "plain_numpy.py")
     args = parser.parse_args()
-    if args.quick:  # every section and pipeline runs once, at the smallest size that exercises it (CTest's smoke test)
-        args.scenarios, args.large, args.repeat = 20, 0, 1
-        args.corpus = REPO / "scenarios" / "plain_numpy.py"
     if args.scenarios < 2:
         parser.error("--scenarios must be at least 2 (the marginal cost compares N with 1)")
 
@@ -408,7 +408,7 @@ def main() -> int:
         print(f"parity pipeline benchmark: {BIN} ({version or 'parity'}), Python {sys.version.split()[0]}, "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, files in {tmp}" +
               ("; PYTHONDONTWRITEBYTECODE unset for the commands" if no_bytecode else ""))
-        startup(tmp, 1 if args.quick else max(args.repeat, 5), report)
+        startup(tmp, args.repeat if args.quick else max(args.repeat, 5), report)
         end_to_end(tmp, args.scenarios, args.candidate, args.repeat, report)
         scaling(tmp, [n for n in (args.scenarios, args.large) if n], args.candidate, args.repeat, report)
         corpus_scaling(tmp, args.corpus, args.repeat, report)
