@@ -46,7 +46,7 @@ bench() {
 bench compare "$build/bench/parity_compare_bench" "${quick[@]}" ${quick[0]:+--variants}
 bench codec "$build/bench/parity_codec_bench" "${quick[@]}" --dir "$log"
 # The pipeline's files stay until the end (in the log directory): removing tens of thousands of them right before the
-# probe's and the floor's runs would time the file system's clean-up there (pipeline_bench.py's `fresh`).
+# floor's runs (thousands of small files) would time the file system's clean-up there (pipeline_bench.py's `fresh`).
 bench pipeline "$python" "$repo/bench/pipeline_bench.py" "${quick[@]}" --keep "$log/pipeline"
 bench probe "$python" "$repo/bench/probe_bench.py" "${quick[@]}"
 bench floor "$python" "$repo/bench/floor_bench.py" "${quick[@]}"
