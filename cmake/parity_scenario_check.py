@@ -11,13 +11,14 @@ A shared command's exit 1 (some scenario failed) passes: the per-scenario tests 
 (usage, no scenarios, a signal) fails it, and CTest then runs none of the tests that need its results.
 Standard library only, started with `python -S -I`: one of these runs per scenario and per side.
 """
-import json
+import marshal
 import os
 import sys
 import zlib
 
-# shutil and subprocess are imported by the one shared setup that needs them: ~18 ms of each of the ~3,000 checks'
-# processes (the checks are most of these runs, and a check needs neither; issue #20, target 6).
+# shutil and subprocess are imported by the one shared setup that needs them, json only where a document is read (the
+# setup, or a check without an index): ~18 and ~8-15 ms of each of the ~3,000 checks' processes (the checks are most
+# of these runs, and one that reads the index needs none of them; issue #20, target 6).
 
 # Copies of src/parity/base/outcome.h's vocabulary (tests/vocabulary/test_vocabulary.py holds them to it).
 FAILING_RUN_STATUSES = ("error", "xpass", "crash", "timeout")
@@ -66,7 +67,7 @@ def index_dir(out):
 
 
 def bucket_name(scenario_id):
-    return f"{zlib.crc32(scenario_id.encode('utf-8', 'surrogatepass')):08x}.json"
+    return f"{zlib.crc32(scenario_id.encode('utf-8', 'surrogatepass')):08x}.marshal"
 
 
 def stamp(path):
@@ -79,7 +80,10 @@ def write_index(out):
     """Each entry of OUT's document in a small file of OUT.by-id/ named by a CRC of its id (ids sharing one share the
     file), with the document's stamp: a per-scenario test reads that instead of the whole document, whose parse (1-3
     MB for the bundled corpus) had been most of each of its ~3,000 tests' 60-100 ms (bench/README, target 6). Written
-    aside and renamed into place, so that a test never reads half an index."""
+    aside and renamed into place, so that a test never reads half an index. In marshal's format, built into the
+    interpreter: reading it imports nothing, where json brings re (~8-15 ms a process). The same interpreter writes
+    and reads it (CMake's Python_EXECUTABLE), and the index only mirrors a document of the build's own runs: a file
+    that does not read back as one is passed over (indexed)."""
     where = document_of(out)
     try:
         written = stamp(where)  # before the read: a document replaced meanwhile leaves an index no test trusts
@@ -93,8 +97,8 @@ def write_index(out):
     remove(partial)
     os.makedirs(partial)
     for name, entries in buckets.items():
-        with open(os.path.join(partial, name), "w", encoding="utf-8") as f:
-            json.dump({"stamp": written, "role": role, "entries": entries}, f)
+        with open(os.path.join(partial, name), "wb") as f:
+            marshal.dump({"stamp": written, "role": role, "entries": entries}, f)
     os.rename(partial, index_dir(out))
 
 
@@ -103,9 +107,10 @@ def indexed(out, where, scenario_id):
     file for that id, one written for another version of the document (a run made by hand into OUT since), or one
     that is not an index file (damaged): the document, which the index only mirrors, then judges."""
     try:
-        bucket = load(os.path.join(index_dir(out), bucket_name(scenario_id)))
+        with open(os.path.join(index_dir(out), bucket_name(scenario_id)), "rb") as f:
+            bucket = marshal.load(f)
         current = stamp(where)
-    except (Unreadable, OSError):  # no index, or no document: which lookup then says
+    except (OSError, EOFError, ValueError, TypeError):  # no index, a damaged one, or no document: lookup then says
         return None, None
     if not isinstance(bucket, dict) or bucket.get("stamp") != current:
         return None, None
@@ -135,6 +140,8 @@ class Unreadable(Exception):
 
 
 def load(path):
+    import json
+
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
