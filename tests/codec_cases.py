@@ -100,12 +100,23 @@ def _tagged():
 def _memmap_path():
     """One file per writing process, inherited by the fresh process that re-reads its results (through the
     environment), so that two tests running at once never truncate the file the other has mapped (EFAULT). The
-    writing process removes it when its tests end (codec_test.cc, MemmapCaseFile)."""
+    writing process removes it when it is done (remove_memmap_file)."""
     path = os.environ.get('PARITY_CODEC_TEST_MEMMAP')
     if path is None:
         path = os.path.join(tempfile.gettempdir(), f'parity-codec-test-memmap-{os.getpid()}.dat')
         os.environ['PARITY_CODEC_TEST_MEMMAP'] = path
     return path
+
+def remove_memmap_file():
+    """Removes _memmap_path's file where this process made it (its pid in the name), never one it inherited from the
+    process that made it. For the C++ processes that build the memmap case (codec_test.cc's MemmapCaseFile, the fuzz
+    target's --write-seeds): their embedded interpreter is never finalized, so no atexit handler would run."""
+    path = os.environ.get('PARITY_CODEC_TEST_MEMMAP')
+    if path is not None and path.endswith(f'-{os.getpid()}.dat'):
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
 
 def _memmap():
     m = np.memmap(_memmap_path(), dtype='>f4', mode='w+', shape=(3, 4), offset=0)

@@ -6,7 +6,6 @@
 #include <pybind11/stl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +15,6 @@
 #include <iterator>
 #include <set>
 #include <string>
-#include <string_view>
 
 #include "compare.h"
 #include "numpy_api.h"
@@ -43,12 +41,11 @@ py::dict cases_module() {
 
 // codec_cases._memmap_path's file, made in the temp directory by the process that first builds the memmap case and
 // inherited through the environment by its --read-results process: removed when this process's tests end, so that
-// test runs leave no file behind (the embedded interpreter is never finalized: no Python atexit would run).
+// test runs leave no file behind (codec_cases.remove_memmap_file; the fuzz target's --write-seeds does the same).
 class MemmapCaseFile : public ::testing::Environment {
  public:
   void TearDown() override {
-    const char* path = std::getenv("PARITY_CODEC_TEST_MEMMAP");
-    if (path != nullptr && std::string_view(path).ends_with("-" + std::to_string(getpid()) + ".dat")) std::remove(path);
+    if (std::getenv("PARITY_CODEC_TEST_MEMMAP") != nullptr) cases_module()["remove_memmap_file"]();
   }
 };
 [[maybe_unused]] ::testing::Environment* const memmap_case_file =
