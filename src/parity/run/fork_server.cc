@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "descriptor_io.h"
+#include "process.h"
 #include "protocol.h"
 
 namespace parity {
@@ -56,7 +57,8 @@ bool receive_request(int socket, Descriptors& fds) {
 void become_worker(const Descriptors& fds, pid_t supervisor, pid_t middle) {
   ::setpgid(0, 0);
   for (int waited = 0; ::getppid() == middle && waited < 10000; ++waited) ::usleep(1000);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);           // a supervisor killed outright takes its workers with it
+  // A supervisor killed outright takes its workers with it, and (end_group_when_supervisor_gone) what they started.
+  ::prctl(PR_SET_PDEATHSIG, kSupervisorGoneSignal);
   if (::getppid() != supervisor) ::_exit(127);  // ... even one that died before the line above, or no subreaper
   const bool moved = ::dup2(fds[0], protocol::kCommandFd) == protocol::kCommandFd &&
                      ::dup2(fds[1], protocol::kReplyFd) == protocol::kReplyFd && ::dup2(fds[2], 1) == 1 &&

@@ -82,7 +82,8 @@ void close_fd(int& fd) {
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const Pipe& in, const Pipe& reply, const Pipe& out,
                              pid_t parent, const InProcessEntry* entry) {
   ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);       // a supervisor killed outright (SIGKILL) takes its workers with it
+  // A supervisor killed outright takes its workers with it, and (end_group_when_supervisor_gone) what they started.
+  ::prctl(PR_SET_PDEATHSIG, kSupervisorGoneSignal);
   if (::getppid() != parent) ::_exit(127);  // ... even when it died before the line above
   // SIGTERM's default action and no signal blocked, whatever parity was started with (a runner that blocks or ignores
   // SIGTERM): what a worker starts shields itself from SIGTERM only by asking to (kill_group_but_cleaners spares it).
@@ -528,6 +529,22 @@ void wait_for_cleaners(double seconds) {
 }
 
 }  // namespace
+
+const int kSupervisorGoneSignal = SIGRTMIN + 4;  // past glibc's own (SIGRTMIN is after those); nothing sends it
+
+namespace {
+extern "C" void end_group_at_supervisor_gone(int) {
+  ::kill(0, SIGTERM);      // this process's group, this process too; async-signal-safe, as is the rest
+  ::_exit(128 + SIGTERM);  // in case this process handles or ignores SIGTERM (a scenario's handler)
+}
+}  // namespace
+
+void end_group_when_supervisor_gone() {
+  struct sigaction action {};
+  action.sa_handler = end_group_at_supervisor_gone;
+  ::sigemptyset(&action.sa_mask);
+  ::sigaction(kSupervisorGoneSignal, &action, nullptr);
+}
 
 std::size_t kill_overdue_cleaners(double grace) {
   std::vector<Spared>& spared = spared_cleaners();

@@ -168,6 +168,16 @@ inline constexpr double kCleanerGraceSeconds = 10.0;
 /// calls it at every turn of its loop.
 std::size_t kill_overdue_cleaners(double grace = kCleanerGraceSeconds);
 
+/// The signal a worker gets when its supervisor ends (PR_SET_PDEATHSIG; set where a worker starts: exec_child, the fork
+/// server's become_worker): a real-time signal, which nothing else sends.
+extern const int kSupervisorGoneSignal;
+/// In a worker, before it starts anything: at kSupervisorGoneSignal, SIGTERM to its whole process group, then its end.
+/// A supervisor killed outright (a CI job's timeout, the OOM killer) stops no worker (kill_group_but_cleaners), and
+/// what a worker had started lived on without it: a joblib scenario's loky pool waits for good on a queue whose
+/// manager is gone (seen 30 minutes after a killed run). What shields itself from SIGTERM is spared, as at a worker's
+/// stop: a resource tracker then removes what its pool registered and ends.
+void end_group_when_supervisor_gone();
+
 /// "exit code N" or "signal N (SIGNAME)" for a wait(2) status.
 std::string describe_wait_status(int status);
 

@@ -390,7 +390,8 @@ ScenarioRecord unrunnable(const std::string& id, const std::string& why) {
 }  // namespace
 
 int worker_main(const WorkerOptions& given) {
-  WorkerOptions options = given;  // a fork server of a fork-safe backend imports every part (prepare)
+  end_group_when_supervisor_gone();  // first: a fork of this process (fork_server.h) inherits it
+  WorkerOptions options = given;     // a fork server of a fork-safe backend imports every part (prepare)
   std::FILE* channel = ::fdopen(protocol::kReplyFd, "w");
   CommandLines commands(protocol::kCommandFd);
   // Not inherited by what a backend starts (loky's workers): the supervisor sees this process's end as theirs.
