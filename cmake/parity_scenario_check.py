@@ -110,7 +110,9 @@ def indexed(out, where, scenario_id):
         with open(os.path.join(index_dir(out), bucket_name(scenario_id)), "rb") as f:
             bucket = marshal.load(f)
         current = stamp(where)
-    except (OSError, EOFError, ValueError, TypeError):  # no index, a damaged one, or no document: lookup then says
+    # No index, no document (lookup then says), or a damaged bucket, on which marshal raises EOFError, ValueError,
+    # TypeError, MemoryError (a huge length), SystemError...: the index is only a shortcut to the document.
+    except Exception:
         return None, None
     if not isinstance(bucket, dict) or bucket.get("stamp") != current:
         return None, None
