@@ -52,12 +52,14 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_
 # In a temporary directory of its own, which must be empty afterwards: the memmap seed's file had been left in /tmp by
 # every run (tests/codec_cases.py, remove_memmap_file).
 seeds_tmp=$(mktemp -d)
+trap 'rm -rf "$seeds_tmp"' EXIT
 TMPDIR=$seeds_tmp "$fuzzer" --write-seeds "$seeds"
 if [ -n "$(ls -A "$seeds_tmp")" ]; then
-  echo "fuzz: FAILED: writing the seeds left files in its temporary directory $seeds_tmp:" $(ls -A "$seeds_tmp") >&2
+  echo "fuzz: FAILED: writing the seeds left files in its temporary directory:" $(ls -A "$seeds_tmp") >&2
   exit 1
 fi
 rmdir "$seeds_tmp"
+trap - EXIT
 
 echo "fuzz: running the decoder fuzzer for ${seconds}s"
 if ! "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 -print_final_stats=1 \

@@ -115,7 +115,7 @@ def remove_memmap_file():
     if path is not None and path.endswith(f'-{os.getpid()}.dat'):
         try:
             os.remove(path)
-        except FileNotFoundError:
+        except OSError:  # gone, or not ours to remove: a teardown must not abort a test binary whose tests passed
             pass
 
 def _memmap():
