@@ -2,6 +2,8 @@
 import json
 import os
 import random
+import select
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -90,61 +92,67 @@ def test_resume_refuses_a_directory_without_a_run_or_of_another_backend(tmp_path
     assert f"{out} holds a run of backend 'gold', not 'fsproxy': resume it with --backend gold" in proc.stderr
 
 
-def gone_within(pid, seconds):
-    """Whether process `pid` has ended within `seconds` (a zombie counts as ended: init reaps it when it gets to)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                return True
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        time.sleep(0.05)
-    return False
+
+def gone_within(pidfd, seconds):
+    """Whether the process of `pidfd` has ended within `seconds` (a pidfd reads as ready once it has; never another
+    process that reused its pid)."""
+    return bool(select.select([pidfd], [], [], seconds)[0])
 
 
-@pytest.mark.parametrize("fork_safe", [True, False], ids=["forked worker", "exec'd worker"])
-def test_a_run_killed_outright_takes_what_its_scenarios_started_with_it(tmp_path, fork_safe):
+@pytest.mark.parametrize("command,backend_fork_safe", [("run", True), ("run", False), ("check", True)],
+                         ids=["run, forked worker", "run, exec'd worker", "check"])
+def test_a_run_killed_outright_takes_what_its_scenarios_started_with_it(tmp_path, command, backend_fork_safe):
     """A supervisor killed outright (a CI job's timeout) took its workers with it, but not what they had started: a
     joblib scenario's loky workers were still waiting on their queue 30 minutes after this file's kill test. Now the
-    worker's group gets SIGTERM, spared what ignores it (a resource tracker, which then cleans up and ends)."""
+    worker's group gets SIGTERM, spared what ignores it (a resource tracker, which then cleans up and ends); `parity
+    check` killed outright stops its two runs as a SIGTERM does."""
     scenarios = tmp_path / "starts_children.py"
     scenarios.write_text(
         '"""A scenario that starts two processes, one ignoring SIGTERM, names them, and waits."""\n'
-        "import os, signal, subprocess, time\nimport parity\n\n\n"
+        "import os, subprocess, time\nimport parity\n\n\n"
         "@parity.scenario(timeout=600)\n"
         "def starts_children(xp):\n"
         "    plain = subprocess.Popen(['sleep', '300'])\n"
-        "    shielded = subprocess.Popen(['sleep', '300'], preexec_fn=lambda: signal.signal(signal.SIGTERM,\n"
-        "                                signal.SIG_IGN))\n"
-        "    with open(os.environ['CHILDREN_FILE'] + '.partial', 'w') as f:\n"
+        "    shielded = subprocess.Popen(['sh', '-c', 'trap \"\" TERM; exec sleep 300'])\n"
+        "    while not int(open(f'/proc/{shielded.pid}/status').read().split('SigIgn:')[1].split()[0], 16) & 1 << 14:\n"
+        "        time.sleep(0.01)  # named once it ignores SIGTERM\n"
+        "    named = os.path.join(os.environ['CHILDREN_DIR'], str(os.getpid()))\n"
+        "    with open(named + '.partial', 'w') as f:\n"
         "        f.write(f'{plain.pid} {shielded.pid}')\n"
-        "    os.rename(os.environ['CHILDREN_FILE'] + '.partial', os.environ['CHILDREN_FILE'])\n"
+        "    os.rename(named + '.partial', named)\n"
         "    time.sleep(300)\n"
         "    return {'x': xp.arange(3)}\n")
     backend = tmp_path / "gold_backend.py"
-    backend.write_text(f'"""gold, FORK_SAFE = {fork_safe}."""\nimport numpy\n__version__ = numpy.__version__\n'
-                       f"FORK_SAFE = {fork_safe}\n")
+    backend.write_text(f'"""gold, FORK_SAFE = {backend_fork_safe}."""\nimport numpy\n__version__ = numpy.__version__\n'
+                       f"FORK_SAFE = {backend_fork_safe}\n")
     children = tmp_path / "children"
-    proc = subprocess.Popen([BIN, "run", "--backend", backend, "--scenarios", scenarios, "--out", tmp_path / "out",
+    children.mkdir()
+    sides = 2 if command == "check" else 1
+    proc = subprocess.Popen([BIN, command, "--backend", backend, "--scenarios", scenarios, "--out", tmp_path / "out",
                              "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "CHILDREN_FILE": str(children)})
+                            env={**os.environ, "CHILDREN_DIR": str(children)})
+    pidfds = []
     try:
         deadline = time.monotonic() + 120
-        while not children.is_file() and proc.poll() is None and time.monotonic() < deadline:
+        while len(named := [f for f in children.iterdir() if not f.name.endswith(".partial")]) < sides and (
+                proc.poll() is None and time.monotonic() < deadline):
             time.sleep(0.05)
-        assert children.is_file(), f"the scenario never named its processes (parity exited {proc.poll()})"
-        plain, shielded = map(int, children.read_text().split())
+        assert len(named) == sides, f"{len(named)} of {sides} scenarios named their processes (exit {proc.poll()})"
+        for f in named:
+            plain, shielded = map(int, f.read_text().split())
+            pidfds += [("plain", os.pidfd_open(plain)), ("shielded", os.pidfd_open(shielded))]
         proc.kill()
         proc.wait(timeout=60)
-        assert gone_within(plain, 20), f"the scenario's process {plain} outlived the killed run"
-        # What ignores SIGTERM is spared, as a resource tracker must be; this one does not end on its own.
-        assert not gone_within(shielded, 0.5), "the process that ignores SIGTERM was killed: a tracker would be too"
+        for kind, pidfd in pidfds:
+            if kind == "plain" or command == "check":  # check's runs stop as at a SIGTERM: kill_children ends
+                # everything, what shields itself from SIGTERM 2 s after the rest
+                assert gone_within(pidfd, 20), f"a scenario's {kind} process outlived the killed {command}"
+            else:  # spared, as a resource tracker must be; this one does not end on its own
+                assert not gone_within(pidfd, 0.5), "the process that ignores SIGTERM was killed: a tracker would be"
     finally:
         if proc.poll() is None:
             proc.kill()
-        for pid in map(int, children.read_text().split()) if children.is_file() else ():
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
+        for _, pidfd in pidfds:
+            if not gone_within(pidfd, 0):
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            os.close(pidfd)

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,9 +56,13 @@ constexpr int kOtherRunGraceMs = 1000;
 
 // The child's side of start_run: never returns. The handlers are reset first, so that a signal before
 // run_scenarios installs its own ends the run (check reads that as interrupted) instead of passing it on again.
-[[noreturn]] void run_in_child(const RunOptions& options, int output) {
+// A check killed outright (SIGKILL: a CI job's timeout) stops its runs as a SIGTERM does: each ends its workers and
+// what they started, where they had gone on to their end unwatched.
+[[noreturn]] void run_in_child(const RunOptions& options, int output, pid_t check) {
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != check) ::_exit(kExitInterrupted);  // ... even one that died before the line above
   ::dup2(output, STDOUT_FILENO);
   ::dup2(output, STDERR_FILENO);
   int code = kExitUsage;
@@ -77,6 +82,7 @@ void start_run(RunSide& side, const RunOptions& options, int slot) {
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // what this process has buffered must not be written by the copy as well
+  const pid_t check = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int error = errno;
@@ -84,7 +90,7 @@ void start_run(RunSide& side, const RunOptions& options, int slot) {
     ::close(fds[1]);
     throw std::runtime_error(std::string("cannot fork the ") + side.name + " run: " + std::strerror(error));
   }
-  if (pid == 0) run_in_child(options, fds[1]);
+  if (pid == 0) run_in_child(options, fds[1], check);
   ::close(fds[1]);
   side.pid = pid;
   g_run_pids[slot] = pid;
