@@ -392,7 +392,10 @@ def test_values_failure_reads_like_numpy_testing_and_its_repro_reproduces(e2e_go
     assert details["map"] == {"shape": [4, 5], "grid": [4, 5], "counts": [0, 1] + [0] * 18, "sizes": [1] * 20}
     assert "counts" not in check["message"]
     shutil.rmtree("/tmp/parity-repro", ignore_errors=True)
-    repro = subprocess.run(scenario["repro"], shell=True, capture_output=True, text=True, timeout=300)
+    try:  # the repro command writes where a user's would, a fixed path: not left behind
+        repro = subprocess.run(scenario["repro"], shell=True, capture_output=True, text=True, timeout=300)
+    finally:
+        shutil.rmtree("/tmp/parity-repro", ignore_errors=True)
     assert repro.returncode == 1 and "[values] outputs['m']" in repro.stderr, repro.stderr
 
 

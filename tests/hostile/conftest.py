@@ -1,4 +1,5 @@
 """Shared helpers of the hostile-input suite (label `hostile`): run the built binary, make a gold/candidate pair."""
+import atexit
 import json
 import os
 import shutil
@@ -14,8 +15,12 @@ HERE = Path(__file__).resolve().parent
 # Ordinary scenarios the hostile tests start from (tests/hostile/scenarios), beside the ones each test writes.
 SCENARIOS = HERE / "scenarios"
 
-# Runs sign their pickles with a key of the suite's own, never the user's (CTest sets one; pytest alone gets this).
-os.environ.setdefault("PARITY_KEY_FILE", str(Path(tempfile.mkdtemp(prefix="parity-hostile-key-")) / "key"))
+# Runs sign their pickles with a key of the suite's own, never the user's (CTest sets one; pytest alone gets this,
+# removed at its end). setdefault's argument had made an empty directory in /tmp under CTest too, on every run.
+if "PARITY_KEY_FILE" not in os.environ:
+    _key_dir = tempfile.mkdtemp(prefix="parity-hostile-key-")
+    atexit.register(shutil.rmtree, _key_dir, True)
+    os.environ["PARITY_KEY_FILE"] = str(Path(_key_dir) / "key")
 
 if not Path(BIN).is_file():
     pytest.exit(f"parity binary not found at {BIN}: build it first (cmake --build build)", returncode=2)
