@@ -248,6 +248,7 @@ def startup(tmp: Path, repeat: int, report: Report):
     trivial = tmp / "trivial.py"
     trivial.write_text('"""One trivial scenario."""\nimport parity\n\n\n@parity.scenario()\n'
                        'def one(xp):\n    return {"x": xp.arange(3)}\n')
+
     def run_one():
         return timed(run_command("gold", trivial, fresh(tmp, "trivial-out")))[0]
 
@@ -399,7 +400,7 @@ def main() -> int:
                         "the scaling section at 20 only and on one module of the corpus: the smoke test")
     parser.add_argument("--json", help="also write every figure here")
     parser.add_argument("--keep", help="keep the generated sets and outputs in this directory")
-    if "--quick" in sys.argv[1:]:  # every section and pipeline once, at the smallest size that exercises it (CTest's
+    if parser.parse_args().quick:  # every section and pipeline once, at the smallest size that exercises it (CTest's
         # smoke test); as defaults, so that an option given beside --quick still counts
         parser.set_defaults(scenarios=20, large=0, repeat=1, corpus=REPO / "scenarios" / "plain_numpy.py")
     args = parser.parse_args()

@@ -218,7 +218,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="2 MB arrays, once: a smoke test of the benchmark")
     parser.add_argument("--dir", help="where the results directories go (default: the temporary directory, /tmp); "
                         "/dev/shm puts them in a tmpfs, which maps its 4 kB pages one by one")
-    if "--quick" in sys.argv[1:]:  # as defaults, so that an option given beside --quick still counts
+    if parser.parse_args().quick:  # as defaults, so that an option given beside --quick still counts
         parser.set_defaults(mb=2, repeat=1)
     args = parser.parse_args()
     n = int(args.mb * 2**20) // 8
