@@ -423,3 +423,39 @@ def test_run_a_scenario_queued_behind_others_times_out_from_its_own_start(tmp_pa
     parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", 1, "--timeout", 3, check=0)
     records = json.loads((out / "manifest.json").read_text())["scenarios"]
     assert [(s["id"], s["status"]) for s in records] == [(f"slow.sleeps[n={n}]", "ok") for n in range(3)]
+
+
+SHORT_WITH_FAULTS = """
+    import os
+    import signal
+    import time
+
+    import parity
+
+
+    @parity.scenario(params={"n": list(range(60))})
+    def short(xp, n):
+        if n == 20:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if n == 40:
+            time.sleep(60)
+        return {"x": xp.arange(n + 1.0)}
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_run_of_short_scenarios_sent_ahead_in_batches_blames_each_fault_on_its_own(tmp_path, jobs):
+    """Scenarios that take under a millisecond are sent ahead several at a time and their replies taken in batches
+    (runner.cc, kNapSeconds): a worker that dies or hangs still has only the scenario it ran blamed, with the right
+    status, and every scenario queued behind it runs in the next worker."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "short.py").write_text(textwrap.dedent(SHORT_WITH_FAULTS))
+    out = tmp_path / "out"
+    parity("run", "--backend", "gold", "--out", out, "--scenarios", scenarios, "--jobs", jobs, "--timeout", 3,
+           "-q", check=1)
+    records = json.loads((out / "manifest.json").read_text())["scenarios"]
+    faults = {20: "crash", 40: "timeout"}
+    assert [(s["id"], s["status"]) for s in records] == [
+        (f"short.short[n={n}]", faults.get(n, "ok")) for n in range(60)]
+    assert all((out / s["file"]).is_file() for s in records if s["status"] == "ok")

@@ -82,8 +82,8 @@ struct Worker {
   bool merge_sent = false;  ///< slot 0: it was sent the other parts' findings, to make the plan
   std::string importing;    ///< kStarting: the scenario module it said it was importing, until it said all are imported
   /// Indexes into Supervisor::plan_ of the scenarios sent to it: it runs the first, the others wait in its command
-  /// pipe, so that it never idles waiting for the supervisor between two scenarios (kQueued). Empty unless kSent or
-  /// kRunning.
+  /// pipe, so that it never idles waiting for the supervisor between two scenarios (Supervisor::queue_depth). Empty
+  /// unless kSent or kRunning.
   std::deque<std::size_t> tasks;
   Clock::time_point started;  ///< when the first of `tasks` started (its predecessor's reply, or its dispatch)
 
@@ -153,6 +153,17 @@ constexpr double kForkSeconds = 60;
 // Scenarios sent ahead to a worker: two, so the next is waiting when one ends. A round trip through the supervisor
 // per scenario had left the workers idle for a fifth of a batch run of small scenarios (py-spy).
 constexpr std::size_t kQueued = 2;
+
+// While scenarios end faster than this, the supervisor takes their replies in batches: it sleeps this long instead
+// of waiting on the reply pipes, so a worker's reply finds no one to wake. Waking the supervisor on the other vCPU at
+// every reply had cost a worker ~20 us of kernel time a scenario and the supervisor a context switch (perf, 5,000
+// small scenarios: ~80 us of CPU a scenario in all; bench/README, issue #20 target 2). Timeouts and crashes are seen
+// at most this much later.
+constexpr double kNapSeconds = 0.001;
+
+// The most scenarios sent ahead to a worker of short scenarios: enough to keep it busy through a nap, few enough that
+// the run's last stretch leaves no worker idle for long while another works through what it was sent.
+constexpr std::size_t kQueuedShort = 8;
 
 // Bytes of output at one look below which a busy worker's output waits for its next reply (poll_workers): a restart
 // line and a few printed lines; a worker's output pipe holds 1 MiB where the system allows (kOutputPipeBytes).
@@ -236,6 +247,8 @@ class Supervisor {
   void give_back(Worker& w);
   std::optional<std::size_t> take(std::size_t slot);
   void poll_workers(Progress* progress);
+  std::size_t queue_depth() const;
+  bool may_nap() const;
   std::set<pid_t> worker_pids() const;
   void save();
 
@@ -250,6 +263,9 @@ class Supervisor {
   std::vector<ScenarioRecord> module_errors_;
   std::vector<Planned> plan_;
   std::size_t done_ = 0;
+  /// The mean seconds a scenario took its worker of late (moving, from the records; < 0: none yet): queue_depth.
+  double recent_seconds_ = -1;
+  bool last_look_took_done_ = false;  ///< the last poll_workers took at least one done reply (may_nap)
   std::vector<json> parts_;  ///< what the worker of each part found (slot 0's own is its worker's); null: not yet
   /// The scenarios not yet sent, by the part that imported them (their workers take them in order; one whose own part
   /// is done takes from the back of the fullest), and pytest's, which only slot 0 has. A scenario sent to a worker
@@ -486,6 +502,8 @@ void Supervisor::finish_done(Worker& w, ScenarioRecord&& record, bool retiring, 
                              Progress* progress) {
   const std::size_t index = w.finish(retiring);
   if (w.state == WorkerState::kRetiring) give_back(w);
+  const double seconds = record.seconds;
+  recent_seconds_ = recent_seconds_ < 0 ? seconds : 0.9 * recent_seconds_ + 0.1 * seconds;
   plan_[index].result = std::move(record);
   add_libraries(libraries);
   ++done_;
@@ -668,7 +686,7 @@ std::optional<std::size_t> Supervisor::take(std::size_t slot) {
 
 void Supervisor::dispatch(Progress& progress) {
   for (Worker& w : workers_) {
-    while (w.ready() && w.tasks.size() < kQueued) {
+    while (w.ready() && w.tasks.size() < queue_depth()) {
       const std::optional<std::size_t> index = take(w.slot);
       if (!index) break;
       const Planned& planned = plan_[*index];
@@ -692,6 +710,7 @@ void Supervisor::dispatch(Progress& progress) {
 // scenario prints, and the restart line before each), one wake-up a scenario instead of two. One that prints more
 // (kQuietOutput) is waited on again before its pipe fills, at most 100 ms after it began.
 void Supervisor::poll_workers(Progress* progress) {
+  const std::size_t done_before = done_;
   std::vector<pollfd> fds;
   if (server_) server_->read_output();  // it prints nothing once ready, unless something it imported does
   for (Worker& w : workers_) {
@@ -701,9 +720,31 @@ void Supervisor::poll_workers(Progress* progress) {
     if (!w.has_task() || w.process->last_output_bytes() > kQuietOutput)
       fds.push_back({w.process->output_fd(), POLLIN, 0});
   }
-  ::poll(fds.data(), fds.size(), 100);
+  if (may_nap()) {
+    const timespec nap{0, static_cast<long>(kNapSeconds * 1e9)};
+    ::ppoll(nullptr, 0, &nap, nullptr);  // a stop signal ends it early
+    ::poll(fds.data(), fds.size(), 0);
+  } else {
+    ::poll(fds.data(), fds.size(), 100);
+  }
   for (Worker& w : workers_)
     if (w.process) poll_worker(w, progress);
+  last_look_took_done_ = done_ > done_before;
+}
+
+// How many scenarios a ready worker is sent ahead: kQueued, kQueuedShort while they take less than a nap.
+std::size_t Supervisor::queue_depth() const {
+  return recent_seconds_ >= 0 && recent_seconds_ < kNapSeconds ? kQueuedShort : kQueued;
+}
+
+// The supervisor sleeps instead of waiting on the pipes (kNapSeconds) only while replies come quickly (the last look
+// took one: a long scenario's worker is waited on as before) and no worker can run dry in the meantime: each runs a
+// scenario with another queued behind it. Anything else (a worker starting, idle or retiring) is waited on at once.
+bool Supervisor::may_nap() const {
+  if (!last_look_took_done_) return false;
+  for (const Worker& w : workers_)
+    if (!w.process || w.state != WorkerState::kRunning || w.tasks.size() < 2) return false;
+  return true;
 }
 
 std::set<pid_t> Supervisor::worker_pids() const {

@@ -215,8 +215,9 @@ void reply(std::FILE* channel, const char* event, json fields = json::object(), 
 }
 
 // The supervisor's command lines (protocol.h). Unlike getline on a FILE, it can tell whether the next whole line
-// has arrived without waiting for it: the supervisor queues a scenario ahead (runner.cc, kQueued), and the worker then
-// announces it in the same write as the last one's done reply, one wake-up of the supervisor instead of two.
+// has arrived without waiting for it: the supervisor queues a scenario ahead (runner.cc, Supervisor::queue_depth), and
+// the worker then announces it in the same write as the last one's done reply, one wake-up of the supervisor instead of
+// two.
 class CommandLines {
  public:
   explicit CommandLines(int fd) : fd_(fd) {}
