@@ -22,6 +22,7 @@
 #include "manifest.h"
 #include "resources.h"
 #include "shard.h"
+#include "temp_directory.h"
 #include "verdict.h"
 
 namespace py = pybind11;
@@ -34,26 +35,6 @@ namespace {
 py::object to_python_json(const json& doc) {
   return py::module_::import("json").attr("loads")(doc.dump(-1, ' ', false, json::error_handler_t::replace));
 }
-
-// A directory of its own under the system's temp directory, removed with everything in it when this goes.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "parity-api-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 ReadLimits limits_of(std::optional<std::uint64_t> max_memory) {
   ReadLimits limits;
@@ -116,7 +97,7 @@ py::object compare_trees(py::handle gold, py::handle candidate, const std::strin
   ScenarioOutcome out;
   out.id = id;
   out.meta = json::object();
-  const TempDir dir;
+  const TempDirectory dir("parity-api-");
   const std::optional<Node> g = through_file(gold, dir.path() / "gold.parity", "gold", out);
   const std::optional<Node> c = through_file(candidate, dir.path() / "candidate.parity", "candidate", out);
   if (g && c) {

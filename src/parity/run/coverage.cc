@@ -10,19 +10,13 @@
 
 #include "interpreter.h"
 #include "outcome.h"
+#include "temp_directory.h"
 #include "text.h"
 
 namespace py = pybind11;
 
 namespace parity {
 namespace {
-
-// A fresh private directory for the run's results and the workers' call records, removed at the end.
-std::filesystem::path make_work_dir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "parity-coverage-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
-  return pattern;
-}
 
 int report(const std::filesystem::path& calls, const std::string& json) {
   start_interpreter();
@@ -37,22 +31,20 @@ int report(const std::filesystem::path& calls, const std::string& json) {
 }  // namespace
 
 int coverage_command(const CoverageOptions& options) {
-  const std::filesystem::path work = make_work_dir();
-  const std::filesystem::path calls = work / "calls";
+  const TempDirectory work("parity-coverage-");  // the run's results and the workers' call records
+  const std::filesystem::path calls = work.path() / "calls";
   std::filesystem::create_directories(calls);
   ::setenv(kCoverageDirEnv, calls.c_str(), 1);  // the workers inherit it
   RunOptions run = options.run;
   run.backend = "parity.coverage";
   run.role = "gold";
-  run.out = work / "results";
+  run.out = work.path() / "results";
   run.pickle_probe = false;  // only the calls matter
   int code = run_scenarios(run);
   if (code == kExitOk || code == kExitFailed) {
     const int reported = report(calls, options.json);
     code = reported != kExitOk ? reported : code;
   }
-  std::error_code ignored;
-  std::filesystem::remove_all(work, ignored);
   return code;
 }
 
