@@ -205,3 +205,48 @@ def test_a_worker_that_dies_after_importing_the_scenarios_blames_no_module(tmp_p
     assert proc.returncode == 2, proc.stderr
     assert "the worker process ended (exit code 3) before it was ready" in proc.stderr
     assert log.read_text() == "asked\n", "one worker started, and no scenario module was blamed"
+
+
+LEAVES_TEMPORARY_FILES = """
+import os
+import tempfile
+import time
+
+import parity
+
+
+@parity.scenario()
+def finishes(xp):
+    with open(os.environ["FAULTS_TEST_LOG"], "a") as f:
+        f.write(tempfile.gettempdir() + "\\n")
+    return {"x": xp.arange(2.0)}
+
+
+@parity.scenario(timeout=1)
+def hangs_in_a_temporary_directory(xp):
+    with tempfile.TemporaryDirectory(prefix="faults-left-") as tmp:
+        with open(os.path.join(tmp, "data"), "w") as f:
+            f.write("written before the timeout")
+        time.sleep(60)
+    return {"x": xp.arange(2.0)}
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_what_a_stopped_scenario_left_in_its_temporary_directory_goes_with_the_run(tmp_path, jobs):
+    """A scenario stopped at its timeout never leaves its `with TemporaryDirectory()`: its files stayed in TMPDIR
+    after every run. The workers now get a temporary directory of the run's own (TMPDIR), removed when it ends."""
+    scenarios, temp, log = tmp_path / "scen", tmp_path / "tmp", tmp_path / "log"
+    scenarios.mkdir()
+    temp.mkdir()
+    (scenarios / "temporary.py").write_text(LEAVES_TEMPORARY_FILES)
+    proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", scenarios, "--out", tmp_path / "out",
+                           "--jobs", str(jobs), "-q"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TMPDIR": str(temp), "FAULTS_TEST_LOG": str(log)})
+    assert proc.returncode == 1, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert {s["id"]: s["status"] for s in manifest["scenarios"]} == {
+        "temporary.finishes": "ok", "temporary.hangs_in_a_temporary_directory": "timeout"}
+    seen = Path(log.read_text().strip())
+    assert seen.parent == temp and seen.name.startswith("parity-run-"), seen
+    assert list(temp.iterdir()) == []

@@ -55,8 +55,10 @@ def test_runs_killed_at_random_moments_resume_to_the_files_of_an_uninterrupted_r
         manifest = out / "manifest.json"
         before = manifest.stat().st_mtime_ns if manifest.is_file() else 0
         resume = ["--resume"] if before else []
+        # A run killed outright leaves its scenarios' temporary directory (runner.cc): here, not in /tmp.
         proc = subprocess.Popen([BIN, "run", "--backend", "gold", "--out", out, "-q", *resume],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env={**os.environ, "TMPDIR": str(tmp_path)})
         # Some kills come early (while workers start); the others at a random moment after this run has written
         # its manifest, so that they land among scenarios whatever the machine's speed.
         if rng.random() < 0.25:
@@ -130,7 +132,7 @@ def test_a_run_killed_outright_takes_what_its_scenarios_started_with_it(tmp_path
     sides = 2 if command == "check" else 1
     proc = subprocess.Popen([BIN, command, "--backend", backend, "--scenarios", scenarios, "--out", tmp_path / "out",
                              "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "CHILDREN_DIR": str(children)})
+                            env={**os.environ, "CHILDREN_DIR": str(children), "TMPDIR": str(tmp_path)})
     pidfds = []
     try:
         deadline = time.monotonic() + 120

@@ -5,6 +5,7 @@
 #include "runner.h"
 
 #include <poll.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <string>
+#include <system_error>
 
 #include "config.h"
 #include "json_input.h"
@@ -25,6 +28,7 @@
 #include "progress.h"
 #include "protocol.h"
 #include "safe_file.h"
+#include "temp_directory.h"
 #include "text.h"
 
 using json = nlohmann::json;
@@ -879,6 +883,39 @@ void Supervisor::save() {
   unsaved_ = false;
 }
 
+// The scenarios' temporary directory, one of the run's own: TMPDIR names it to the workers (and to what they start),
+// and it goes with what is left in it when the run ends, after the orphans' reaper (run_scenarios). A scenario stopped
+// at its timeout, or killed with its worker, never removes its own temporary files (a `with TemporaryDirectory()` cut
+// short): a nightly run's timeouts had left them in /tmp run after run. Where none can be made (TMPDIR not writable),
+// the workers keep the TMPDIR they had, as before; a run killed outright (SIGKILL) leaves its directory.
+class ScenarioTempDir {
+ public:
+  ScenarioTempDir() {
+    if (const char* given = std::getenv(kTmpDirEnv)) before_ = given;
+    try {
+      dir_.emplace("parity-run-");
+    } catch (const std::system_error&) {
+      return;
+    }
+    ::setenv(kTmpDirEnv, dir_->path().c_str(), 1);
+  }
+  // The environment restored first (a coverage run's report follows in this process), then the directory removed.
+  ~ScenarioTempDir() {
+    if (!dir_) return;
+    if (before_)
+      ::setenv(kTmpDirEnv, before_->c_str(), 1);
+    else
+      ::unsetenv(kTmpDirEnv);
+  }
+  ScenarioTempDir(const ScenarioTempDir&) = delete;
+  ScenarioTempDir& operator=(const ScenarioTempDir&) = delete;
+
+ private:
+  static constexpr const char* kTmpDirEnv = "TMPDIR";
+  std::optional<std::string> before_;
+  std::optional<TempDirectory> dir_;
+};
+
 void print_banner(const Manifest& manifest) {
   const json& b = manifest.backend;
   const auto field = [](const json& object, const char* key) { return printable(object.value(key, "?")); };
@@ -965,6 +1002,8 @@ int run_scenarios(const RunOptions& options) {
   }
   g_stop_signal = 0;
   StopSignalHandler signals(on_stop_signal);
+  // Declared before the reaper, so it goes last: what the scenarios left running is killed before their files go.
+  const ScenarioTempDir scenario_temp;
   // Declared before the supervisor, so it ends after the workers: then it kills what their scenarios left running.
   OrphanReaper reaper;
   Supervisor supervisor(options, manifest);
