@@ -250,3 +250,19 @@ def test_what_a_stopped_scenario_left_in_its_temporary_directory_goes_with_the_r
     seen = Path(log.read_text().strip())
     assert seen.parent == temp and seen.name.startswith("parity-run-"), seen
     assert list(temp.iterdir()) == []
+
+
+def test_a_run_whose_tmpdir_does_not_exist_runs_as_before(tmp_path):
+    """No temporary directory of the run's own can be made under a TMPDIR that does not exist: the workers keep the
+    one they were given (Python's tempfile then falls back to its own), and the run goes on, its scenarios ok."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "temporary.py").write_text(LEAVES_TEMPORARY_FILES.split("@parity.scenario(timeout=1)")[0])
+    proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", scenarios, "--out", tmp_path / "out", "-q"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TMPDIR": str(tmp_path / "missing"),
+                               "FAULTS_TEST_LOG": str(tmp_path / "log")})
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert [(s["id"], s["status"]) for s in manifest["scenarios"]] == [("temporary.finishes", "ok")]
+    assert not (tmp_path / "missing").exists()
