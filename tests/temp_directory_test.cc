@@ -2,8 +2,11 @@
 #include "temp_directory.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +17,7 @@
 #include "test_support.h"
 
 namespace fs = std::filesystem;
+using parity::remove_orphaned_temp_directories;
 using parity::TempDirectory;
 using parity::testing::TempDir;
 
@@ -74,6 +78,80 @@ TEST(TempDirectory, ThatCannotBeMadeNamesWhere) {
   } catch (const std::system_error& e) {
     EXPECT_NE(std::string(e.what()).find((tmp.path() / "missing").string()), std::string::npos) << e.what();
   }
+}
+
+// A TempDirectory with a held lock made in a child process that is then killed outright, as a run is by SIGKILL: the
+// directory stays, unlocked. Returns its path.
+fs::path left_by_a_killed_process(const std::string& prefix) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {};
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(fds[0]);
+    const TempDirectory dir(prefix, TempDirectory::Lock::kHeld);
+    const std::string path = dir.path().string() + "\n";
+    if (::write(fds[1], path.data(), path.size()) != static_cast<ssize_t>(path.size())) ::_exit(1);
+    ::pause();  // killed here, with the directory held
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string path;
+  char ch;
+  while (::read(fds[0], &ch, 1) == 1 && ch != '\n') path += ch;
+  ::close(fds[0]);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return path;
+}
+
+TEST(TempDirectory, LeftByAKilledProcessIsRemovedByTheNextSweep) {
+  const TempDir tmp;
+  const TmpDirSet set(tmp.path());
+  const fs::path left = left_by_a_killed_process("parity-unit-");
+  ASSERT_FALSE(left.empty());
+  ASSERT_TRUE(fs::is_directory(left));
+  std::ofstream(left / "partial") << "a scenario's file";
+  fs::create_directories(left / "deeper");
+  EXPECT_EQ(remove_orphaned_temp_directories("parity-unit-"), 1u);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(left)));
+  EXPECT_EQ(remove_orphaned_temp_directories("parity-unit-"), 0u);
+}
+
+TEST(TempDirectory, HeldIsNotRemovedBySweepsHereOrInAnotherProcess) {
+  const TempDir tmp;
+  const TmpDirSet set(tmp.path());
+  const TempDirectory held("parity-unit-", TempDirectory::Lock::kHeld);
+  std::ofstream(held.path() / "in-use") << "x";
+  EXPECT_EQ(remove_orphaned_temp_directories("parity-unit-"), 0u);  // another open description: refused here too
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(remove_orphaned_temp_directories("parity-unit-") == 0 ? 0 : 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_TRUE(fs::exists(held.path() / "in-use"));
+}
+
+TEST(TempDirectory, SweepLeavesLinksFilesAndOtherNamesAlone) {
+  const TempDir tmp;
+  const TmpDirSet set(tmp.path());
+  const fs::path outside = tmp.path() / "outside";
+  fs::create_directories(outside);
+  std::ofstream(outside / "kept") << "kept";
+  fs::create_directory_symlink(outside, tmp.path() / "parity-unit-link00");
+  std::ofstream(tmp.path() / "parity-unit-file00") << "a file";
+  fs::create_directories(tmp.path() / "parity-unit-longer000");  // not six characters after the prefix
+  fs::create_directories(tmp.path() / "parity-other-abcdef");
+  EXPECT_EQ(remove_orphaned_temp_directories("parity-unit-"), 0u);
+  for (const char* name : {"parity-unit-link00", "parity-unit-file00", "parity-unit-longer000", "parity-other-abcdef"})
+    EXPECT_TRUE(fs::exists(fs::symlink_status(tmp.path() / name))) << name;
+  EXPECT_TRUE(fs::exists(outside / "kept"));
+}
+
+TEST(TempDirectory, SweepUnderAMissingTmpdirRemovesNothing) {
+  const TempDir tmp;
+  const TmpDirSet set(tmp.path() / "missing");
+  EXPECT_EQ(remove_orphaned_temp_directories("parity-unit-"), 0u);
 }
 
 }  // namespace

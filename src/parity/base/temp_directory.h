@@ -1,6 +1,7 @@
 // A private directory under the system's temporary directory, removed with its contents when it goes.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 
@@ -11,8 +12,12 @@ namespace parity {
 /// goes; a symbolic link inside is removed, never followed. The path is absolute.
 class TempDirectory {
  public:
+  /// kHeld: the directory stays locked (flock) while this lives in this process, so that a later process's
+  /// remove_orphaned_temp_directories can tell it from one whose maker was killed before it could remove it.
+  enum class Lock { kNone, kHeld };
+
   /// Throws std::system_error naming the directory it could not create.
-  explicit TempDirectory(const std::string& prefix);
+  explicit TempDirectory(const std::string& prefix, Lock lock = Lock::kNone);
   ~TempDirectory();
   TempDirectory(const TempDirectory&) = delete;
   TempDirectory& operator=(const TempDirectory&) = delete;
@@ -20,6 +25,13 @@ class TempDirectory {
 
  private:
   std::filesystem::path path_;
+  int lock_fd_ = -1;  ///< the directory, open and locked (Lock::kHeld), else -1
 };
+
+/// Removes, with their contents, the directories `prefix`XXXXXX under the system's temporary directory that this
+/// user owns and no process holds locked: those a TempDirectory made with Lock::kHeld left behind when its process
+/// was killed outright (SIGKILL: no destructor ran). A symbolic link, a file, another user's directory or one that is
+/// still held is left alone; what cannot be read or removed is left as it is. Returns how many it removed.
+std::size_t remove_orphaned_temp_directories(const std::string& prefix);
 
 }  // namespace parity
