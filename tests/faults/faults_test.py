@@ -252,6 +252,68 @@ def test_what_a_stopped_scenario_left_in_its_temporary_directory_goes_with_the_r
     assert list(temp.iterdir()) == []
 
 
+WAITS_IN_ITS_TEMPORARY_DIRECTORY = """
+import os
+import tempfile
+import time
+
+import parity
+
+
+@parity.scenario(timeout=120)
+def waits(xp):
+    mine = os.path.join(tempfile.gettempdir(), "in-use")
+    with open(mine, "w") as f:
+        f.write("written while another run starts")
+    with open(os.environ["FAULTS_TEST_LOG"], "w") as f:
+        f.write(tempfile.gettempdir())
+    while not os.path.exists(os.environ["FAULTS_TEST_GO"]):
+        time.sleep(0.02)
+    if not os.path.exists(mine):
+        raise RuntimeError("another run removed this run's temporary directory")
+    return {"x": xp.arange(2.0)}
+"""
+
+
+def test_a_run_removes_what_runs_killed_outright_left_never_a_live_runs_directory(tmp_path):
+    """A run killed with SIGKILL cannot remove its scenarios' temporary directory; the next run under the same TMPDIR
+    does (a nightly killed at CI's timeout left one each night), and says so, but never one a running run holds."""
+    temp, log, go = tmp_path / "tmp", tmp_path / "log", tmp_path / "go"
+    temp.mkdir()
+    for name, text in (("waiting", WAITS_IN_ITS_TEMPORARY_DIRECTORY),
+                       ("finishing", LEAVES_TEMPORARY_FILES.split("@parity.scenario(timeout=1)")[0])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "temporary.py").write_text(text)
+    env = {**os.environ, "TMPDIR": str(temp), "FAULTS_TEST_GO": str(go)}
+    live = subprocess.Popen([BIN, "run", "--backend", "gold", "--scenarios", tmp_path / "waiting", "--out",
+                             tmp_path / "live", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**env, "FAULTS_TEST_LOG": str(log)})
+    try:
+        deadline = time.monotonic() + 120
+        while not log.is_file() and live.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        live_dir = Path(log.read_text())
+        assert live_dir.parent == temp and live_dir.name.startswith("parity-run-"), live_dir
+        left = temp / "parity-run-k1lled"  # as a run killed outright leaves it: no process holds it
+        (left / "deeper").mkdir(parents=True)
+        (left / "deeper" / "partial").write_text("a killed scenario's file")
+        not_a_run = temp / "parity-run-notdir"
+        not_a_run.write_text("a file with a run directory's name")
+        proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", tmp_path / "finishing", "--out",
+                               tmp_path / "next"], capture_output=True, text=True, timeout=300,
+                              env={**env, "FAULTS_TEST_LOG": str(tmp_path / "next-log")})
+        assert proc.returncode == 0, proc.stderr
+        assert ("parity run: removed 1 temporary directory left by runs killed outright (parity-run-*)"
+                in proc.stderr), proc.stderr
+        assert not left.exists()
+        assert not_a_run.is_file() and (live_dir / "in-use").is_file()
+    finally:
+        go.touch()
+        out, err = live.communicate(timeout=300)
+    assert live.returncode == 0, err
+    assert sorted(p.name for p in temp.iterdir()) == [not_a_run.name]
+
+
 def test_a_run_whose_tmpdir_does_not_exist_runs_as_before(tmp_path):
     """No temporary directory of the run's own can be made under a TMPDIR that does not exist: the workers keep the
     one they were given (Python's tempfile then falls back to its own), and the run goes on, its scenarios ok."""

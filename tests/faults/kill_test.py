@@ -19,9 +19,9 @@ if not Path(BIN).is_file():
     pytest.exit(f"parity binary not found at {BIN}: build it first (cmake --build build)", returncode=2)
 
 
-def run(out, *extra):
+def run(out, *extra, env=None):
     return subprocess.run([BIN, "run", "--backend", "gold", "--out", out, "-q", *extra], capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, env=env)
 
 
 def result_files(out):
@@ -55,7 +55,7 @@ def test_runs_killed_at_random_moments_resume_to_the_files_of_an_uninterrupted_r
         manifest = out / "manifest.json"
         before = manifest.stat().st_mtime_ns if manifest.is_file() else 0
         resume = ["--resume"] if before else []
-        # A run killed outright leaves its scenarios' temporary directory (runner.cc): here, not in /tmp.
+        # A run killed outright leaves its scenarios' temporary directory (runner.cc) here, not in /tmp; the next removes it.
         proc = subprocess.Popen([BIN, "run", "--backend", "gold", "--out", out, "-q", *resume],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 env={**os.environ, "TMPDIR": str(tmp_path)})
@@ -75,12 +75,14 @@ def test_runs_killed_at_random_moments_resume_to_the_files_of_an_uninterrupted_r
             finished.append(len(assert_consistent(out)["scenarios"]))
     assert finished, "no kill left a manifest: the kills all came before the run started"
     assert len(set(finished)) > 1, f"the kills did not land among scenarios: finished counts {finished}"
-    last = run(out, "--resume")
+    last = run(out, "--resume", env={**os.environ, "TMPDIR": str(tmp_path)})
     assert last.returncode == 0, last.stderr
     assert "resuming" in last.stderr
     manifest = assert_consistent(out)
     assert manifest["complete"] is True and manifest["run"]["resumed"] is True
     assert result_files(out) == result_files(reference)
+    # Each kill among scenarios left its run's temporary directory; the runs after it removed them (runner.cc).
+    assert not list(tmp_path.glob("parity-run-*")), list(tmp_path.glob("parity-run-*"))
 
 
 def test_resume_refuses_a_directory_without_a_run_or_of_another_backend(tmp_path):

@@ -887,13 +887,19 @@ void Supervisor::save() {
 // and it goes with what is left in it when the run ends, after the orphans' reaper (run_scenarios). A scenario stopped
 // at its timeout, or killed with its worker, never removes its own temporary files (a `with TemporaryDirectory()` cut
 // short): a nightly run's timeouts had left them in /tmp run after run. Where none can be made (TMPDIR not writable),
-// the workers keep the TMPDIR they had, as before; a run killed outright (SIGKILL) leaves its directory.
+// the workers keep the TMPDIR they had, as before. A run killed outright (SIGKILL: a CI job's timeout, the OOM killer)
+// cannot remove its directory; it stays locked while its run lives, so the next run started under the same TMPDIR
+// removes those no run holds any more.
 class ScenarioTempDir {
  public:
-  ScenarioTempDir() {
+  explicit ScenarioTempDir(Verbosity verbosity) {
     if (const char* given = std::getenv(kTmpDirEnv)) before_ = given;
+    const std::size_t orphans = remove_orphaned_temp_directories(kPrefix);
+    if (orphans > 0 && verbosity != Verbosity::kQuiet)
+      print_line("run", "removed " + std::to_string(orphans) + " temporary director" + (orphans == 1 ? "y" : "ies") +
+                            " left by runs killed outright (" + kPrefix + "*)");
     try {
-      dir_.emplace("parity-run-");
+      dir_.emplace(kPrefix, TempDirectory::Lock::kHeld);
     } catch (const std::system_error&) {
       return;
     }
@@ -912,6 +918,7 @@ class ScenarioTempDir {
 
  private:
   static constexpr const char* kTmpDirEnv = "TMPDIR";
+  static constexpr const char* kPrefix = "parity-run-";
   std::optional<std::string> before_;
   std::optional<TempDirectory> dir_;
 };
@@ -1003,7 +1010,7 @@ int run_scenarios(const RunOptions& options) {
   g_stop_signal = 0;
   StopSignalHandler signals(on_stop_signal);
   // Declared before the reaper, so it goes last: what the scenarios left running is killed before their files go.
-  const ScenarioTempDir scenario_temp;
+  const ScenarioTempDir scenario_temp(options.verbosity);
   // Declared before the supervisor, so it ends after the workers: then it kills what their scenarios left running.
   OrphanReaper reaper;
   Supervisor supervisor(options, manifest);
