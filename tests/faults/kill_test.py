@@ -135,7 +135,7 @@ def test_a_run_killed_outright_takes_what_its_scenarios_started_with_it(tmp_path
     proc = subprocess.Popen([BIN, command, "--backend", backend, "--scenarios", scenarios, "--out", tmp_path / "out",
                              "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "CHILDREN_DIR": str(children), "TMPDIR": str(tmp_path)})
-    pidfds = []
+    pidfds, workers = [], []
     try:
         deadline = time.monotonic() + 120
         while len(named := [f for f in children.iterdir() if not f.name.endswith(".partial")]) < sides and (
@@ -145,6 +145,9 @@ def test_a_run_killed_outright_takes_what_its_scenarios_started_with_it(tmp_path
         for f in named:
             plain, shielded = map(int, f.read_text().split())
             pidfds += [("plain", os.pidfd_open(plain)), ("shielded", os.pidfd_open(shielded))]
+            # The worker that ran the scenario: only the finally below needs it, so that a failure here leaves no
+            # run behind waiting out the scenario's 300 s (check's runs outlive the check they were started by).
+            workers.append(os.pidfd_open(int(f.name)))
         proc.kill()
         proc.wait(timeout=60)
         for kind, pidfd in pidfds:
@@ -156,7 +159,7 @@ def test_a_run_killed_outright_takes_what_its_scenarios_started_with_it(tmp_path
     finally:
         if proc.poll() is None:
             proc.kill()
-        for _, pidfd in pidfds:
+        for pidfd in [p for _, p in pidfds] + workers:
             if not gone_within(pidfd, 0):
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
             os.close(pidfd)
