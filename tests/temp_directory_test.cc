@@ -4,22 +4,43 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "test_support.h"
 
 namespace fs = std::filesystem;
+using parity::held_directory_prefix;
 using parity::remove_orphaned_temp_directories;
 using parity::TempDirectory;
 using parity::testing::TempDir;
+
+namespace {
+// What flock fails with in this test program (0: it works); a file system without flock, as some NFS mounts are.
+int flock_fails_with = 0;
+}  // namespace
+
+// Every flock of this test program, TempDirectory's among them, comes here (the definition in the program wins over
+// the C library's), and goes on to the kernel's unless flock_fails_with says otherwise.
+extern "C" int flock(int fd, int operation) {
+  if (flock_fails_with == 0) return static_cast<int>(::syscall(SYS_flock, fd, operation));
+  errno = flock_fails_with;
+  return -1;
+}
 
 namespace {
 
@@ -132,20 +153,135 @@ TEST(TempDirectory, HeldIsNotRemovedBySweepsHereOrInAnotherProcess) {
   EXPECT_TRUE(fs::exists(held.path() / "in-use"));
 }
 
+TEST(TempDirectory, HeldIsNamedByItsPrefixAndThisHostsTag) {
+  const TempDir tmp;
+  const TmpDirSet set(tmp.path());
+  const std::string held = held_directory_prefix("parity-unit-");
+  ASSERT_EQ(held.size(), std::string("parity-unit-").size() + 9);
+  EXPECT_EQ(held.rfind("parity-unit-", 0), 0u);
+  EXPECT_EQ(held.find_first_not_of("0123456789abcdef", 12), held.size() - 1) << held;
+  EXPECT_EQ(held.back(), '-');
+  EXPECT_EQ(held, held_directory_prefix("parity-unit-")) << "the same host, the same tag";
+  const TempDirectory dir("parity-unit-", TempDirectory::Lock::kHeld);
+  const std::string name = dir.path().filename().string();
+  EXPECT_EQ(name.size(), held.size() + 6);
+  EXPECT_EQ(name.rfind(held, 0), 0u) << name;
+}
+
 TEST(TempDirectory, SweepLeavesLinksFilesAndOtherNamesAlone) {
   const TempDir tmp;
   const TmpDirSet set(tmp.path());
   const fs::path outside = tmp.path() / "outside";
   fs::create_directories(outside);
   std::ofstream(outside / "kept") << "kept";
-  fs::create_directory_symlink(outside, tmp.path() / "parity-unit-link00");
-  std::ofstream(tmp.path() / "parity-unit-file00") << "a file";
-  fs::create_directories(tmp.path() / "parity-unit-longer000");  // not six characters after the prefix
-  fs::create_directories(tmp.path() / "parity-other-abcdef");
+  const std::string held = held_directory_prefix("parity-unit-");
+  const std::string other_host =
+      "parity-unit-" + std::string(held.substr(12, 8) == "00000000" ? "11111111" : "00000000");
+  const std::vector<std::string> kept = {
+      held + "link00",        held + "file00",
+      held + "longer0",        // not six characters after the prefix
+      "parity-unit-abcdef",    // no host's tag: the user's own, or an older parity's run, unlocked while it lives
+      "parity-unit-backup",    // the user's own
+      other_host + "-abcdef",  // another host's run on a shared TMPDIR: its locks may not be seen here
+      "parity-other-abcdef"};
+  fs::create_directory_symlink(outside, tmp.path() / kept[0]);
+  std::ofstream(tmp.path() / kept[1]) << "a file";
+  for (std::size_t i = 2; i < kept.size(); ++i) fs::create_directories(tmp.path() / kept[i] / "inside");
   EXPECT_EQ(remove_orphaned_temp_directories("parity-unit-"), 0u);
-  for (const char* name : {"parity-unit-link00", "parity-unit-file00", "parity-unit-longer000", "parity-other-abcdef"})
-    EXPECT_TRUE(fs::exists(fs::symlink_status(tmp.path() / name))) << name;
+  for (const std::string& name : kept) EXPECT_TRUE(fs::exists(fs::symlink_status(tmp.path() / name))) << name;
   EXPECT_TRUE(fs::exists(outside / "kept"));
+}
+
+// Runs `body` in a child process that, when this one is root, is user nobody (65534), for whom a directory's mode
+// counts; its exit status: 0 when `body` returned true, 2 when it threw.
+int status_of_unprivileged(const std::function<bool()>& body) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+    try {
+      ::_exit(body() ? 0 : 1);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      ::_exit(2);
+    }
+  }
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Whether a user other than the owner can reach `dir` (search every directory above it), as nobody must.
+bool others_can_reach(const fs::path& dir) {
+  for (fs::path p = dir; !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0 || !(st.st_mode & S_IXOTH)) return false;
+    if (p == p.parent_path()) break;
+  }
+  return true;
+}
+
+// What a scenario may leave in its TMPDIR: a read-only directory with files, one that cannot even be read.
+void leave_read_only(const fs::path& dir) {
+  fs::create_directories(dir / "read-only" / "inner");
+  std::ofstream(dir / "read-only" / "inner" / "file") << "x";
+  fs::permissions(dir / "read-only" / "inner", fs::perms::owner_read | fs::perms::owner_exec);
+  fs::permissions(dir / "read-only", fs::perms::owner_read | fs::perms::owner_exec);
+  fs::create_directories(dir / "closed");
+  std::ofstream(dir / "closed" / "file") << "x";
+  fs::permissions(dir / "closed", fs::perms::none);
+}
+
+TEST(TempDirectory, WhatAScenarioLeftReadOnlyGoesWithIt) {
+  const TempDir tmp;
+  fs::permissions(tmp.path(), fs::perms::all);  // nobody's TMPDIR
+  if (::geteuid() == 0 && !others_can_reach(tmp.path()))
+    GTEST_SKIP() << "root ignores a directory's mode, and user nobody cannot reach " << tmp.path();  // nobody's TMPDIR
+  const TmpDirSet set(tmp.path());
+  EXPECT_EQ(status_of_unprivileged([&] {
+              fs::path made;
+              {
+                const TempDirectory dir("parity-unit-", TempDirectory::Lock::kHeld);
+                made = dir.path();
+                leave_read_only(made);
+                fs::permissions(made, fs::perms::owner_read | fs::perms::owner_exec);  // its TMPDIR itself too
+              }
+              return !fs::exists(fs::symlink_status(made));
+            }),
+            0);
+}
+
+TEST(TempDirectory, SweepRemovesWhatAKilledRunLeftReadOnly) {
+  const TempDir tmp;
+  fs::permissions(tmp.path(), fs::perms::all);  // nobody's TMPDIR
+  if (::geteuid() == 0 && !others_can_reach(tmp.path()))
+    GTEST_SKIP() << "root ignores a directory's mode, and user nobody cannot reach " << tmp.path();
+  const TmpDirSet set(tmp.path());
+  EXPECT_EQ(status_of_unprivileged([] {
+              const fs::path left = left_by_a_killed_process("parity-unit-");
+              if (left.empty()) return false;
+              leave_read_only(left);
+              return remove_orphaned_temp_directories("parity-unit-") == 1 && !fs::exists(fs::symlink_status(left));
+            }),
+            0);
+}
+
+TEST(TempDirectory, OnAFileSystemWithoutFlockIsMadeUnlockedAndNoSweepTakesIt) {
+  const TempDir tmp;
+  const TmpDirSet set(tmp.path());
+  flock_fails_with = ENOLCK;
+  fs::path made;
+  {
+    const TempDirectory dir("parity-unit-", TempDirectory::Lock::kHeld);
+    made = dir.path();
+    std::ofstream(made / "in-use") << "x";
+    EXPECT_EQ(remove_orphaned_temp_directories("parity-unit-"), 0u);
+    EXPECT_TRUE(fs::exists(made / "in-use"));
+  }
+  flock_fails_with = 0;
+  EXPECT_FALSE(fs::exists(fs::symlink_status(made)));
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(tmp.path())) left.push_back(entry.path().filename().string());
+  EXPECT_TRUE(left.empty()) << "the attempts left " << left.size() << " directories, the first " << left.front();
 }
 
 TEST(TempDirectory, SweepUnderAMissingTmpdirRemovesNothing) {

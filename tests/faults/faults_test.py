@@ -1,6 +1,7 @@
 """Fault injection: scenarios that kill or hang their worker are recorded, and the run goes on around them."""
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -293,12 +294,16 @@ def test_a_run_removes_what_runs_killed_outright_left_never_a_live_runs_director
         while not log.is_file() and live.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         live_dir = Path(log.read_text())
-        assert live_dir.parent == temp and live_dir.name.startswith("parity-run-"), live_dir
-        left = temp / "parity-run-k1lled"  # as a run killed outright leaves it: no process holds it
+        # parity-run-, this host's tag (8 hex digits), '-' and mkdtemp's six characters (temp_directory.h)
+        assert live_dir.parent == temp and re.fullmatch(r"parity-run-[0-9a-f]{8}-.{6}", live_dir.name), live_dir
+        left = temp / (live_dir.name[:-6] + "k1lled")  # as a run killed outright leaves it: no process holds it
         (left / "deeper").mkdir(parents=True)
         (left / "deeper" / "partial").write_text("a killed scenario's file")
-        not_a_run = temp / "parity-run-notdir"
+        (left / "deeper").chmod(0o500)  # as a scenario may leave it
+        not_a_run = temp / (live_dir.name[:-6] + "notdir")
         not_a_run.write_text("a file with a run directory's name")
+        older = temp / "parity-run-0lder1"  # an older parity's run (no tag, no lock) or the user's own: not a sweep's
+        (older / "in-use").mkdir(parents=True)
         proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", tmp_path / "finishing", "--out",
                                tmp_path / "next"], capture_output=True, text=True, timeout=300,
                               env={**env, "FAULTS_TEST_LOG": str(tmp_path / "next-log")})
@@ -306,12 +311,12 @@ def test_a_run_removes_what_runs_killed_outright_left_never_a_live_runs_director
         assert ("parity run: removed 1 temporary directory left by runs killed outright (parity-run-*)"
                 in proc.stderr), proc.stderr
         assert not left.exists()
-        assert not_a_run.is_file() and (live_dir / "in-use").is_file()
+        assert not_a_run.is_file() and (live_dir / "in-use").is_file() and (older / "in-use").is_dir()
     finally:
         go.touch()
         out, err = live.communicate(timeout=300)
     assert live.returncode == 0, err
-    assert sorted(p.name for p in temp.iterdir()) == [not_a_run.name]
+    assert sorted(p.name for p in temp.iterdir()) == sorted([not_a_run.name, older.name])
 
 
 def test_a_run_whose_tmpdir_does_not_exist_runs_as_before(tmp_path):
