@@ -321,15 +321,19 @@ def test_a_run_removes_what_runs_killed_outright_left_never_a_live_runs_director
 
 def test_a_run_whose_tmpdir_does_not_exist_runs_as_before(tmp_path):
     """No temporary directory of the run's own can be made under a TMPDIR that does not exist: the workers keep the
-    one they were given (Python's tempfile then falls back to its own), and the run goes on, its scenarios ok."""
+    one they were given (Python's tempfile then falls back to its own), the run says so and goes on, its scenarios
+    ok."""
     scenarios = tmp_path / "scen"
     scenarios.mkdir()
     (scenarios / "temporary.py").write_text(LEAVES_TEMPORARY_FILES.split("@parity.scenario(timeout=1)")[0])
-    proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", scenarios, "--out", tmp_path / "out", "-q"],
+    proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", scenarios, "--out", tmp_path / "out"],
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "TMPDIR": str(tmp_path / "missing"),
                                "FAULTS_TEST_LOG": str(tmp_path / "log")})
     assert proc.returncode == 0, proc.stderr
+    assert (f"parity run: no temporary directory of the run's own (the temporary directory {tmp_path / 'missing'}"
+            in proc.stderr and "its scenarios' temporary files go to the TMPDIR it was given" in proc.stderr), \
+        proc.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert [(s["id"], s["status"]) for s in manifest["scenarios"]] == [("temporary.finishes", "ok")]
     assert not (tmp_path / "missing").exists()

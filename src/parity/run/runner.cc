@@ -900,7 +900,10 @@ class ScenarioTempDir {
                             " left by runs killed outright (" + kPrefix + "*)");
     try {
       dir_.emplace(kPrefix, TempDirectory::Lock::kHeld);
-    } catch (const std::system_error&) {
+    } catch (const std::system_error& e) {
+      if (verbosity != Verbosity::kQuiet)
+        print_line("run", std::string("no temporary directory of the run's own (") + e.what() +
+                              "): its scenarios' temporary files go to the TMPDIR it was given");
       return;
     }
     ::setenv(kTmpDirEnv, dir_->path().c_str(), 1);
