@@ -1,6 +1,7 @@
 """`parity coverage`: exactly the NumPy callables a tiny scenario directory calls are covered, each with the scenarios
 that call it; what it only names is not; the JSON's fields; selection flags as for `parity run`."""
 import json
+import socket
 import textwrap
 
 from e2e_test import parity
@@ -30,13 +31,35 @@ CALLED = {"numpy.cumsum", "numpy.ones", "numpy.linalg.det", "numpy.eye", "numpy.
           "numpy.ma.sum", "numpy.add"}
 
 
-def coverage(tmp_path, *extra, check=0):
+def coverage(tmp_path, *extra, check=0, env=None):
     folder = tmp_path / "scenarios"
     folder.mkdir(exist_ok=True)
     (folder / "known.py").write_text(textwrap.dedent(SCENARIOS))
     out = tmp_path / "coverage.json"
-    proc = parity("coverage", "--scenarios", folder, "--json", out, *extra, check=check)
+    proc = parity("coverage", "--scenarios", folder, "--json", out, *extra, check=check, env=env)
     return proc, json.loads(out.read_text())
+
+
+def host_tag():
+    """This host's tag in the names of held temporary directories (temp_directory.h): FNV-1a of its name, 8 hex."""
+    h = 2166136261
+    for byte in socket.gethostname().encode():
+        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
+    return f"{h:08x}"
+
+
+def test_a_coverage_removes_the_work_directory_one_killed_outright_left_and_its_own(tmp_path):
+    """Its work directory (the run's results, the call records) is held while it lives; one killed with SIGKILL
+    could not remove its own, and the next coverage under the same TMPDIR does, and says so."""
+    temp = tmp_path / "tmp"
+    left = temp / f"parity-coverage-{host_tag()}-k1lled"  # as a killed coverage leaves it: no process holds it
+    (left / "results" / "results").mkdir(parents=True)
+    (left / "results" / "results" / "big.parity").write_text("a killed run's result")
+    proc, result = coverage(tmp_path, env={"TMPDIR": str(temp)})
+    assert set(result["callables"]) == CALLED
+    assert ("parity coverage: removed 1 temporary directory left by 'parity coverage' processes killed outright "
+            "(parity-coverage-*)") in proc.stderr, proc.stderr
+    assert list(temp.iterdir()) == [], list(temp.iterdir())
 
 
 def test_exactly_the_called_callables_are_covered(tmp_path):

@@ -18,6 +18,8 @@ namespace py = pybind11;
 namespace parity {
 namespace {
 
+constexpr const char* kWorkPrefix = "parity-coverage-";
+
 int report(const std::filesystem::path& calls, const std::string& json) {
   start_interpreter();
   try {
@@ -31,7 +33,11 @@ int report(const std::filesystem::path& calls, const std::string& json) {
 }  // namespace
 
 int coverage_command(const CoverageOptions& options) {
-  const TempDirectory work("parity-coverage-");  // the run's results and the workers' call records
+  // The run's results and the workers' call records: held, so that the next coverage removes what one killed
+  // outright (SIGKILL) left, as a run does its scenarios' temporary directory (runner.cc). Told on stderr whatever the
+  // run's verbosity (quiet: the coverage summary is its output).
+  remove_orphaned_temp_directories("coverage", kWorkPrefix, Verbosity::kNormal);
+  const TempDirectory work(kWorkPrefix, TempDirectory::Lock::kHeld);
   const std::filesystem::path calls = work.path() / "calls";
   std::filesystem::create_directories(calls);
   ::setenv(kCoverageDirEnv, calls.c_str(), 1);  // the workers inherit it

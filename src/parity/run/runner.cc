@@ -894,10 +894,7 @@ class ScenarioTempDir {
  public:
   explicit ScenarioTempDir(Verbosity verbosity) {
     if (const char* given = std::getenv(kTmpDirEnv)) before_ = given;
-    const std::size_t orphans = remove_orphaned_temp_directories(kPrefix);
-    if (orphans > 0 && verbosity != Verbosity::kQuiet)
-      print_line("run", "removed " + std::to_string(orphans) + " temporary director" + (orphans == 1 ? "y" : "ies") +
-                            " left by runs killed outright (" + kPrefix + "*)");
+    remove_orphaned_temp_directories("run", kPrefix, verbosity);
     try {
       dir_.emplace(kPrefix, TempDirectory::Lock::kHeld);
     } catch (const std::system_error& e) {
@@ -985,6 +982,13 @@ std::string backend_name(const RunOptions& options) {
   if (!options.backend.empty()) return options.backend;
   const char* env = std::getenv("PARITY_BACKEND");
   return env ? env : "";
+}
+
+void remove_orphaned_temp_directories(const char* command, const std::string& prefix, Verbosity verbosity) {
+  const std::size_t orphans = remove_orphaned_temp_directories(prefix);
+  if (orphans > 0 && verbosity != Verbosity::kQuiet)
+    print_line(command, "removed " + std::to_string(orphans) + " temporary director" + (orphans == 1 ? "y" : "ies") +
+                            " left by 'parity " + command + "' processes killed outright (" + prefix + "*)");
 }
 
 int run_scenarios(const RunOptions& options) {

@@ -39,6 +39,11 @@ struct RunOptions {
 /// The backend a run of `options` loads: its --backend, else $PARITY_BACKEND; empty when neither names one.
 std::string backend_name(const RunOptions& options);
 
+/// Removes the temporary directories of `prefix` (TempDirectory's, Lock::kHeld) that processes of `command` killed
+/// outright left (remove_orphaned_temp_directories) and tells how many, unless quiet: each command that holds one
+/// calls it before it makes its own.
+void remove_orphaned_temp_directories(const char* command, const std::string& prefix, Verbosity verbosity);
+
 /// Runs the selected scenarios in worker processes and writes OUT/manifest.json and OUT/results/*. Returns
 /// kExitOk when every scenario ended ok/xfail/skip, kExitFailed when one ended error/xpass/crash/timeout,
 /// kExitUsage for a bad backend, path, selection or shard (nothing written), kExitNoTests for a selection of nothing
