@@ -92,14 +92,15 @@ def not_fork_safe_backend(directory) -> Path:
     return path
 
 
-def shm_leftovers(before=()):
+def shm_leftovers(before=(), makers=None):
     """joblib's memmapping folders and loky's semaphores in /dev/shm, not in `before`, whose maker (the pid in the
-    name) is gone: nothing will remove them."""
+    name) is gone: nothing will remove them. With `makers`, only those of these pids: a test running beside others
+    (ctest -j) sees their pools' entries too, which their resource trackers may not have removed yet."""
     found = set()
     for name in set(os.listdir("/dev/shm")) - set(before):
         for prefix, end in (("joblib_memmapping_folder_", "_"), ("sem.loky-", "-")):
             pid = name[len(prefix):].partition(end)[0] if name.startswith(prefix) else ""
-            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists() and (makers is None or int(pid) in makers):
                 found.add(name)
     return found
 
