@@ -116,6 +116,24 @@ def test_an_unreadable_manifest_on_either_side_is_named_and_gold_is_named_first(
         assert str(sides["candidate"]) not in proc.stderr, proc.stderr
 
 
+def test_a_compare_refused_says_why_even_where_python_cannot_start(pair, tmp_path):
+    """compare starts the interpreter while it reads the manifests (compare_results.cc, read_manifests); an interpreter
+    that cannot start is told where it is needed, after every refusal, as when it started after them."""
+    gold, cand = pair
+    env = {**os.environ, "PARITY_PYTHON_EXECUTABLE": str(tmp_path / "no-python" / "bin" / "python")}
+    refused = subprocess.run([BIN, "compare", tmp_path / "missing", cand], capture_output=True, text=True, env=env,
+                             timeout=300)
+    assert refused.returncode == 2, refused.stderr
+    assert f"{tmp_path / 'missing'}: not a results directory" in refused.stderr and "NumPy" not in refused.stderr
+    swapped = subprocess.run([BIN, "compare", cand, gold], capture_output=True, text=True, env=env, timeout=300)
+    assert swapped.returncode == 2 and "they are swapped" in swapped.stderr and "NumPy" not in swapped.stderr, \
+        swapped.stderr
+    no_python = subprocess.run([BIN, "compare", gold, cand, "-q"], capture_output=True, text=True, env=env,
+                               timeout=300)
+    assert no_python.returncode == 2 and "NumPy's C API could not be imported by" in no_python.stderr, \
+        no_python.stderr
+
+
 def test_an_output_directory_that_cannot_be_created_is_named_and_nothing_is_written(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
