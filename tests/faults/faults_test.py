@@ -309,8 +309,8 @@ def test_a_run_removes_what_runs_killed_outright_left_never_a_live_runs_director
                                tmp_path / "next"], capture_output=True, text=True, timeout=300,
                               env={**env, "FAULTS_TEST_LOG": str(tmp_path / "next-log")})
         assert proc.returncode == 0, proc.stderr
-        assert ("parity run: removed 1 temporary directory left by 'parity run' processes killed outright (parity-run-*)"
-                in proc.stderr), proc.stderr
+        assert ("parity run: removed 1 temporary directory left by 'parity run' processes killed outright "
+                "(parity-run-*)" in proc.stderr), proc.stderr
         assert not left.exists()
         assert not_a_run.is_file() and (live_dir / "in-use").is_file() and (older / "in-use").is_dir()
     finally:
