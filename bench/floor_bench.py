@@ -18,9 +18,16 @@ microseconds per scenario (time.process_time around the piece only, so the loop 
             it on that scenario learns at least when each one starts (parity: the supervisor and its worker).
 The floor is the sum over both sides and the compare, less the scenarios' own work. It is a lower bound, not a design:
 one pickle stands in for parity's codec and probe both (a pickle keeps neither strides nor a proxy's own type), no
-digest, no manifest, no timeouts. Prints the pieces and the floor against
-0.5 ms; the exit status is 1 only when a piece fails (a scenario errs, or the two sides differ). --quick: 50 scenarios,
-one round (bench/all.sh --quick, CTest's bench_all_quick).
+digest, no manifest, no timeouts. Then the pieces parity's design adds to it, each timed alone with parity's own
+implementation (its C++ codec through parity._core, its C++ digest walk through parity.probe):
+  digests   the fidelity digests of the outputs as the scenario produced them (what compare checks its reload against);
+  codec     the outputs written by parity's layout-preserving codec, a file of its own beside the pickle;
+  recodec   in compare, both sides' codec files read back;
+  redigest  in compare, the digests of both reloads (the fidelity check).
+Prints the pieces, the floor against 0.5 ms, and the floor with the design's pieces; the exit status is 1 only when a
+piece fails (a scenario errs, or the two sides differ). Without parity._core (PARITY_CORE_DIR, else the build's
+python/ directory beside PARITY_BIN) the design's pieces are left out, saying so. --quick: 50 scenarios, one round
+(bench/all.sh --quick, CTest's bench_all_quick).
 """
 import json
 import os
@@ -35,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pipeline_bench as pb  # noqa: E402
 
 TARGET_US = 500.0
+DESIGN_PIECES = ("digests", "codec", "recodec", "redigest")  # what parity's design adds to the floor (the docstring)
 
 # One side's pieces: own work, pickle, file (one process: the side's run), once pipeline_bench's SCENARIOS_READY has
 # loaded the backend and warmed up.
@@ -42,7 +50,14 @@ RUN_SIDE = pb.SCENARIOS_READY + r"""
 import os, pickle
 out_dir = sys.argv[5]
 clock = time.process_time
-spent = {"own": 0.0, "pickle": 0.0, "file": 0.0}
+try:
+    from parity import _core, probe
+except ImportError:
+    _core = None
+spent = {"own": 0.0, "pickle": 0.0, "file": 0.0} | ({"digests": 0.0, "codec": 0.0} if _core else {})
+for i, s in enumerate(found.scenarios[:5] if _core else ()):  # warmed up as the scenarios were (SCENARIOS_READY)
+    outputs = s.call(b)["outputs"]
+    probe.digests(outputs, "outputs", {}, {}); _core.write_result(f"{out_dir}/warm{i}.parity", outputs)
 for i, s in enumerate(found.scenarios):
     t0 = clock(); result = s.call(b); t1 = clock()
     if result["status"] != "ok": raise SystemExit(f"{s.id}: {result}")
@@ -51,6 +66,10 @@ for i, s in enumerate(found.scenarios):
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600); os.write(fd, blob); os.close(fd)
     os.rename(temp, final); t3 = clock()
     spent["own"] += t1 - t0; spent["pickle"] += t2 - t1; spent["file"] += t3 - t2
+    if _core:
+        probe.digests(result["outputs"], "outputs", {}, {}); t4 = clock()
+        _core.write_result(f"{out_dir}/{i}.parity", result["outputs"]); t5 = clock()
+        spent["digests"] += t4 - t3; spent["codec"] += t5 - t4
 print(json.dumps({k: v / len(found.scenarios) * 1e6 for k, v in spent.items()}))
 """
 
@@ -91,7 +110,13 @@ def report(i, g):
     case = f'<testcase classname={quoteattr(f"m{i // 50}")} name={quoteattr(f"s{i}")} time="0.001"/>'
     return len(entry) + len(case)
 
-spent = {"reload": 0.0, "compare": 0.0, "report": 0.0}
+try:
+    from parity import _core, probe
+except ImportError:
+    _core = None
+spent = {"reload": 0.0, "compare": 0.0, "report": 0.0} | ({"recodec": 0.0, "redigest": 0.0} if _core else {})
+for i in range(5 if _core else 0):  # warmed up as the pickles were
+    for side in (gold_dir, cand_dir): probe.digests(_core.read_result(f"{side}/warm{i}.parity"), "outputs", {}, {})
 for i in range(count):
     t0 = clock()
     g = pickle.loads(read(f"{gold_dir}/{i}.pkl")); c = pickle.loads(read(f"{cand_dir}/{i}.pkl")); t1 = clock()
@@ -99,6 +124,10 @@ for i in range(count):
     report(i, g); t3 = clock()
     if not same: raise SystemExit(f"scenario {i}: the two sides differ")
     spent["reload"] += t1 - t0; spent["compare"] += t2 - t1; spent["report"] += t3 - t2
+    if _core:
+        g = _core.read_result(f"{gold_dir}/{i}.parity"); c = _core.read_result(f"{cand_dir}/{i}.parity"); t4 = clock()
+        probe.digests(g, "outputs", {}, {}); probe.digests(c, "outputs", {}, {}); t5 = clock()
+        spent["recodec"] += t4 - t3; spent["redigest"] += t5 - t4
 print(json.dumps({k: v / count * 1e6 for k, v in spent.items()}))
 """
 
@@ -121,8 +150,14 @@ print(json.dumps({"isolate": spent / count * 1e6}))
 """
 
 
+# parity._core, the Python API's extension module, for the design's pieces: where the build put it (CMake's
+# <build>/python), as tests/CMakeLists.txt tells the Python tests.
+CORE_DIR = os.environ.get("PARITY_CORE_DIR") or str(Path(pb.BIN).resolve().parent / "python")
+
+
 def python(code: str, *args) -> dict:
-    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+                          env=os.environ | {"PARITY_CORE_DIR": CORE_DIR})
     if done.returncode:
         raise SystemExit(f"floor_bench: a piece failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout)
@@ -165,10 +200,18 @@ def main() -> int:
     for (where, piece), us in medians.items():
         print(f"  {where:10s} {piece:8s} {us:8.1f}")
     own = medians[("gold", "own")] + medians[("candidate", "own")]
-    floor = sum(medians.values()) - own
+    design = sum(us for (_, piece), us in medians.items() if piece in DESIGN_PIECES)
+    floor = sum(medians.values()) - own - design
     verdict = "below" if floor < TARGET_US else "at or above"
     print(f"  {'floor':19s} {floor:8.1f}  (overhead, the scenarios' own {own:.1f} left out: {verdict} target 2's "
           f"{TARGET_US:.0f} µs a scenario; the marginal with their own work {floor + own:.1f})")
+    if not design:
+        print(f"  the design's pieces left out: no parity._core in {CORE_DIR} (build the Python API, or set "
+              "PARITY_CORE_DIR)")
+        return 0
+    verdict = "below" if floor + design < TARGET_US else "at or above"
+    print(f"  {'with the design':19s} {floor + design:8.1f}  (the floor and parity's codec file, its reload and the "
+          f"fidelity digests on both sides, {design:.1f}: {verdict} target 2's {TARGET_US:.0f} µs a scenario)")
     return 0
 
 
