@@ -396,6 +396,28 @@ def test_a_pickle_held_whole_and_one_streamed_past_the_buffer_are_the_same_file(
         assert obj is None and "carries no MAC" in why
 
 
+def test_digests_describe_the_leaves_only_when_descriptions_are_asked_for(monkeypatch):
+    # compare digests every reload with shown=None; a small array's description is a call of _description
+    # (array2string), which cost it that call at every such leaf of every scenario for nothing.
+    described = []
+
+    def counting(obj, shown):
+        described.append(obj)
+        return probe._description(obj, shown)
+
+    digest_into, _, array_head, check_deadline = probe._WALK_HOOKS
+    monkeypatch.setattr(probe, "_WALK_HOOKS", (digest_into, counting, array_head, check_deadline))
+    outputs = {"a": numpy.arange(3.0), "f": 1.5, "s": "text", "n": [1, None, True]}
+    quiet = probe.digests(outputs, "outputs", None, {})
+    assert described == []
+    shown = {}
+    told = probe.digests(outputs, "outputs", shown, {})
+    assert told == quiet  # the digests do not depend on the descriptions
+    assert len(described) == 1 and shown["outputs['a']"].startswith("numpy.ndarray")
+    assert shown["outputs['f']"] == "builtins.float 1.5" and shown["outputs['s']"] == "builtins.str 'text'"
+    assert shown["outputs['n']"] == "builtins.list of 3" and shown["outputs['n'][1]"] == "builtins.NoneType None"
+
+
 @pytest.mark.parametrize("kind", sorted(LARGE))
 def test_a_large_array_is_referenced_not_copied_and_loses_nothing(kind, key, tmp_path):
     outputs = {"x": LARGE[kind]()}

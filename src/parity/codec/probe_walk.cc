@@ -242,9 +242,14 @@ class Walk {
     return false;
   }
 
-  void show(const py::str& where, const py::handle& description) {
-    if (!state_.shown.is_none() && PyUnicode_GET_LENGTH(description.ptr()) <= kShownMost)
-      set_item(state_.shown, where, description);
+  // The short description `describe()` makes, kept at `where` when the caller asked for them (a run's worker does, for
+  // the manifest's fidelity_values). compare's walks ask for none, and a small array's description is a call of
+  // Python's _description (array2string): made only where it is kept.
+  template <class Describe>
+  void show(const py::str& where, Describe describe) {
+    if (state_.shown.is_none()) return;
+    const py::object description = describe();
+    if (PyUnicode_GET_LENGTH(description.ptr()) <= kShownMost) set_item(state_.shown, where, description);
   }
 
   void record(const py::str& where, const std::string& whole) {
@@ -255,7 +260,7 @@ class Walk {
     const auto children = children_of(obj.ptr(), kind, path);
     const char* name = kind == Kind::kDict ? "builtins.dict" : kind == Kind::kList ? "builtins.list" : "builtins.tuple";
     const std::string count = std::to_string(children.size());
-    show(where, text(std::string(name) + " of " + count));
+    show(where, [&] { return text(std::string(name) + " of " + count); });
     record(where, whole_digest(std::string(name) + ":" + count));
     for (const auto& [child_path, child] : children) node(child, child_path, depth + 1);
   }
@@ -267,8 +272,10 @@ class Walk {
     std::string kind_name, value;  // _leaf_description's "kind|value" and _description's "kind value"
     if (kind == Kind::kFloat) {
       kind_name = "builtins.float";
-      const py::str shown_value = py::reinterpret_steal<py::str>(owned(PyObject_Repr(o)).release());
-      show(where, text(kind_name + " " + shown_value.cast<std::string>()));
+      show(where, [&] {
+        const py::str shown_value = py::reinterpret_steal<py::str>(owned(PyObject_Repr(o)).release());
+        return text(kind_name + " " + shown_value.cast<std::string>());
+      });
       double x = PyFloat_AS_DOUBLE(o);
       char bytes[sizeof x];
       std::memcpy(bytes, &x, sizeof x);
@@ -285,7 +292,7 @@ class Walk {
       kind_name = "builtins.NoneType";
       value = "None";
     }
-    show(where, text(kind_name + " " + value));
+    show(where, [&] { return text(kind_name + " " + value); });
     record(where, whole_digest(kind_name + "|" + value));
   }
 
@@ -294,24 +301,24 @@ class Walk {
     Py_ssize_t size = 0;
     const char* bytes = PyUnicode_AsUTF8AndSize(o, &size);
     const Py_ssize_t length = PyUnicode_GET_LENGTH(o);
-    if (length > 80) {
-      show(where, text(std::string(kName) + " of length " + std::to_string(length)));
-    } else {
+    show(where, [&] {
+      if (length > 80) return py::object(text(std::string(kName) + " of length " + std::to_string(length)));
       const py::object value = owned(PyObject_Repr(o));
-      show(where, PyUnicode_GET_LENGTH(value.ptr()) <= 80
-                      ? py::reinterpret_steal<py::object>(
-                            owned(PyUnicode_FromFormat("%s %U", kName.data(), value.ptr())).release())
-                      : py::object(text(kName)));
-    }
+      return PyUnicode_GET_LENGTH(value.ptr()) <= 80
+                 ? py::reinterpret_steal<py::object>(
+                       owned(PyUnicode_FromFormat("%s %U", kName.data(), value.ptr())).release())
+                 : py::object(text(kName));
+    });
     record(where, whole_digest(std::string(kName) + "|" + std::string(bytes, static_cast<std::size_t>(size))));
   }
 
   void array_leaf(PyArrayObject* a, const ArrayHead& head, const py::str& where) {
     const py::handle obj(reinterpret_cast<PyObject*>(a));
-    show(where,
-         PyArray_SIZE(a) <= 8
-             ? hooks_.description(obj, py::none())
-             : py::object(text("numpy.ndarray " + head.dtype_str.cast<std::string>() + " shape " + shape_text(a))));
+    show(where, [&] {
+      return PyArray_SIZE(a) <= 8
+                 ? hooks_.description(obj, py::none())
+                 : py::object(text("numpy.ndarray " + head.dtype_str.cast<std::string>() + " shape " + shape_text(a)));
+    });
     const std::string whole = whole_digest(head.head, PyArray_DATA(a), static_cast<std::size_t>(PyArray_NBYTES(a)));
     record(where, whole);
     if (!state_.arrays.is_none() && head.referable) set_item(state_.arrays, where, py::make_tuple(obj, text(whole)));
