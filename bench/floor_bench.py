@@ -67,6 +67,7 @@ for i, s in enumerate(found.scenarios):
     os.rename(temp, final); t3 = clock()
     spent["own"] += t1 - t0; spent["pickle"] += t2 - t1; spent["file"] += t3 - t2
     if _core:
+        # As the worker digests (worker.cc's record_probes): with the short descriptions the manifest keeps beside them.
         probe.digests(result["outputs"], "outputs", {}, {}); t4 = clock()
         _core.write_result(f"{out_dir}/{i}.parity", result["outputs"]); t5 = clock()
         spent["digests"] += t4 - t3; spent["codec"] += t5 - t4
@@ -116,7 +117,7 @@ except ImportError:
     _core = None
 spent = {"reload": 0.0, "compare": 0.0, "report": 0.0} | ({"recodec": 0.0, "redigest": 0.0} if _core else {})
 for i in range(5 if _core else 0):  # warmed up as the pickles were
-    for side in (gold_dir, cand_dir): probe.digests(_core.read_result(f"{side}/warm{i}.parity"), "outputs", {}, {})
+    for side in (gold_dir, cand_dir): probe.digests(_core.read_result(f"{side}/warm{i}.parity"), "outputs", None, {})
 for i in range(count):
     t0 = clock()
     g = pickle.loads(read(f"{gold_dir}/{i}.pkl")); c = pickle.loads(read(f"{cand_dir}/{i}.pkl")); t1 = clock()
@@ -126,7 +127,8 @@ for i in range(count):
     spent["reload"] += t1 - t0; spent["compare"] += t2 - t1; spent["report"] += t3 - t2
     if _core:
         g = _core.read_result(f"{gold_dir}/{i}.parity"); c = _core.read_result(f"{cand_dir}/{i}.parity"); t4 = clock()
-        probe.digests(g, "outputs", {}, {}); probe.digests(c, "outputs", {}, {}); t5 = clock()
+        # As compare digests a reload: no descriptions (probes.cc's begin_digests; made only for a failure's message).
+        probe.digests(g, "outputs", None, {}); probe.digests(c, "outputs", None, {}); t5 = clock()
         spent["recodec"] += t4 - t3; spent["redigest"] += t5 - t4
 print(json.dumps({k: v / count * 1e6 for k, v in spent.items()}))
 """
