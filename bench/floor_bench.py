@@ -44,16 +44,21 @@ import pipeline_bench as pb  # noqa: E402
 TARGET_US = 500.0
 DESIGN_PIECES = ("digests", "codec", "recodec", "redigest")  # what parity's design adds to the floor (the docstring)
 
-# One side's pieces: own work, pickle, file (one process: the side's run), once pipeline_bench's SCENARIOS_READY has
-# loaded the backend and warmed up.
-RUN_SIDE = pb.SCENARIOS_READY + r"""
-import os, pickle
-out_dir = sys.argv[5]
-clock = time.process_time
+# Both scripts' way to parity's own implementations of the design's pieces: _core None when the Python API was not built
+# (main() then leaves those pieces out, saying so).
+DESIGN_READY = """
 try:
     from parity import _core, probe
 except ImportError:
     _core = None
+"""
+
+# One side's pieces: own work, pickle, file (one process: the side's run), once pipeline_bench's SCENARIOS_READY has
+# loaded the backend and warmed up.
+RUN_SIDE = pb.SCENARIOS_READY + DESIGN_READY + r"""
+import os, pickle
+out_dir = sys.argv[5]
+clock = time.process_time
 spent = {"own": 0.0, "pickle": 0.0, "file": 0.0} | ({"digests": 0.0, "codec": 0.0} if _core else {})
 for i, s in enumerate(found.scenarios[:5] if _core else ()):  # warmed up as the scenarios were (SCENARIOS_READY)
     outputs = s.call(b)["outputs"]
@@ -85,7 +90,7 @@ b = backend.load(sys.argv[3]); b.install()
 import numpy as np
 gold_dir, cand_dir, count = sys.argv[4], sys.argv[5], int(sys.argv[6])
 clock = time.process_time
-
+""" + DESIGN_READY + r"""
 def read(path):
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -111,10 +116,6 @@ def report(i, g):
     case = f'<testcase classname={quoteattr(f"m{i // 50}")} name={quoteattr(f"s{i}")} time="0.001"/>'
     return len(entry) + len(case)
 
-try:
-    from parity import _core, probe
-except ImportError:
-    _core = None
 spent = {"reload": 0.0, "compare": 0.0, "report": 0.0} | ({"recodec": 0.0, "redigest": 0.0} if _core else {})
 for i in range(5 if _core else 0):  # warmed up as the pickles were
     for side in (gold_dir, cand_dir): probe.digests(_core.read_result(f"{side}/warm{i}.parity"), "outputs", None, {})
