@@ -156,4 +156,41 @@ TEST_F(AtomicFileTest, TwoFilesUnderConstructionInOneDirectory) {
   EXPECT_EQ(read(dir_.path() / "b"), "B");
 }
 
+// Publish::in_place (a run's result files): one directory operation, no temporary name.
+TEST_F(AtomicFileTest, InPlaceFileIsWrittenUnderItsOwnNameAlone) {
+  const fs::path target = dir_.path() / "result.parity";
+  AtomicFile f(target, parity::Publish::in_place);
+  f.write("whole");
+  EXPECT_EQ(entries(), std::vector<std::string>{"result.parity"}) << "no temporary name beside it";
+  f.commit();
+  EXPECT_EQ(read(target), "whole");
+  EXPECT_EQ(entries(), std::vector<std::string>{"result.parity"});
+}
+
+TEST_F(AtomicFileTest, InPlaceReplacesAFileAndALinkWithoutWritingThroughIt) {
+  const fs::path half = dir_.path() / "half.parity", link = dir_.path() / "link.parity";
+  const fs::path elsewhere = dir_.path() / "elsewhere";
+  std::ofstream(half) << "a killed writer's longer, partial file";
+  std::ofstream(elsewhere) << "not parity's";
+  fs::create_symlink(elsewhere, link);
+  for (const fs::path& target : {half, link}) {
+    AtomicFile f(target, parity::Publish::in_place);
+    f.write("new");
+    f.commit();
+    EXPECT_EQ(read(target), "new") << target;
+  }
+  EXPECT_FALSE(fs::is_symlink(link));
+  EXPECT_EQ(read(elsewhere), "not parity's");
+}
+
+TEST_F(AtomicFileTest, UncommittedInPlaceFileIsRemoved) {
+  try {
+    AtomicFile f(dir_.path() / "x.parity", parity::Publish::in_place);
+    f.write("some");
+    throw std::logic_error("the outputs could not be written whole");
+  } catch (const std::logic_error&) {
+  }
+  EXPECT_TRUE(entries().empty());
+}
+
 }  // namespace

@@ -374,6 +374,29 @@ def test_an_output_that_refuses_pickling_leaves_no_file_behind(key, tmp_path):
     assert list(tmp_path.iterdir()) == []  # neither the pickle nor its temporary file
 
 
+@pytest.mark.parametrize("held", [True, False], ids=["held whole", "streamed"])
+def test_a_pickle_written_in_place_replaces_a_file_or_a_link_there_and_a_failed_one_leaves_nothing(held, key, monkeypatch,
+                                                                                                  tmp_path):
+    """A run's worker writes its pickles under their own names (atomic_file.h's Publish::in_place): what a killed
+    writer left there is replaced, a link is replaced rather than written through, and a pickle that fails is removed."""
+    if not held:
+        monkeypatch.setattr(probe, "_PICKLE_BUFFER", 64)  # created at the first writes and streamed
+    outputs = {"x": numpy.arange(40.0), "s": "text" * 50}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_bytes(b"not parity's")
+    (tmp_path / "half.pickle").write_bytes(b"a killed writer's partial pickle")
+    (tmp_path / "link.pickle").symlink_to(elsewhere)
+    for name in ("half.pickle", "link.pickle", "new.pickle"):
+        assert probe.pickle_outputs(outputs, str(tmp_path / name), in_place=True) is None
+    assert probe.pickle_outputs(outputs, str(tmp_path / "renamed.pickle")) is None
+    written = {name: (tmp_path / name).read_bytes() for name in ("half.pickle", "link.pickle", "new.pickle")}
+    assert set(written.values()) == {(tmp_path / "renamed.pickle").read_bytes()}
+    assert not (tmp_path / "link.pickle").is_symlink() and elsewhere.read_bytes() == b"not parity's"
+    error = probe.pickle_outputs({"x": numpy.arange(40.0), "f": lambda: 0}, str(tmp_path / "half.pickle"), in_place=True)
+    assert error["path"] == "outputs['f']", error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "link.pickle", "new.pickle", "renamed.pickle"]
+
+
 @pytest.mark.parametrize("signed", [True, False])
 def test_a_pickle_held_whole_and_one_streamed_past_the_buffer_are_the_same_file(signed, monkeypatch, tmp_path):
     if signed:

@@ -652,8 +652,8 @@ class _PickleFile:
     open() adds an fstat and two lseeks). Past it, the file is created and written as pickle goes, through an
     incremental MAC, so that a large pickle is never held whole."""
 
-    def __init__(self, path: str, key):
-        self._path, self._key = path, key
+    def __init__(self, path: str, key, in_place=False):
+        self._path, self._key, self._in_place = path, key, in_place
         self._fd, self._mac = -1, None
         self._held, self._held_size = [MAGIC], len(MAGIC)
         self.size = 0  # bytes of the stream written so far
@@ -694,7 +694,16 @@ class _PickleFile:
             os.close(fd)
 
     def _open(self):
-        self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)  # open(.., "wb")
+        if not self._in_place:
+            self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)  # open(.., "wb")
+            return
+        # As atomic_file.cc's Publish::in_place: created exclusively, so that a link there is removed, never followed.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+        try:
+            self._fd = os.open(self._path, flags, 0o666)
+        except FileExistsError:
+            os.unlink(self._path)
+            self._fd = os.open(self._path, flags, 0o666)
 
     def _spill(self):
         held = b"".join(self._held)
@@ -711,18 +720,20 @@ class _PickleFile:
             view = view[os.write(self._fd, view):]
 
 
-def pickle_outputs(obj, file: str, arrays=None):
+def pickle_outputs(obj, file: str, arrays=None, in_place=False):
     """Pickles the outputs into `file` the way the ecosystem would (protocol 5, the candidate's own reducers; the
     stream is written as it is made); returns None, or the error with the path of the output that refused.
     `arrays`: digests()'s {path: (array, whole digest)} of the outputs the result file holds, whose buffers are
     referenced rather than copied. The file appears whole or not at all, and ends with the MAC compare verifies
-    before unpickling it (parity.trust)."""
-    temp = f"{file}.tmp-{os.getpid()}"
+    before unpickling it (parity.trust). in_place: created under its own name, not renamed into it, for a file no
+    reader opens before the caller has said it is whole (a run's worker: atomic_file.h's Publish::in_place); it is
+    removed when pickling fails."""
+    temp = file if in_place else f"{file}.tmp-{os.getpid()}"
     try:
         key = trust.key(create=True)
     except (trust.NoKey, OSError):  # no usable key: the pickle goes unsigned and compare skips its probe, saying why
         key = None
-    out = _PickleFile(temp, key)
+    out = _PickleFile(temp, key, in_place)
     replaced = False
     try:
         buffers = _Buffers(arrays)
@@ -732,7 +743,8 @@ def pickle_outputs(obj, file: str, arrays=None):
             pickle.dump(obj, out, protocol=PROTOCOL)
         table = json.dumps(buffers.table).encode() if buffers.table else b"[]"
         out.close(table + _FOOTER.pack(out.size, len(table)))
-        os.replace(temp, file)
+        if not in_place:
+            os.replace(temp, file)
         replaced = True
         return None
     except Exception as exc:  # noqa: BLE001 - a pickling failure is a finding, not a crash

@@ -157,17 +157,28 @@ def test_resume_runs_only_the_pytest_scenarios_an_interrupted_run_did_not_finish
     run("gold", out, "--scenarios", plain)
     whole = {p.name: p.read_bytes() for p in (out / "results").iterdir()}
     manifest = json.loads((out / "manifest.json").read_text())
-    dropped = {"test_values.py::test_dot", "sub/test_nested.py::test_nested_sum"}
+    dropped = {"test_values.py::test_dot": "never written", "sub/test_nested.py::test_nested_sum": "half written",
+               "test_values.py::test_counts": "a link"}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_bytes(b"not parity's")
     for entry in manifest["scenarios"]:
-        if entry["id"] in dropped:
-            (out / entry["file"]).unlink()  # as a run killed before writing them leaves it
+        file = out / entry.get("file", "")
+        if dropped.get(entry["id"]) == "never written":
+            file.unlink()  # as a run killed before writing it leaves it
+        elif dropped.get(entry["id"]) == "half written":  # as a worker killed writing it leaves it: in place, no record
+            file.write_bytes(file.read_bytes()[:40])
+        elif dropped.get(entry["id"]) == "a link":  # replaced by the next run's file, never written through
+            file.unlink()
+            file.symlink_to(elsewhere)
     manifest["scenarios"] = [e for e in manifest["scenarios"] if e["id"] not in dropped]
     manifest["complete"] = False
     (out / "manifest.json").write_text(json.dumps(manifest))
     proc = run("gold", out, "--scenarios", plain, "--resume")
-    assert f"{len(PLAIN_IDS) - 2} of {len(PLAIN_IDS)} scenarios already finished" in proc.stderr, proc.stderr
+    assert f"{len(PLAIN_IDS) - 3} of {len(PLAIN_IDS)} scenarios already finished" in proc.stderr, proc.stderr
     assert statuses(out) == dict.fromkeys(PLAIN_IDS, "ok")
     assert {p.name: p.read_bytes() for p in (out / "results").iterdir()} == whole
+    assert not [p for p in (out / "results").iterdir() if p.is_symlink()]
+    assert elsewhere.read_bytes() == b"not parity's"
 
 
 # --- crash and timeout isolation ------------------------------------------------------------------------------------

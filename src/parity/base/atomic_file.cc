@@ -1,5 +1,6 @@
-// Temp-file-and-rename writing (see atomic_file.h). No fsync: rename is atomic against a killed process,
-// which is the failure parity guards against; syncing every small result file would dominate batch runs.
+// Temp-file-and-rename writing, or exclusive creation in place (see atomic_file.h). No fsync: rename is atomic against
+// a killed process, which is the failure parity guards against; syncing every small result file would dominate batch
+// runs.
 #include "atomic_file.h"
 
 #include <fcntl.h>
@@ -14,11 +15,27 @@
 
 namespace parity {
 
-AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
-  temp_ = path_;
-  static std::atomic<unsigned> counter{0};  // two files for one target in one process never share a temp
-  temp_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+namespace {
+
+// O_EXCL: a link at `path` is never followed (the open fails on it), so it is removed and the file created again.
+int create_exclusively(const std::filesystem::path& path) {
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+  const int fd = ::open(path.c_str(), kFlags, 0644);
+  if (fd >= 0 || errno != EEXIST || ::unlink(path.c_str()) != 0) return fd;
+  return ::open(path.c_str(), kFlags, 0644);
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::filesystem::path path, Publish publish) : path_(std::move(path)), publish_(publish) {
+  temp_ = path_;  // in place: the file is its own temp, removed the same way when it is not committed
+  if (publish_ == Publish::by_rename) {
+    static std::atomic<unsigned> counter{0};  // two files for one target in one process never share a temp
+    temp_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  } else {
+    fd_ = create_exclusively(temp_);
+  }
   if (fd_ < 0) fail("cannot create");
 }
 
@@ -61,6 +78,7 @@ void AtomicFile::commit() {
     fail("cannot close");
   }
   fd_ = -1;
+  if (publish_ == Publish::in_place) return;
   if (::rename(temp_.c_str(), path_.c_str()) != 0) {
     const int saved = errno;
     ::unlink(temp_.c_str());

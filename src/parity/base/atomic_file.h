@@ -1,4 +1,5 @@
-// Writes a file so that readers see either nothing or the complete file: a temp file renamed on commit.
+// Writes a file so that readers see either nothing or the complete file: a temp file renamed on commit, or, for a run's
+// result files, the file created under its own name where no reader looks before the writer says it is whole.
 #pragma once
 
 #include <cstddef>
@@ -7,11 +8,26 @@
 
 namespace parity {
 
-/// An output file under construction. Nothing appears at `path` until commit(); an uncommitted file's
-/// temp file is removed by the destructor. Errors throw std::runtime_error naming the path and cause.
+/// How a file under construction reaches its name.
+enum class Publish {
+  /// Written under a temporary name and renamed on commit: nothing appears at the name until then, and an old file of
+  /// that name stays whole. For every file a reader may open at any moment (the manifest, reports, the Python API's).
+  by_rename,
+  /// Created under its own name, exclusively: whatever was there (a file, a link, never followed) is removed first.
+  /// One directory operation fewer than a rename (on ext4 a file created and renamed costs twice one created: a run
+  /// writes two a scenario and side, bench/README, issue #20 target 2). Only for files no reader opens before their
+  /// writer has said they are whole: a run's result files, which the manifest names once the worker's done reply has
+  /// come (worker.cc's record_outputs, runner.cc). A killed writer leaves a partial file that no manifest names; the
+  /// scenario's next run (--resume) replaces it.
+  in_place,
+};
+
+/// An output file under construction; commit() completes it. With Publish::by_rename nothing appears at `path` until
+/// commit(); an uncommitted file (its temp file, or with Publish::in_place the file itself) is removed by the
+/// destructor. Errors throw std::runtime_error naming the path and cause.
 class AtomicFile {
  public:
-  explicit AtomicFile(std::filesystem::path path);
+  explicit AtomicFile(std::filesystem::path path, Publish publish = Publish::by_rename);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -21,13 +37,14 @@ class AtomicFile {
   /// Writes `count` zero bytes (padding between aligned sections).
   void pad(std::size_t count);
   std::size_t written() const { return written_; }
-  /// Closes and renames into place.
+  /// Closes, and renames into place (Publish::by_rename).
   void commit();
 
  private:
   [[noreturn]] void fail(const char* what) const;
 
   std::filesystem::path path_, temp_;
+  Publish publish_;
   int fd_ = -1;
   std::size_t written_ = 0;
 };

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "atomic_file.h"
 #include "pybind11_fwd.h"
 
 namespace parity {
@@ -130,10 +131,11 @@ struct Node {
 /// "dict", "ndarray", ... as the format and messages spell them.
 const char* kind_name(Node::Kind kind);
 
-/// Writes `outputs` to `file` atomically. Objects without a native form go through parity.reducers; an
-/// object seen twice is written once and later as a reference. Throws UnsupportedOutput (naming the path,
-/// e.g. "outputs['f'][2]") for values the format cannot carry, std::runtime_error for I/O errors.
-void write_result(const std::filesystem::path& file, pybind11::handle outputs);
+/// Writes `outputs` to `file` atomically (`publish`: atomic_file.h; a run's worker writes in place). Objects without a
+/// native form go through parity.reducers; an object seen twice is written once and later as a reference. Throws
+/// UnsupportedOutput (naming the path, e.g. "outputs['f'][2]") for values the format cannot carry, std::runtime_error
+/// for I/O errors.
+void write_result(const std::filesystem::path& file, pybind11::handle outputs, Publish publish = Publish::by_rename);
 
 /// The memory one result file may expand to beyond its mapping, by default (`compare --max-result-memory`).
 inline constexpr std::uint64_t kDefaultMaxResultMemory = std::uint64_t{2} << 30;

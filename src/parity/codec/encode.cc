@@ -595,7 +595,7 @@ class BufferedOut {
 
 }  // namespace
 
-void write_result(const std::filesystem::path& file, py::handle outputs) {
+void write_result(const std::filesystem::path& file, py::handle outputs, Publish publish) {
   Encoder encoder;
   encoder.encode(outputs, "outputs", 0);
   const std::string& header = encoder.header();
@@ -605,7 +605,7 @@ void write_result(const std::filesystem::path& file, py::handle outputs) {
   put_u32(pre + 8, kFormatMajor);
   put_u32(pre + 12, kFormatMinor);
   put_u64(pre + 16, header.size());
-  AtomicFile file_out(file);
+  AtomicFile file_out(file, publish);
   BufferedOut out(file_out);
   out.write(pre, kPreamble);
   out.write(header.data(), header.size());

@@ -612,7 +612,9 @@ void Supervisor::check_limits(Worker& w, Progress& progress) {
   }
 }
 
-// What a killed run's writers left half-written (atomic_file.h, probe.py): "<file>.tmp-<pid>...", never a result.
+// What a killed run's writers left half-written under a temporary name (atomic_file.h, probe.py):
+// "<file>.tmp-<pid>...", never a result. A result file half-written in place (Publish::in_place) has its own name but
+// no record: the scenario runs again and replaces it.
 void remove_partial_files(const std::filesystem::path& results) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(results, ec))

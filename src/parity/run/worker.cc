@@ -111,7 +111,7 @@ void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesy
   record.fidelity_values = to_json(shown);
   if (!pickle_probe) return;
   const std::string file = pickle_file_for(record.id);
-  py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string(), arrays);
+  py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string(), arrays, py::arg("in_place") = true);
   if (!error.is_none()) {
     record.pickle_error = to_json(error);
     return;
@@ -123,7 +123,7 @@ void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesy
 void record_outputs(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
   const std::string file = result_file_for(record.id);
   try {
-    write_result(out / file, outputs);
+    write_result(out / file, outputs, Publish::in_place);  // named in the manifest only once this record is done
     record.file = file;
     try {
       record_probes(record, outputs, out, pickle_probe);
