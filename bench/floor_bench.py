@@ -9,8 +9,11 @@ microseconds per scenario (time.process_time around the piece only, so the loop 
   own       the scenario's own work: its function under the backend, given its seeded generator (`Scenario.call`);
             the work under test, not overhead, so left out of the floor of target 2's overhead;
   pickle    pickle protocol 5 of its outputs: the pickle probe's meaning is that the candidate's own __reduce__ runs;
-  file      one file a scenario, created, written and renamed into place: outputs must outlive the process that made
-            them so that a fresh process reloads them (parity writes two: its own codec's and the pickle);
+  file      one file a scenario, created under its own name and written: outputs must outlive the process that made
+            them so that a fresh process reloads them (parity writes two: its own codec's and the pickle). Not renamed
+            into place: a reader learns of the file only once it is whole (parity's manifest), as a run's worker
+            writes it (atomic_file.h's Publish::in_place). Records appended to one file a process would cost less;
+            one file a scenario is the floor of a results directory laid out as parity's is;
   reload    in a fresh process, both sides' files read and unpickled (the candidate's own reconstructors);
   compare   every leaf's type, dtype, shape, strides, contiguity, writeable flag and values (exact, else allclose);
   report    its entry in the JSON and JUnit reports (a dict of its checks dumped, a testcase element escaped);
@@ -67,14 +70,13 @@ for i, s in enumerate(found.scenarios):
     t0 = clock(); result = s.call(b); t1 = clock()
     if result["status"] != "ok": raise SystemExit(f"{s.id}: {result}")
     blob = pickle.dumps(result["outputs"], protocol=5); t2 = clock()
-    temp, final = f"{out_dir}/.{i}.tmp", f"{out_dir}/{i}.pkl"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600); os.write(fd, blob); os.close(fd)
-    os.rename(temp, final); t3 = clock()
+    fd = os.open(f"{out_dir}/{i}.pkl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600); os.write(fd, blob); os.close(fd)
+    t3 = clock()
     spent["own"] += t1 - t0; spent["pickle"] += t2 - t1; spent["file"] += t3 - t2
     if _core:
         # As the worker digests (worker.cc's record_probes): with the short descriptions the manifest keeps beside them.
         probe.digests(result["outputs"], "outputs", {}, {}); t4 = clock()
-        _core.write_result(f"{out_dir}/{i}.parity", result["outputs"]); t5 = clock()
+        _core.write_result(f"{out_dir}/{i}.parity", result["outputs"], in_place=True); t5 = clock()  # as the worker
         spent["digests"] += t4 - t3; spent["codec"] += t5 - t4
 print(json.dumps({k: v / len(found.scenarios) * 1e6 for k, v in spent.items()}))
 """
