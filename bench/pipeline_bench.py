@@ -70,6 +70,37 @@ def fresh(parent: Path, kind: str) -> Path:
     return path
 
 
+def file_creation_us(parent: Path, count: int = 300) -> float:
+    """Wall µs to create and write one small file in a new directory under `parent` (the median of `count`): what the
+    file system charges parity's runs a file now. The files stay until the benchmark ends (fresh's reason)."""
+    where = Path(tempfile.mkdtemp(prefix="file-creation.", dir=parent))
+    spent = []
+    for i in range(count):
+        t = time.perf_counter()
+        fd = os.open(where / f"{i}.parity", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, b"x" * 600)
+        os.close(fd)
+        spent.append(time.perf_counter() - t)
+    return statistics.median(spent) * 1e6
+
+
+def file_system_state(tmp: Path, report) -> None:
+    """Prints what creating a file costs in `tmp` now against a tmpfs: on ext4 without a journal, files deleted in the
+    last minutes make every new one far dearer (bench/README, "The file system"), and parity's runs create two a
+    scenario and side where the reference creates three in all."""
+    here = file_creation_us(tmp)
+    shm = Path("/dev/shm")
+    there = file_creation_us(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    report.figures.setdefault("file_creation_us", []).append({"here": here, "tmpfs": there})
+    line = f"   a file created and written in {tmp.parent}: {here:.1f} µs"
+    if there is not None:
+        line += f" (in a tmpfs: {there:.1f} µs)"
+        if here > 3 * there + 20:
+            line += ("; the file system is slow now (inodes freed in the last minutes, bench/README's \"The file "
+                     "system\"): parity's figures with files are slowed, the reference's hardly")
+    print(line)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The scenario sets: one body, two spellings (a parity scenario, a pytest test)
 
@@ -294,6 +325,7 @@ def end_to_end(tmp: Path, count: int, candidate: str, repeat: int, report: Repor
         }, repeat)
     work = sum(bare[count].values())
     print(f"\nEND-TO-END: {count} generated scenarios, gold + {candidate} + compare (median of {repeat}, ms)")
+    file_system_state(tmp, report)
     print(f"   scenarios' own work (called in one process, nothing written): gold {ms(bare[count]['gold'])}, "
           f"{candidate} {ms(bare[count]['candidate'])}")
     print(f"   {'pipeline':<16} {'gold':>8} {'candidate':>10} {'compare':>8} {'total':>8} {'harness/scenario':>17} "
