@@ -85,6 +85,29 @@ def test_runs_killed_at_random_moments_resume_to_the_files_of_an_uninterrupted_r
     assert not list(tmp_path.glob("parity-run-*")), list(tmp_path.glob("parity-run-*"))
 
 
+def test_a_scenario_whose_worker_is_stopped_leaves_no_file_under_its_names(tmp_path):
+    """A worker creates a scenario's files under their own names (atomic_file.h's Publish::in_place): one stopped
+    while writing them (its timeout) would leave a partial file there that no record names and that --resume, which
+    keeps the timeout's record, would never replace. The run removes them as it records the scenario; here they are
+    what an earlier run wrote, cut short as a killed writer leaves them."""
+    scenarios = tmp_path / "stuck.py"
+    scenarios.write_text('"""Stuck when told to."""\nimport os, time\nimport parity\n\n\n'
+                         "@parity.scenario(timeout=2)\ndef stuck(xp):\n"
+                         "    if os.environ.get('STUCK'):\n        time.sleep(60)\n"
+                         "    return {'x': xp.arange(100000.0)}\n")
+    out = tmp_path / "out"
+    assert run(out, "--scenarios", scenarios).returncode == 0
+    [record] = json.loads((out / "manifest.json").read_text())["scenarios"]
+    files = [out / record["file"], out / record["pickle_file"]]
+    for file in files:
+        file.write_bytes(file.read_bytes()[:100])
+    proc = run(out, "--scenarios", scenarios, env={**os.environ, "STUCK": "1"})
+    assert proc.returncode == 1, proc.stderr
+    [record] = json.loads((out / "manifest.json").read_text())["scenarios"]
+    assert record["status"] == "timeout" and not record.get("file") and not record.get("pickle_file"), record
+    assert [f.name for f in files if f.exists()] == []
+
+
 def test_resume_refuses_a_directory_without_a_run_or_of_another_backend(tmp_path):
     proc = run(tmp_path / "nothing", "--resume")
     assert proc.returncode == 2 and "--resume: nothing to resume" in proc.stderr, proc.stderr

@@ -17,8 +17,9 @@ enum class Publish {
   /// One directory operation fewer than a rename (on ext4 a file created and renamed costs twice one created: a run
   /// writes two a scenario and side, bench/README, issue #20 target 2). Only for files no reader opens before their
   /// writer has said they are whole: a run's result files, which the manifest names once the worker's done reply has
-  /// come (worker.cc's record_outputs, runner.cc). A killed writer leaves a partial file that no manifest names; the
-  /// scenario's next run (--resume) replaces it.
+  /// come (worker.cc's record_outputs, runner.cc). A killed writer leaves a partial file that no manifest names: the
+  /// supervisor removes it as it records the scenario as crashed or timed out (runner.cc's remove_unrecorded_files),
+  /// or, when the whole run was killed, the scenario's next run (--resume) replaces it.
   in_place,
 };
 

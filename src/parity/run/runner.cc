@@ -541,6 +541,14 @@ void Supervisor::give_back(Worker& w) {
   for (const std::size_t index : w.take_waiting()) put_back(index);
 }
 
+// What a worker that died or was stopped while writing its scenario's files left under their own names (a worker
+// creates them in place: atomic_file.h's Publish::in_place): the scenario's record names no file, and a resumed run
+// does not run it again, so nothing else would replace them.
+void remove_unrecorded_files(const std::filesystem::path& dir, const std::string& id) {
+  std::error_code ec;
+  for (const std::string& file : {result_file_for(id), pickle_file_for(id)}) std::filesystem::remove(dir / file, ec);
+}
+
 // The scenario the worker ran ended without a record of its own: the worker died or was stopped. It is recorded
 // with what the worker printed last, and a new worker takes the dead one's place.
 void Supervisor::lose(Worker& w, const std::string& status, const std::string& type, const std::string& message,
@@ -556,6 +564,7 @@ void Supervisor::lose(Worker& w, const std::string& status, const std::string& t
   }
   ScenarioRecord record;
   record.id = plan_[index].id;
+  remove_unrecorded_files(manifest_.dir, record.id);
   record.meta = plan_[index].declaration();
   record.status = status;
   record.seconds = seconds_between(w.started, Clock::now());
@@ -612,9 +621,10 @@ void Supervisor::check_limits(Worker& w, Progress& progress) {
   }
 }
 
-// What a killed run's writers left half-written under a temporary name (atomic_file.h, probe.py):
-// "<file>.tmp-<pid>...", never a result. A result file half-written in place (Publish::in_place) has its own name but
-// no record: the scenario runs again and replaces it.
+// What a killed run's writers left half-written under a temporary name (atomic_file.h, probe.py; earlier versions
+// wrote their results so too): "<file>.tmp-<pid>...", never a result. A result file half-written in place
+// (Publish::in_place) has its own name but no record: a scenario whose worker died or was stopped has its files removed
+// as it is recorded (remove_unrecorded_files); one unfinished when the whole run was killed runs again.
 void remove_partial_files(const std::filesystem::path& results) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(results, ec))
