@@ -192,8 +192,8 @@ CRASHY = {
     "test_b_crashes.py::test_aborts": ("crash", "Crash", "signal 6 (SIGABRT)"),
     "test_b_crashes.py::test_after_the_crashes": ("ok", None, None),
     "test_d_after.py::test_last": ("ok", None, None),
-    "test_e_timeouts.py::test_sleeps_past_the_run_timeout": ("timeout", "Timeout", "timeout of 4 s (--timeout)"),
-    "test_e_timeouts.py::test_sleeps_past_its_own_timeout": ("timeout", "Timeout", "timeout of 1 s (its timeout=)"),
+    "test_e_timeouts.py::test_sleeps_past_the_run_timeout": ("timeout", "Timeout", "timeout of 4 s (set by --timeout)"),
+    "test_e_timeouts.py::test_sleeps_past_its_own_timeout": ("timeout", "Timeout", "timeout of 1 s (set by the scenario's timeout= argument)"),
     "test_e_timeouts.py::test_after_the_timeouts": ("ok", None, None),
 }
 

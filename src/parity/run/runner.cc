@@ -607,7 +607,8 @@ void Supervisor::check_limits(Worker& w, Progress& progress) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%g", limit);
     stop(w, "timeout", "Timeout",
-         "ran past its timeout of " + std::string(seconds) + " s (" + (own.is_number() ? "its timeout=" : "--timeout") +
+         "ran past its timeout of " + std::string(seconds) + " s (" +
+             (own.is_number() ? "set by the scenario's timeout= argument" : "set by --timeout") +
              "); its worker was stopped",
          progress);
     return;
