@@ -7,6 +7,27 @@
 # Extension modules (NumPy's, a candidate's) find the C API in the executable: every symbol of the archive is linked
 # and the C API (Py*, _Py*, all that the shared library exports) exported. Without an archive, or with
 # PARITY_STATIC_LIBPYTHON off or PARITY_SANITIZE on, <found> is OFF and the executable links the shared library.
+# The Python C API the executable exports to extension modules (cmake/python_exports.list), beside this file.
+set(PARITY_PYTHON_EXPORTS "${CMAKE_CURRENT_LIST_DIR}/python_exports.list")
+
+# parity_static_libpython_links(<archive> <libs> <result>): whether a program that starts Python links against the
+# whole `archive` and `libs` as parity_static_libpython would link it (-no-pie), so that an archive the configured
+# Python's sysconfig describes wrongly falls back to the shared library at configure time instead of failing the build.
+function(parity_static_libpython_links archive libs result)
+  set(source "${CMAKE_CURRENT_BINARY_DIR}/parity_static_libpython_links.cc")
+  file(WRITE "${source}" "#include <Python.h>\nint main() { Py_Initialize(); return Py_FinalizeEx(); }\n")
+  try_compile(links SOURCES "${source}" NO_CACHE CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${Python_INCLUDE_DIRS}"
+              LINK_OPTIONS -no-pie LINK_LIBRARIES -Wl,--whole-archive "${archive}" -Wl,--no-whole-archive ${libs}
+              OUTPUT_VARIABLE output)
+  if(NOT links)
+    string(REGEX MATCHALL "[^\n]*(error|undefined reference|cannot find)[^\n]*" errors "${output}")
+    list(SUBLIST errors 0 3 errors)
+    list(JOIN errors "\n  " errors)
+    message(STATUS "parity: a program linking ${archive} failed:\n  ${errors}")
+  endif()
+  set(${result} ${links} PARENT_SCOPE)
+endfunction()
+
 function(parity_static_libpython found)
   set(${found} OFF PARENT_SCOPE)
   if(NOT PARITY_STATIC_LIBPYTHON OR PARITY_SANITIZE)
@@ -33,10 +54,20 @@ print(v("LIBPL") or "", v("LIBRARY") or "", " ".join(filter(None, (v("LIBS"), v(
     return()
   endif()
   separate_arguments(libs UNIX_COMMAND "${libs}")
+  # A relative path among them names a file of CPython's own build tree, which no installed Python has: Ubuntu 24.04's
+  # 3.12 lists Modules/_hacl/libHacl_Hash_SHA2.a, which the linker took for -lModules/... and failed on (scripts/
+  # gpu_check.sh on an H200, 2026-12-04). The link below decides whether the archive links without it.
+  list(FILTER libs EXCLUDE REGEX "^[^-/]")
+  parity_static_libpython_links("${archive}" "${libs}" links)
+  if(NOT links)
+    message(STATUS "parity: ${archive} does not link with its libraries (${libs}): the parity executable links the "
+                   "shared libpython")
+    return()
+  endif()
   add_library(parity_static_libpython INTERFACE)
   target_link_libraries(parity_static_libpython INTERFACE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${archive}>" ${libs})
   target_link_options(parity_static_libpython INTERFACE -no-pie
-                      "LINKER:--dynamic-list=${PROJECT_SOURCE_DIR}/cmake/python_exports.list")
+                      "LINKER:--dynamic-list=${PARITY_PYTHON_EXPORTS}")
   message(STATUS "parity: the parity executable links ${archive}")
   set(${found} ON PARENT_SCOPE)
 endfunction()
