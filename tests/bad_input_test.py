@@ -71,6 +71,28 @@ def test_a_keyword_that_selects_nothing_is_an_error_not_an_empty_pass(tmp_path):
     run("gold", tmp_path / "gold", "-k", "basic", check=1)  # a keyword that selects some runs them
 
 
+@pytest.mark.parametrize("args, taker, taken", [
+    (["--trust-backend", "--json", "{report}"], "--trust-backend", "--json"),
+    (["--json", "--html", "{report}"], "--json", "--html"),
+    (["--json={report}", "--baseline", "--strict-differences"], "--baseline", "--strict-differences"),
+], ids=["trust-backend", "json", "baseline"])
+def test_an_option_missing_its_value_is_a_usage_error_naming_both_options(pair, tmp_path, args, taker, taken):
+    # CLI11 hands an option the next argument whatever it is: `--trust-backend --json r.json` had trusted "--json" and
+    # "r.json" and written no report, exiting as if nothing were wrong.
+    gold, cand = pair
+    report = tmp_path / "report.json"
+    proc = parity("compare", gold, cand, *(a.format(report=report) for a in args), check=2)
+    assert f"{taker}: got the option {taken} where its value belongs" in proc.stderr, proc.stderr
+    assert not report.exists()
+
+
+def test_a_backend_trusted_before_the_results_directories_leaves_them_to_compare(pair, tmp_path):
+    gold, cand = pair
+    report = tmp_path / "report.json"
+    parity("compare", "--trust-backend", "fsproxy", gold, cand, "--json", report, check=1)  # basic.raises raises
+    assert statuses(report)["basic.integers"]["status"] == "pass"
+
+
 def test_a_swapped_pair_is_refused_saying_which_way_round(pair):
     gold, cand = pair
     proc = parity("compare", cand, gold, check=2)

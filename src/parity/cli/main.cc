@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "check.h"
 #include "compare.h"
@@ -291,7 +292,8 @@ void add_compare_flags(CLI::App* cmd, CompareArgs& args) {
   add_baselines(cmd, args.baselines);
   cmd->add_option("--trust-backend", args.options.trusted_backends,
                   "a backend (name, module or .py path) compare may import for its reducers, for runs that "
-                  "recorded it (repeatable; PARITY_TRUST_BACKENDS adds more); built-ins are always trusted");
+                  "recorded it (repeatable; PARITY_TRUST_BACKENDS adds more); built-ins are always trusted")
+      ->allow_extra_args(false);  // one backend per --trust-backend: the results directories may follow it
   cmd->add_flag("--strict-differences", args.options.strict_differences,
                 "fail when a difference the candidate declares explains nothing (for whole-corpus runs)");
   // The run's policies; a scenario's own policy= overrides them (README, "Policies").
@@ -425,6 +427,27 @@ Subcommand define_report(CLI::App& app) {
   return {report, [args] { return report_command(*args); }};
 }
 
+// CLI11 hands an option that takes a value the next argument whatever it looks like: `compare --trust-backend --json
+// r.json` trusted "--json" and "r.json", and wrote no report, saying nothing. An option's value that is the name of one
+// of its command's own options is refused, naming both, so a forgotten value is a usage error.
+void refuse_option_names_as_values(CLI::App& command) {
+  std::set<std::string> names;
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.insert("--" + name);
+    for (const std::string& name : option->get_snames()) names.insert("-" + name);
+  }
+  for (CLI::Option* option : command.get_options({})) {
+    if (option->get_expected_min() < 1) continue;  // a flag
+    option->check(CLI::Validator(
+        [names](std::string& value) -> std::string {
+          if (!names.count(value.substr(0, value.find('=')))) return {};
+          return "got the option " + value + " where its value belongs";
+        },
+        "", "not an option name"));
+  }
+  for (CLI::App* subcommand : command.get_subcommands({})) refuse_option_names_as_values(*subcommand);
+}
+
 int main_impl(int argc, char** argv) {
   CLI::App app{"parity: does a proxy-array library behave like NumPy, after its results have travelled?"};
   app.require_subcommand(1);
@@ -446,6 +469,7 @@ int main_impl(int argc, char** argv) {
   add_config_flags({app.get_subcommand("list"), app.get_subcommand("run"), app.get_subcommand("compare"),
                     app.get_subcommand("check"), app.get_subcommand("coverage")},
                    config_args);
+  refuse_option_names_as_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
