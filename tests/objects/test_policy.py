@@ -197,6 +197,19 @@ def test_an_untrusted_backend_s_recorded_differences_are_used_as_of_the_run(tmp_
     notice = [n for n in report["notices"] if n["kind"] == "recorded-differences"]
     assert len(notice) == 1 and "as of its run" in notice[0]["message"], report.get("notices")
     assert "as of its run" in proc.stderr
+    assert "is not a built-in backend and you have not trusted it" in notice[0]["message"]
+
+
+def test_a_trusted_backend_that_no_longer_imports_says_why_its_recorded_differences_are_used(tmp_path):
+    # Its edited file broke: the notice had said "not built-in, not trusted" of a backend trusted by name, leaving
+    # the SyntaxError unsaid while the edit went unused.
+    gold, cand, backend = differences_runs(tmp_path)
+    backend.write_text(backend.read_text() + "\nDIFFERENCES = [entry for entry in *DIFFERENCES]\n")
+    proc, report, _ = compare(gold, cand, tmp_path, "--trust-backend", backend, check=1)
+    assert [d["id"] for d in report["differences"]] == ["read-only"]
+    notice = [n for n in report["notices"] if n["kind"] == "recorded-differences"]
+    assert len(notice) == 1 and "as of its run" in notice[0]["message"], report.get("notices")
+    assert "SyntaxError" in notice[0]["message"] and "not trusted" not in notice[0]["message"], notice[0]["message"]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -68,10 +68,13 @@ std::vector<std::string> ids_to_compare(const Manifest& gold, const Manifest& ca
 
 // The candidate backend's DIFFERENCES as its code declares them now, when compare loaded it (built-in or trusted):
 // they replace those its manifest recorded, and a change since the run is a notice naming the ids added, removed
-// or changed. An untrusted backend's recorded ones are used, and a notice says they are as of the run.
+// or changed. Where it was not loaded (untrusted, or its import failed), the recorded ones are used, and a notice
+// says they are as of the run and why: a built-in backend whose file no longer imports had been reported as "not
+// built-in, not trusted", its error unsaid, while its edited DIFFERENCES went unused.
 void use_current_differences(const Manifest& candidate, const CompareOptions& trusting, CompareReport& report) {
   const std::string manifest = (candidate.dir / kManifestName).string();
-  py::object now = trusting.untrusted.count("candidate")
+  const auto untrusted = trusting.untrusted.find("candidate");
+  py::object now = untrusted != trusting.untrusted.end()
                        ? py::object(py::none())
                        : py::module_::import("parity.trust").attr("current_differences")("candidate");
   if (now.is_none()) {
@@ -79,8 +82,8 @@ void use_current_differences(const Manifest& candidate, const CompareOptions& tr
       report.notices.push_back(
           {"recorded-differences",
            "the candidate backend's declared differences are those recorded in " + manifest +
-               " as of its run: compare did not load the backend (not built-in, not trusted), so a change to its "
-               "DIFFERENCES since then is not seen"});
+               " as of its run, so a change to its DIFFERENCES since then is not seen: " +
+               (untrusted != trusting.untrusted.end() ? untrusted->second : "compare did not load the backend")});
     return;
   }
   const json declared = {{"differences", from_py(now)}};
