@@ -169,32 +169,30 @@ def test_cupy_without_a_gpu_skips_everything_with_the_reason(runs, tmp_path):
     assert code == 0 and summary["skip"] == summary["total"] == len(scenarios) >= 100, summary
 
 
-# A gold and a cupy run of the bundled corpus on an H200 (scripts/gpu_check.sh, 2026-12-04: CuPy 14.2.0, NumPy 2.5.2),
-# cut to one scenario for each of fixtures/cupy.py's DIFFERENCES but two, whose scenarios' results (einsum's and the
-# multidimensional FFTs', 400 KB) are left out. docs/cupy-gpu-run.md has the whole run.
+# Gold and cupy runs of the bundled corpus on an H200 (scripts/gpu_check.sh, 2026-12-04: CuPy 14.2.0, NumPy 2.5.2), the
+# operation registry's default sample and its whole product (PARITY_OPS=full), cut to one scenario for each of
+# fixtures/cupy.py's DIFFERENCES but one, whose scenario's results (the multidimensional FFTs', 140 KB) are left out.
+# docs/cupy-gpu-run.md has the runs.
 GPU_RUN = REPO / "tests" / "gpu_runs" / "cupy-h200"
-LEFT_OUT_OF_GPU_RUN = {"einsum-is-f-ordered", "fft-along-axis-0-layout"}
+LEFT_OUT_OF_GPU_RUN = {"fft-along-axis-0-layout"}
 
 
-def test_cupy_declarations_explain_what_an_h200_run_found(tmp_path):
+def test_cupy_declarations_explain_what_an_h200_run_found(tmp_path, monkeypatch):
     """What CuPy really does, read back on a machine without a GPU: every difference fixtures/cupy.py declares (but
-    the two above) explains a failure of the H200's run, and nothing there is left unexplained. Catches a declaration
-    edited or a compare detail renamed so that the declarations no longer match CuPy, which only a GPU run would
-    otherwise show."""
-    from parity.backend import register_fixtures  # not `import parity.`: it would hide parity() above
-
-    register_fixtures(str(REPO / "fixtures"))
-    from parity_fixtures import cupy as cupy_backend
-
-    declared = {entry["id"] for entry in cupy_backend.DIFFERENCES}
+    the one above) explains a failure of the H200's runs, and nothing there is left unexplained. Catches a
+    declaration edited or a compare detail renamed so that the declarations no longer match CuPy, which only a GPU
+    run would otherwise show. PARITY_OPS=full keeps the declarations about variants the default sample lacks."""
+    monkeypatch.setenv("PARITY_OPS", "full")
     report_file = tmp_path / "report.json"
     code, err = parity("compare", GPU_RUN / "gold", GPU_RUN / "cupy", "--json", report_file)
     report = json.loads(report_file.read_text())
     assert code == 0 and report["summary"]["xfail"] == report["summary"]["total"], (report["summary"], err)
+    assert not [n for n in report["notices"] if n["kind"] == "recorded-differences"], report["notices"]
+    declared = {entry["id"] for entry in report["differences"]}  # fixtures/cupy.py's, as compare loaded them now
     explained = {check["details"]["difference"] for s in report["scenarios"] for check in s["checks"]
                  if not check["ok"] and "difference" in check.get("details", {})}
     assert explained == declared - LEFT_OUT_OF_GPU_RUN
-    assert explained < declared  # the two left out are still declared
+    assert LEFT_OUT_OF_GPU_RUN < declared
 
 
 def test_cupy_host_copy_keeps_strides_of_every_layout():
