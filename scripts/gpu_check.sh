@@ -22,6 +22,9 @@
 #   PARITY_GOLD      a gold results directory of an earlier call (results.tar.gz in $OUT): no gold run
 #   PARITY_RUN_LIMIT seconds each run may take before it is stopped cleanly (its finished scenarios kept; default none)
 #   PARITY_COMPARE_ARGS  extra compare arguments (e.g. --strict-differences)
+#   PARITY_OPS       the operation registry's sample, as for any run (full: the nightly's 20,000 scenarios)
+# In $OUT: log, parity, cupy-manifest.json, report.json, junit.xml, report.html, results.tar.gz, and
+# unexplained.json with unexplained.tar.gz (scripts/gpu_unexplained.py), the small ones to bring back from a full run.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${OUT:-$repo/gpu-out}
@@ -124,6 +127,9 @@ step "compare"
   --html "$out/report.html" ${PARITY_COMPARE_ARGS:-}
 code=$?
 echo "compare: exit $code"
+# What no declaration explains, with those scenarios' results: a few hundred KB where the whole corpus's report is too
+# large to bring back (PARITY_OPS=full: 57 MB); `parity compare` reads the cut results again where DIFFERENCES are edited.
+"$python" "$repo/scripts/gpu_unexplained.py" "$out/report.json" "$results" "$out" || echo "gpu_check: gpu_unexplained failed"
 # Both results directories, for comparing again elsewhere (new DIFFERENCES take effect without running again).
 tar -czf "$out/results.tar.gz" -C "$results" gold cupy && ls -la "$out"
 step "done"

@@ -195,6 +195,32 @@ def test_cupy_declarations_explain_what_an_h200_run_found(tmp_path, monkeypatch)
     assert LEFT_OUT_OF_GPU_RUN < declared
 
 
+def test_gpu_unexplained_brings_back_what_no_declaration_explains_with_its_results(tmp_path, monkeypatch):
+    """scripts/gpu_unexplained.py, which gpu_check.sh runs on the GPU machine: the failures no declaration explains,
+    and the results of their scenarios, which compare reads again here once the declarations are edited."""
+    monkeypatch.setenv("PARITY_OPS", "full")
+    report_file = tmp_path / "report.json"
+    parity("compare", GPU_RUN / "gold", GPU_RUN / "cupy", "--json", report_file)
+    report = json.loads(report_file.read_text())
+    lost = "ops.min[layout=out,dtype=int8]"  # as the run on the GPU saw it before its declaration existed
+    for s in report["scenarios"]:
+        if s["id"] == lost:
+            s["status"] = "error"
+            for check in s["checks"]:
+                check.get("details", {}).pop("difference", None)
+    report_file.write_text(json.dumps(report))
+    out = tmp_path / "out"
+    out.mkdir()
+    subprocess.run([sys.executable, REPO / "scripts" / "gpu_unexplained.py", report_file, GPU_RUN, out], check=True)
+    found = json.loads((out / "unexplained.json").read_text())
+    assert {row["id"] for row in found["unexplained"]} == {lost} and found["results_kept"] == [lost]
+    assert found["unexplained"][0]["type"] == "TypeError" and "min-out-fails-in-cub" not in found["explained"]
+    subprocess.run(["tar", "-xzf", out / "unexplained.tar.gz", "-C", out], check=True)
+    again = tmp_path / "again.json"
+    assert parity("compare", out / "gold", out / "cupy", "--json", again)[0] == 0
+    assert [(s["id"], s["status"]) for s in json.loads(again.read_text())["scenarios"]] == [(lost, "xfail")]
+
+
 def test_cupy_host_copy_keeps_strides_of_every_layout():
     """materialize copies CuPy arrays to the host with their own strides: cupy.asnumpy's C-ordered copy would make
     an F-ordered, transposed, reversed or broadcast result look C-contiguous, a difference of the backend's copy.
