@@ -626,10 +626,23 @@ void Supervisor::check_limits(Worker& w, Progress& progress) {
 // wrote their results so too): "<file>.tmp-<pid>...", never a result. A result file half-written in place
 // (Publish::in_place) has its own name but no record: a scenario whose worker died or was stopped has its files removed
 // as it is recorded (remove_unrecorded_files); one unfinished when the whole run was killed runs again.
+// Only that ending counts: a result's own name can hold ".tmp-" where its scenario's id does (a parameter "x.tmp-1"),
+// and any name containing it had been removed, its scenario run again.
+bool is_partial_file_name(const std::string& name) {
+  const std::size_t at = name.rfind(".tmp-");
+  if (at == std::string::npos) return false;
+  const std::string_view rest = std::string_view(name).substr(at + 5);  // <pid>, or <pid>-<n>
+  const std::size_t dash = rest.find('-');
+  const auto digits = [](std::string_view part) {
+    return !part.empty() && part.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  return digits(rest.substr(0, dash)) && (dash == std::string_view::npos || digits(rest.substr(dash + 1)));
+}
+
 void remove_partial_files(const std::filesystem::path& results) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(results, ec))
-    if (entry.path().filename().string().find(".tmp-") != std::string::npos) std::filesystem::remove(entry.path(), ec);
+    if (is_partial_file_name(entry.path().filename().string())) std::filesystem::remove(entry.path(), ec);
 }
 
 void Supervisor::add_libraries(const json& libraries) {
