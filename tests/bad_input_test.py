@@ -75,7 +75,8 @@ def test_a_keyword_that_selects_nothing_is_an_error_not_an_empty_pass(tmp_path):
     (["--trust-backend", "--json", "{report}"], "--trust-backend", "--json"),
     (["--json", "--html", "{report}"], "--json", "--html"),
     (["--json={report}", "--baseline", "--strict-differences"], "--baseline", "--strict-differences"),
-], ids=["trust-backend", "json", "baseline"])
+    (["--json", "--out", "{report}"], "--json", "--out"),  # --out is run's: a name of any command is refused
+], ids=["trust-backend", "json", "baseline", "another-commands-option"])
 def test_an_option_missing_its_value_is_a_usage_error_naming_both_options(pair, tmp_path, args, taker, taken):
     # CLI11 hands an option the next argument whatever it is: `--trust-backend --json r.json` had trusted "--json" and
     # "r.json" and written no report, exiting as if nothing were wrong.
@@ -86,10 +87,13 @@ def test_an_option_missing_its_value_is_a_usage_error_naming_both_options(pair, 
     assert not report.exists()
 
 
-def test_a_backend_trusted_before_the_results_directories_leaves_them_to_compare(pair, tmp_path):
+@pytest.mark.parametrize("option, value, code", [("--trust-backend", "fsproxy", 1), ("--only", "basic.integers", 0),
+                                                 ("--scenarios", str(E2E_SCENARIOS), 1)])  # 1: basic.raises raises
+def test_an_option_before_the_results_directories_leaves_them_to_compare(pair, tmp_path, option, value, code):
+    # Each took every word after it: the directories became backends, ids or paths ("candidate is required").
     gold, cand = pair
     report = tmp_path / "report.json"
-    parity("compare", "--trust-backend", "fsproxy", gold, cand, "--json", report, check=1)  # basic.raises raises
+    parity("compare", option, value, gold, cand, "--json", report, check=code)
     assert statuses(report)["basic.integers"]["status"] == "pass"
 
 

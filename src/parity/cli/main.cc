@@ -4,6 +4,7 @@
 #include <pybind11/pytypes.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -292,8 +293,7 @@ void add_compare_flags(CLI::App* cmd, CompareArgs& args) {
   add_baselines(cmd, args.baselines);
   cmd->add_option("--trust-backend", args.options.trusted_backends,
                   "a backend (name, module or .py path) compare may import for its reducers, for runs that "
-                  "recorded it (repeatable; PARITY_TRUST_BACKENDS adds more); built-ins are always trusted")
-      ->allow_extra_args(false);  // one backend per --trust-backend: the results directories may follow it
+                  "recorded it (repeatable; PARITY_TRUST_BACKENDS adds more); built-ins are always trusted");
   cmd->add_flag("--strict-differences", args.options.strict_differences,
                 "fail when a difference the candidate declares explains nothing (for whole-corpus runs)");
   // The run's policies; a scenario's own policy= overrides them (README, "Policies").
@@ -427,25 +427,35 @@ Subcommand define_report(CLI::App& app) {
   return {report, [args] { return report_command(*args); }};
 }
 
-// CLI11 hands an option that takes a value the next argument whatever it looks like: `compare --trust-backend --json
-// r.json` trusted "--json" and "r.json", and wrote no report, saying nothing. An option's value that is the name of one
-// of its command's own options is refused, naming both, so a forgotten value is a usage error.
-void refuse_option_names_as_values(CLI::App& command) {
-  std::set<std::string> names;
+// Every option name of `command` and of its subcommands, as written on a command line ("--json", "-k").
+void collect_option_names(const CLI::App& command, std::set<std::string>& names) {
   for (const CLI::Option* option : command.get_options()) {
     for (const std::string& name : option->get_lnames()) names.insert("--" + name);
     for (const std::string& name : option->get_snames()) names.insert("-" + name);
   }
-  for (CLI::Option* option : command.get_options({})) {
-    if (option->get_expected_min() < 1) continue;  // a flag
+  for (const CLI::App* subcommand : command.get_subcommands({})) collect_option_names(*subcommand, names);
+}
+
+// CLI11 hands an option that takes a value the next argument whatever it looks like: `compare --trust-backend --json
+// r.json` trusted "--json" and "r.json", and wrote no report, saying nothing. A value that is the name of one of
+// parity's options is refused, naming both, so a forgotten value is a usage error. And where a command takes
+// positional arguments, each option takes one value per flag, so that `compare --only ID gold cand` leaves the
+// directories to compare instead of taking them for ids ("candidate is required").
+void guard_option_values(CLI::App& command, const std::set<std::string>& names) {
+  const auto options = command.get_options({});
+  const bool positionals =
+      std::any_of(options.begin(), options.end(), [](const CLI::Option* o) { return o->get_positional(); });
+  for (CLI::Option* option : options) {
+    if (option->get_positional() || option->get_expected_min() < 1) continue;  // a positional, a flag
+    if (positionals) option->allow_extra_args(false);
     option->check(CLI::Validator(
-        [names](std::string& value) -> std::string {
+        [&names](std::string& value) -> std::string {
           if (!names.count(value.substr(0, value.find('=')))) return {};
           return "got the option " + value + " where its value belongs";
         },
         "", "not an option name"));
   }
-  for (CLI::App* subcommand : command.get_subcommands({})) refuse_option_names_as_values(*subcommand);
+  for (CLI::App* subcommand : command.get_subcommands({})) guard_option_values(*subcommand, names);
 }
 
 int main_impl(int argc, char** argv) {
@@ -469,7 +479,9 @@ int main_impl(int argc, char** argv) {
   add_config_flags({app.get_subcommand("list"), app.get_subcommand("run"), app.get_subcommand("compare"),
                     app.get_subcommand("check"), app.get_subcommand("coverage")},
                    config_args);
-  refuse_option_names_as_values(app);
+  std::set<std::string> option_names;  // read by guard_option_values' checks as the command line is parsed
+  collect_option_names(app, option_names);
+  guard_option_values(app, option_names);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
