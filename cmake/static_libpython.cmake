@@ -57,10 +57,17 @@ print(v("LIBPL") or "", v("LIBRARY") or "", " ".join(filter(None, (v("LIBS"), v(
   # A relative path among them names a file of CPython's own build tree, which no installed Python has: Ubuntu 24.04's
   # 3.12 lists Modules/_hacl/libHacl_Hash_SHA2.a, which the linker took for -lModules/... and failed on (scripts/
   # gpu_check.sh on an H200, 2026-12-04). The link below decides whether the archive links without it.
-  list(FILTER libs EXCLUDE REGEX "^[^-/]")
+  set(build_tree_paths ${libs})
+  list(FILTER build_tree_paths INCLUDE REGEX "^[^-/].*/")  # a bare word (a flag's argument) stays
+  list(REMOVE_ITEM libs ${build_tree_paths})
+  if(build_tree_paths)
+    list(JOIN build_tree_paths " " dropped)
+    message(STATUS "parity: left out of libpython's libraries, paths of CPython's build tree: ${dropped}")
+  endif()
   parity_static_libpython_links("${archive}" "${libs}" links)
   if(NOT links)
-    message(STATUS "parity: ${archive} does not link with its libraries (${libs}): the parity executable links the "
+    list(JOIN libs " " shown)
+    message(STATUS "parity: ${archive} does not link with its libraries (${shown}): the parity executable links the "
                    "shared libpython")
     return()
   endif()

@@ -59,14 +59,15 @@ def configure_and_build(tmp_path, libs):
 
 def test_a_build_tree_path_among_the_libraries_is_left_out(tmp_path):
     output, built = configure_and_build(tmp_path, f"{LIBS} Modules/_hacl/libHacl_Hash_SHA2.a")
+    assert "left out of libpython's libraries, paths of CPython's build tree: Modules/_hacl/" in output
     assert f"parity: the parity executable links {ARCHIVE}" in output
     assert built == 0, "the program did not link: the build-tree path reached the linker"
 
 
 def test_an_archive_that_does_not_link_falls_back_to_the_shared_library(tmp_path):
-    # Without the libraries it needs (libm, libz, libexpat...), the archive's objects leave references undefined.
-    output, built = configure_and_build(tmp_path, "")
-    assert f"parity: {ARCHIVE} does not link with its libraries" in output
+    # A library no machine has: whatever else this Python's archive needs, the link fails.
+    output, built = configure_and_build(tmp_path, f"{LIBS} -lparity_no_such_library")
+    assert f"parity: {ARCHIVE} does not link with its libraries" in output and "-lparity_no_such_library" in output
     assert "the parity executable links the shared libpython" in output
     assert built == 0
 
