@@ -18,10 +18,10 @@ LIMIT = 14_000_000  # bytes of results kept: under the 16 MiB a returned file ma
 
 
 def unexplained(report):
-    """(rows, ids): the failed checks of failed or errored scenarios that no declared difference explains."""
+    """(rows, ids): the failed checks of failed, errored or timed-out scenarios that no declared difference explains."""
     rows, ids = [], set()
     for s in report["scenarios"]:
-        if s["status"] not in ("fail", "error"):
+        if s["status"] not in ("fail", "error", "timeout"):
             continue
         for c in s["checks"]:
             d = c.get("details") or {}
@@ -30,8 +30,8 @@ def unexplained(report):
             ids.add(s["id"])
             rows.append({"id": s["id"], "check": c["check"], "path": c.get("path"),
                          "message": c["message"].split("\n")[0][:300], "type": d.get("type"),
-                         "error_message": str(d.get("message") or "")[:300], "gold": d.get("gold"),
-                         "candidate": d.get("candidate"), "max_rel_diff": d.get("max_rel_diff"),
+                         "error_message": str(d.get("message") or "")[:300], "gold": str(d.get("gold"))[:300],
+                         "candidate": str(d.get("candidate"))[:300], "max_rel_diff": d.get("max_rel_diff"),
                          "max_abs_diff": d.get("max_abs_diff")})
     return rows, ids
 
