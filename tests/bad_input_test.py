@@ -71,19 +71,22 @@ def test_a_keyword_that_selects_nothing_is_an_error_not_an_empty_pass(tmp_path):
     run("gold", tmp_path / "gold", "-k", "basic", check=1)  # a keyword that selects some runs them
 
 
-@pytest.mark.parametrize("args, taker, taken", [
-    (["--trust-backend", "--json", "{report}"], "--trust-backend", "--json"),
-    (["--json", "--html", "{report}"], "--json", "--html"),
-    (["--json={report}", "--baseline", "--strict-differences"], "--baseline", "--strict-differences"),
-    (["--json", "--out", "{report}"], "--json", "--out"),  # --out is run's: a name of any command is refused
-], ids=["trust-backend", "json", "baseline", "another-commands-option"])
-def test_an_option_missing_its_value_is_a_usage_error_naming_both_options(pair, tmp_path, args, taker, taken):
+@pytest.mark.parametrize("args, said", [
+    (["--trust-backend", "--json", "{report}"], "--trust-backend: got the option --json where its value belongs"),
+    (["--json", "--html", "{report}"], "--json: got the option --html where its value belongs"),
+    (["--json={report}", "--baseline", "--strict-differences"],
+     "--baseline: got the option --strict-differences where its value belongs"),
+    # --out is run's: a name of any command is refused
+    (["--json", "--out", "{report}"], "--json: got the option --out where its value belongs"),
+    (["--json", "--jsn", "{report}"], "--json: got '--jsn' where its value belongs"),  # a misspelt option
+], ids=["trust-backend", "json", "baseline", "another-commands-option", "misspelt-option"])
+def test_an_option_missing_its_value_is_a_usage_error_naming_both_options(pair, tmp_path, args, said):
     # CLI11 hands an option the next argument whatever it is: `--trust-backend --json r.json` had trusted "--json" and
     # "r.json" and written no report, exiting as if nothing were wrong.
     gold, cand = pair
     report = tmp_path / "report.json"
     proc = parity("compare", gold, cand, *(a.format(report=report) for a in args), check=2)
-    assert f"{taker}: got the option {taken} where its value belongs" in proc.stderr, proc.stderr
+    assert said in proc.stderr, proc.stderr
     assert not report.exists()
 
 

@@ -438,9 +438,9 @@ void collect_option_names(const CLI::App& command, std::set<std::string>& names)
 
 // CLI11 hands an option that takes a value the next argument whatever it looks like: `compare --trust-backend --json
 // r.json` trusted "--json" and "r.json", and wrote no report, saying nothing. A value that is the name of one of
-// parity's options is refused, naming both, so a forgotten value is a usage error. And where a command takes
-// positional arguments, each option takes one value per flag, so that `compare --only ID gold cand` leaves the
-// directories to compare instead of taking them for ids ("candidate is required").
+// parity's options, or begins with -- (a misspelt one), is refused, naming both, so a forgotten value is a usage error.
+// And where a command takes positional arguments, each option takes one value per flag, so that `compare --only ID gold
+// cand` leaves the directories to compare instead of taking them for ids ("candidate is required").
 void guard_option_values(CLI::App& command, const std::set<std::string>& names) {
   const auto options = command.get_options({});
   const bool positionals =
@@ -450,10 +450,16 @@ void guard_option_values(CLI::App& command, const std::set<std::string>& names) 
     if (positionals) option->allow_extra_args(false);
     option->check(CLI::Validator(
         [&names](std::string& value) -> std::string {
-          if (!names.count(value.substr(0, value.find('=')))) return {};
-          return "got the option " + value + " where its value belongs";
+          if (names.count(value.substr(0, value.find('='))))
+            return "got the option " + value + " where its value belongs";
+          if (value.starts_with("--"))  // a misspelt option ("--jsn"); a file of that name is ./--jsn
+            return "got '" + value +
+                   "' where its value belongs: a value beginning with -- is taken for an option "
+                   "(write ./" +
+                   value + " for a file of that name)";
+          return {};
         },
-        "", "not an option name"));
+        "", "not an option"));
   }
   for (CLI::App* subcommand : command.get_subcommands({})) guard_option_values(*subcommand, names);
 }
