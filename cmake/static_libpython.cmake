@@ -1,12 +1,5 @@
-# parity_static_libpython(<found>): the target parity_static_libpython, the configured interpreter's static libpython.
-#
-# The parity executable spends most of its start, and a worker most of its time, in libpython. The shared library
-# is position-independent code; the static archive beside the interpreter (sysconfig's LIBPL/LIBRARY, Debian's
-# libpython3.X-dev) is not, and linked into a position-dependent executable it runs `import numpy` in about 12%
-# fewer instructions (callgrind: 337 against 381 million), which is why Debian links its own python3 that way.
-# Extension modules (NumPy's, a candidate's) find the C API in the executable: every symbol of the archive is linked
-# and the C API (Py*, _Py*, all that the shared library exports) exported. Without an archive, or with
-# PARITY_STATIC_LIBPYTHON off or PARITY_SANITIZE on, <found> is OFF and the executable links the shared library.
+# The parity executable's static libpython, where the configured interpreter has one that links (below).
+
 # The Python C API the executable exports to extension modules (cmake/python_exports.list), beside this file.
 set(PARITY_PYTHON_EXPORTS "${CMAKE_CURRENT_LIST_DIR}/python_exports.list")
 
@@ -28,6 +21,17 @@ function(parity_static_libpython_links archive libs result)
   set(${result} ${links} PARENT_SCOPE)
 endfunction()
 
+# parity_static_libpython(<found>): the target parity_static_libpython, the configured interpreter's static
+# libpython.
+#
+# The parity executable spends most of its start, and a worker most of its time, in libpython. The shared library
+# is position-independent code; the static archive beside the interpreter (sysconfig's LIBPL/LIBRARY, Debian's
+# libpython3.X-dev) is not, and linked into a position-dependent executable it runs `import numpy` in about 12%
+# fewer instructions (callgrind: 337 against 381 million), which is why Debian links its own python3 that way.
+# Extension modules (NumPy's, a candidate's) find the C API in the executable: every symbol of the archive is linked
+# and the C API (Py*, _Py*, all that the shared library exports) exported. Without an archive, with one that a
+# program starting Python does not link against (parity_static_libpython_links), or with PARITY_STATIC_LIBPYTHON off
+# or PARITY_SANITIZE on, <found> is OFF and the executable links the shared library.
 function(parity_static_libpython found)
   set(${found} OFF PARENT_SCOPE)
   if(NOT PARITY_STATIC_LIBPYTHON OR PARITY_SANITIZE)
