@@ -1,4 +1,5 @@
 """End-to-end tests of the candidate backends in fixtures/: each against gold over the bundled corpus."""
+import copy
 import json
 import os
 import subprocess
@@ -177,15 +178,23 @@ GPU_RUN = REPO / "tests" / "gpu_runs" / "cupy-h200"
 LEFT_OUT_OF_GPU_RUN = {"fft-along-axis-0-layout"}
 
 
-def test_cupy_declarations_explain_what_an_h200_run_found(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def h200_compare(tmp_path_factory):
+    """compare of the kept H200 runs, once for the tests below: (exit code, stderr, the JSON report). PARITY_OPS=full
+    keeps the declarations about variants the default sample lacks."""
+    report_file = tmp_path_factory.mktemp("h200") / "report.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PARITY_OPS", "full")
+        code, err = parity("compare", GPU_RUN / "gold", GPU_RUN / "cupy", "--json", report_file)
+    return code, err, json.loads(report_file.read_text())
+
+
+def test_cupy_declarations_explain_what_an_h200_run_found(h200_compare):
     """What CuPy really does, read back on a machine without a GPU: every difference fixtures/cupy.py declares (but
     the one above) explains a failure of the H200's runs, and nothing there is left unexplained. Catches a
     declaration edited or a compare detail renamed so that the declarations no longer match CuPy, which only a GPU
-    run would otherwise show. PARITY_OPS=full keeps the declarations about variants the default sample lacks."""
-    monkeypatch.setenv("PARITY_OPS", "full")
-    report_file = tmp_path / "report.json"
-    code, err = parity("compare", GPU_RUN / "gold", GPU_RUN / "cupy", "--json", report_file)
-    report = json.loads(report_file.read_text())
+    run would otherwise show."""
+    code, err, report = h200_compare
     assert code == 0 and report["summary"]["xfail"] == report["summary"]["total"], (report["summary"], err)
     assert not [n for n in report["notices"] if n["kind"] == "recorded-differences"], report["notices"]
     declared = {entry["id"] for entry in report["differences"]}  # fixtures/cupy.py's, as compare loaded them now
@@ -195,13 +204,13 @@ def test_cupy_declarations_explain_what_an_h200_run_found(tmp_path, monkeypatch)
     assert LEFT_OUT_OF_GPU_RUN < declared
 
 
-def test_gpu_unexplained_brings_back_what_no_declaration_explains_with_its_results(tmp_path, monkeypatch):
+def test_gpu_unexplained_brings_back_what_no_declaration_explains_with_its_results(h200_compare, tmp_path,
+                                                                                    monkeypatch):
     """scripts/gpu_unexplained.py, which gpu_check.sh runs on the GPU machine: the failures no declaration explains,
     and the results of their scenarios, which compare reads again here once the declarations are edited."""
-    monkeypatch.setenv("PARITY_OPS", "full")
+    monkeypatch.setenv("PARITY_OPS", "full")  # for the compare of the cut results below
+    report = copy.deepcopy(h200_compare[2])
     report_file = tmp_path / "report.json"
-    parity("compare", GPU_RUN / "gold", GPU_RUN / "cupy", "--json", report_file)
-    report = json.loads(report_file.read_text())
     lost = "ops.min[layout=out,dtype=int8]"  # as the run on the GPU saw it before its declaration existed
     for s in report["scenarios"]:
         if s["id"] == lost:
