@@ -172,10 +172,16 @@ def signature(key_bytes: bytes, payload) -> bytes:
     return _TRAILER_PREFIX + _hex_mac(key_bytes, payload).encode() + b"\n"
 
 
+def has_trailer(blob) -> bool:
+    """Whether `blob` ends with a MAC line as signature() writes it (its MAC unchecked)."""
+    return len(blob) >= TRAILER_SIZE and blob[-TRAILER_SIZE:][:len(_TRAILER_PREFIX)] == _TRAILER_PREFIX and \
+        blob[-1:] == b"\n"
+
+
 def verified_payload(blob: bytes, key_source=None) -> tuple:
     """(pickle bytes, None) when `blob` ends with a trailer whose MAC verifies with the user's key; else (None,
     why not), saying what would make it verify. `key_source`: what gives the key (default key())."""
-    if len(blob) < TRAILER_SIZE or not blob[-TRAILER_SIZE:].startswith(_TRAILER_PREFIX):
+    if not has_trailer(blob):
         return None, "the pickle carries no MAC (written by another program, or by an older parity)"
     try:
         key_bytes = (key_source or key)()

@@ -320,3 +320,15 @@ def test_compare_loads_no_conftest_above_the_trusted_directory(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [scenario] = statuses(report).values()
     assert [c["ok"] for c in scenario["checks"] if c["check"] == "assert_eq"] == [True], scenario
+
+
+def test_a_pickle_whose_mac_line_ends_otherwise_does_not_verify():
+    """The MAC line's closing newline is part of it: a byte changed there (a flipped bit, a file cut and padded) must
+    not verify as if the file were as written."""
+    from parity import trust
+    key, payload = b"k" * 64, b"a pickle's bytes" * 40
+    signed = payload + trust.signature(key, payload)
+    assert trust.verified_payload(signed, lambda: key) == (payload, None)
+    for last in (b"\x0b", b" ", b"0"):
+        payload_out, why = trust.verified_payload(signed[:-1] + last, lambda: key)
+        assert payload_out is None and "carries no MAC" in why, why
