@@ -65,6 +65,24 @@ def test_a_damaged_result_file_is_that_scenarios_failure_naming_it_and_the_rest_
     assert by_id["basic.integers"]["status"] == "pass"
 
 
+@pytest.mark.parametrize("damage", [
+    lambda f: f.write_bytes(f.read_bytes()[:-100]),  # cut inside the pickle at its end, the codec's bytes whole
+    lambda f: f.write_bytes(f.read_bytes() + b"\n"),
+], ids=["cut", "added-to"])
+def test_a_result_file_whose_pickle_is_not_whole_is_that_scenarios_error_naming_it(pair, tmp_path, damage):
+    """A run appends each scenario's pickle to its result file (manifest version 2, pickle_offset): a file cut short
+    or added to there is a damaged result file like any other, not a pickle that merely fails to verify."""
+    gold, cand = pair
+    copy, file = damaged_copy(cand, tmp_path, damage)
+    report = tmp_path / "report.json"
+    parity("compare", gold, copy, "--json", report, check=1)
+    by_id = statuses(report)
+    assert by_id["basic.matrix"]["status"] == "error", by_id["basic.matrix"]
+    message = by_id["basic.matrix"]["checks"][0]["message"]
+    assert file.split("/")[-1] in message and "pickle_offset" in message and "is not whole" in message, message
+    assert by_id["basic.integers"]["status"] == "pass"
+
+
 def test_a_keyword_that_selects_nothing_is_an_error_not_an_empty_pass(tmp_path):
     proc = run("gold", tmp_path / "gold", "-k", "no-id-has-this", check=5)  # pytest's "no tests collected"
     assert "-k 'no-id-has-this' selects none of the" in proc.stderr

@@ -110,6 +110,29 @@ def manifest_entries(results):
     return {s["id"]: s for s in json.loads((results / "manifest.json").read_text())["scenarios"]}
 
 
+def pickle_regions(results):
+    """[(file, offset)] of every pickle a run stored: the pickle probe's payload from `offset` to the end of the result
+    `file` (manifest version 2, pickle_offset), or a whole file of its own (version 1, pickle_file; offset 0)."""
+    regions = []
+    for s in manifest_entries(results).values():
+        if "pickle_offset" in s:
+            regions.append((results / s["file"], s["pickle_offset"]))
+        elif "pickle_file" in s:
+            regions.append((results / s["pickle_file"], 0))
+    return regions
+
+
+def read_pickle_region(region):
+    file, offset = region
+    return file.read_bytes()[offset:]
+
+
+def write_pickle_region(region, payload: bytes):
+    """Replaces a stored pickle's payload (what a tamperer can do), the result file before it kept."""
+    file, offset = region
+    file.write_bytes(file.read_bytes()[:offset] + payload)
+
+
 def failing(report):
     """{(id, check, path)} of every failed check."""
     return {(s["id"], c["check"], c["path"]) for s in report["scenarios"] for c in s["checks"] if not c["ok"]}
@@ -655,7 +678,7 @@ def test_a_result_file_changed_after_writing_fails_fidelity(tmp_path):
     manifest = json.loads((tmp_path / "cand" / "manifest.json").read_text())
     result = tmp_path / "cand" / manifest["scenarios"][0]["file"]
     data = bytearray(result.read_bytes())
-    data[-1] ^= 0x01  # the last byte of the last array's data
+    data[manifest["scenarios"][0]["pickle_offset"] - 1] ^= 0x01  # the last byte of the last array's data
     result.write_bytes(bytes(data))
     _, report, _ = compare(tmp_path / "gold", tmp_path / "cand", tmp_path, check=1)
     checks = {(c["check"], c["path"]) for c in report["scenarios"][0]["checks"] if not c["ok"]}
@@ -691,6 +714,7 @@ def test_no_pickle_probe_leaves_the_stored_pickles_alone(e2e_gold, e2e_candidate
     report = json.loads((tmp_path / "r.json").read_text())
     assert not [c for s in report["scenarios"] for c in s["checks"] if c["check"] == "pickle"], proc.stderr
     run("gold", tmp_path / "nopickle", "--scenarios", E2E / "scenarios", "--no-pickle-probe", check=1)
+    assert not pickle_regions(tmp_path / "nopickle") and pickle_regions(e2e_gold)
     assert not list((tmp_path / "nopickle" / "results").glob("*.pickle"))
 
 

@@ -44,7 +44,8 @@ def record(run_dir):
 
 def table(run_dir):
     """The buffer table of the scenario's pickle (docs/format.md, "Pickles")."""
-    blob = (run_dir / record(run_dir)["pickle_file"]).read_bytes()[:-89]  # less the MAC line
+    entry = record(run_dir)  # a pickle file of its own (the fixture's version 1), or the result file's end (version 2)
+    blob = (run_dir / entry.get("pickle_file", entry["file"])).read_bytes()[entry.get("pickle_offset", 0):-89]
     stream, size = int.from_bytes(blob[-16:-8], "little"), int.from_bytes(blob[-8:], "little")
     return json.loads(blob[16 + stream:16 + stream + size])
 

@@ -72,6 +72,7 @@ Manifest sample(const fs::path& dir) {
   ok.id = "mod.test_ok[n=1]";
   ok.status = "ok";
   ok.file = "results/mod.test_ok[n=1].parity";
+  ok.pickle_offset = 4096;
   ok.seconds = 0.125;
   ok.meta = {{"module", "mod"}, {"function", "test_ok"}, {"params", {{"n", 1}}}, {"rtol", 1e-5}, {"tags", {"fast"}}};
   ScenarioRecord err;
@@ -100,6 +101,7 @@ TEST_F(ManifestTest, WriteThenReadRoundTrips) {
     EXPECT_EQ(read.scenarios[i].id, written.scenarios[i].id);
     EXPECT_EQ(read.scenarios[i].status, written.scenarios[i].status);
     EXPECT_EQ(read.scenarios[i].file, written.scenarios[i].file);
+    EXPECT_EQ(read.scenarios[i].pickle_offset, written.scenarios[i].pickle_offset);
     EXPECT_DOUBLE_EQ(read.scenarios[i].seconds, written.scenarios[i].seconds);
     EXPECT_EQ(read.scenarios[i].error, written.scenarios[i].error);
     EXPECT_EQ(read.scenarios[i].meta, written.scenarios[i].meta);
@@ -316,6 +318,40 @@ TEST_F(ManifestTest, ResultFilesOfTheResultsDirectoryAreAccepted) {
     write_text(doc.dump());
     EXPECT_EQ(parity::read_manifest(dir_.path()).scenarios[0].file, path);
   }
+}
+
+TEST_F(ManifestTest, APickleOffsetIsAByteOffsetInTheScenariosResultFile) {
+  json doc = valid_doc();
+  doc["scenarios"][0]["pickle_offset"] = 384;
+  write_text(doc.dump());
+  EXPECT_EQ(parity::read_manifest(dir_.path()).scenarios[0].pickle_offset, 384u);
+  for (const json& offset : {json(-1), json(1.5), json("384"), json(nullptr), json(true), json(1e30)}) {
+    SCOPED_TRACE(offset.dump());
+    doc["scenarios"][0]["pickle_offset"] = offset;
+    write_text(doc.dump());
+    const std::string message = read_error();
+    EXPECT_TRUE(contains(message, "m.f") && contains(message, "pickle_offset")) << message;
+  }
+  // Where no result file holds it, or beside a pickle file of its own, an offset means nothing: refused.
+  for (const auto& [field, value] : {std::pair{"file", json("")}, std::pair{"pickle_file", json("results/p")}}) {
+    SCOPED_TRACE(field);
+    json bad = valid_doc();
+    bad["scenarios"][0]["pickle_offset"] = 0;
+    bad["scenarios"][0][field] = value;
+    write_text(bad.dump());
+    const std::string message = read_error();
+    EXPECT_TRUE(contains(message, "m.f") && contains(message, "pickle_offset")) << message;
+  }
+}
+
+TEST_F(ManifestTest, AVersion1RunsPickleFileIsStillRead) {
+  json doc = valid_doc();
+  doc["version"] = 1;
+  doc["scenarios"][0]["pickle_file"] = "results/m.f.parity.pickle";
+  write_text(doc.dump());
+  const Manifest m = parity::read_manifest(dir_.path());
+  EXPECT_EQ(m.scenarios[0].pickle_file, "results/m.f.parity.pickle");
+  EXPECT_FALSE(m.scenarios[0].pickle_offset);
 }
 
 TEST_F(ManifestTest, ResultFileNotDirectlyInResultsIsRefused) {

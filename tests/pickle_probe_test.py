@@ -5,7 +5,7 @@ import pickle
 import numpy
 import pytest
 
-from e2e_test import compare, run, scenario_dir
+from e2e_test import compare, pickle_regions, read_pickle_region, run, scenario_dir, write_pickle_region
 from parity import trust
 
 N = 100_000  # 800 kB per array: past the size from which a pickle references an array
@@ -21,9 +21,12 @@ def pickle_checks(report):
 
 
 def sizes(results):
+    """(bytes of the codec's, bytes of the pickles'): a run's result files hold both, each pickle from its offset on
+    (a run of manifest version 1: in pickle files of their own)."""
+    regions = pickle_regions(results)
     files = list((results / "results").iterdir())
-    return (sum(f.stat().st_size for f in files if f.name.endswith(".parity")),
-            sum(f.stat().st_size for f in files if f.name.endswith(".pickle")))
+    pickled = sum(file.stat().st_size - offset for file, offset in regions)
+    return sum(f.stat().st_size for f in files) - pickled, pickled
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +43,7 @@ def large_runs(tmp_path_factory):
 @pytest.mark.parametrize("backend", ["gold", "fsproxy"])
 def test_a_pickle_of_large_arrays_takes_under_a_tenth_of_the_result(large_runs, backend):
     result, pickled = sizes(large_runs[backend])
+    assert [f.name.endswith(".parity") for f in (large_runs[backend] / "results").iterdir()] == [True]  # one file
     assert result >= 2 * N * 8 and pickled <= 0.1 * result, (result, pickled)
 
 
@@ -56,13 +60,15 @@ def test_a_lossy_pickle_of_large_arrays_is_still_caught_by_the_pickle_check(larg
 
 
 def as_format_1(results):
-    """Rewrites every pickle of `results` as the previous version wrote it: the bare stream, data in band, its MAC."""
-    for file in (results / "results").glob("*.pickle"):
+    """Rewrites every pickle of `results` as the previous version wrote it: the bare stream, data in band, its MAC, in
+    a pickle file of its own (manifest version 1: a run that appends its pickles writes only format 2)."""
+    as_manifest_version_1(results)
+    for region in pickle_regions(results):
         payload = pickle.dumps({"c": numpy.arange(N, dtype="f8"), "be": numpy.arange(N, dtype=">f8"),
                                 "small": numpy.arange(3)}, protocol=5)
         digest = trust.mac(trust.key())
         digest.update(payload)
-        file.write_bytes(payload + trust.trailer(digest))
+        write_pickle_region(region, payload + trust.trailer(digest))
 
 
 def test_pickles_of_the_previous_format_still_compare(large_runs, tmp_path):
@@ -168,15 +174,45 @@ def test_the_same_tampered_pickle_on_both_sides_is_refused_not_unpickled(fragile
     sides = {name: tmp_path / name for name in ("gold", "gold2")}
     for name, side in sides.items():
         shutil.copytree(root / name, side)
-        pickled = next((side / "results").glob("*.pickle"))
-        data = bytearray(pickled.read_bytes())
+        [region] = pickle_regions(side)
+        data = bytearray(read_pickle_region(region))
         data[40] ^= 1
-        pickled.write_bytes(bytes(data))
-    assert next((sides["gold"] / "results").glob("*.pickle")).read_bytes() == \
-        next((sides["gold2"] / "results").glob("*.pickle")).read_bytes()
+        write_pickle_region(region, bytes(data))
+    assert read_pickle_region(pickle_regions(sides["gold"])[0]) == read_pickle_region(pickle_regions(sides["gold2"])[0])
     _, report, _ = compare(sides["gold"], sides["gold2"], tmp_path, "--scenarios", scenarios, check=0)
     skipped = [k for s in report["scenarios"] for k in s.get("skipped_checks", []) if k["check"] == "pickle"]
     assert sorted((k["side"], k["kind"]) for k in skipped) == [("candidate", "unverified-pickle"),
                                                                ("gold", "unverified-pickle")], skipped
     assert all("does not verify" in k["reason"] for k in skipped), skipped
     assert not pickle_checks(report)
+
+
+def as_manifest_version_1(results):
+    """Rewrites a run as parity wrote it before manifest version 2: each pickle in a file of its own (pickle_file)."""
+    import json
+    manifest = results / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["version"] = 1
+    for s in doc["scenarios"]:
+        if "pickle_offset" not in s:
+            continue
+        data = (results / s["file"]).read_bytes()
+        (results / s["file"]).write_bytes(data[:s["pickle_offset"]])
+        s["pickle_file"] = s["file"] + ".pickle"
+        (results / s["pickle_file"]).write_bytes(data[s.pop("pickle_offset"):])
+    manifest.write_text(json.dumps(doc))
+
+
+def test_runs_of_manifest_version_1_still_compare_their_pickles(large_runs, tmp_path):
+    import shutil
+    gold, cand = tmp_path / "gold", tmp_path / "cand"
+    shutil.copytree(large_runs["gold"], gold)
+    shutil.copytree(large_runs["broken.lossy_pickle"], cand)
+    as_manifest_version_1(cand)
+    assert list((cand / "results").glob("*.pickle"))
+    _, report, _ = compare(gold, cand, tmp_path, check=1)
+    failed = {(c["check"], c["path"]) for s in report["scenarios"] for c in s["checks"] if not c["ok"]}
+    assert ("pickle", "outputs['c']._fsproxy_wrapped") in failed, failed
+    as_manifest_version_1(gold)
+    _, report, _ = compare(gold, gold, tmp_path, check=0)
+    assert [c["ok"] for c in pickle_checks(report)] == [True], report["scenarios"]

@@ -375,26 +375,47 @@ def test_an_output_that_refuses_pickling_leaves_no_file_behind(key, tmp_path):
 
 
 @pytest.mark.parametrize("held", [True, False], ids=["held whole", "streamed"])
-def test_a_pickle_written_in_place_replaces_a_file_or_a_link_there_and_a_failed_one_leaves_nothing(held, key, monkeypatch,
-                                                                                                  tmp_path):
-    """A run's worker writes its pickles under their own names (atomic_file.h's Publish::in_place): what a killed
-    writer left there is replaced, a link is replaced rather than written through, and a pickle that fails is removed."""
+def test_a_pickle_appended_to_a_result_file_is_the_pickle_file_and_a_failed_one_is_cut_off(held, key, monkeypatch,
+                                                                                         tmp_path):
+    """A run's worker appends the pickle to the result file it has just written (one file a scenario and side): the
+    bytes from the offset on are those pickle_outputs writes in a file of its own; the codec's before them untouched;
+    a pickle that fails leaves the result file as it was; a link at the name is not written through."""
     if not held:
-        monkeypatch.setattr(probe, "_PICKLE_BUFFER", 64)  # created at the first writes and streamed
+        monkeypatch.setattr(probe, "_PICKLE_BUFFER", 64)  # opened at the first writes and streamed
     outputs = {"x": numpy.arange(40.0), "s": "text" * 50}
+    result = tmp_path / "r.parity"
+    result.write_bytes(b"the codec's bytes" * 7)
+    offset, error = probe.append_pickle(outputs, str(result))
+    assert error is None and offset == 7 * 17, error
+    assert probe.pickle_outputs(outputs, str(tmp_path / "own.pickle")) is None
+    assert result.read_bytes() == b"the codec's bytes" * 7 + (tmp_path / "own.pickle").read_bytes()
+    obj, error, why = probe.unpickle(result.read_bytes()[offset:], outputs)
+    assert error is None and why is None and probe.losses(outputs, obj) == []
+    result.write_bytes(b"the codec's bytes")
+    offset, error = probe.append_pickle({"x": numpy.arange(40.0), "s": "text" * 50, "f": lambda: 0}, str(result))
+    assert offset is None and error["path"] == "outputs['f']", error
+    assert result.read_bytes() == b"the codec's bytes"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.write_bytes(b"not parity's")
-    (tmp_path / "half.pickle").write_bytes(b"a killed writer's partial pickle")
-    (tmp_path / "link.pickle").symlink_to(elsewhere)
-    for name in ("half.pickle", "link.pickle", "new.pickle"):
-        assert probe.pickle_outputs(outputs, str(tmp_path / name), in_place=True) is None
-    assert probe.pickle_outputs(outputs, str(tmp_path / "renamed.pickle")) is None
-    written = {name: (tmp_path / name).read_bytes() for name in ("half.pickle", "link.pickle", "new.pickle")}
-    assert set(written.values()) == {(tmp_path / "renamed.pickle").read_bytes()}
-    assert not (tmp_path / "link.pickle").is_symlink() and elsewhere.read_bytes() == b"not parity's"
-    error = probe.pickle_outputs({"x": numpy.arange(40.0), "f": lambda: 0}, str(tmp_path / "half.pickle"), in_place=True)
-    assert error["path"] == "outputs['f']", error
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "link.pickle", "new.pickle", "renamed.pickle"]
+    (tmp_path / "link.parity").symlink_to(elsewhere)
+    offset, error = probe.append_pickle(outputs, str(tmp_path / "link.parity"))
+    assert offset is None and error is not None and elsewhere.read_bytes() == b"not parity's"
+
+
+class _Exits:
+    def __reduce__(self):
+        raise SystemExit("a reducer that ends the process")
+
+
+def test_a_pickle_ended_by_what_is_no_exception_leaves_the_result_file_as_it_was(key, monkeypatch, tmp_path):
+    """SystemExit from a candidate's reducer is not caught as a finding (it ends the worker), but what was appended
+    before it is cut off first: the file the record would name stays the codec's own."""
+    monkeypatch.setattr(probe, "_PICKLE_BUFFER", 64)  # streamed: the file holds part of the pickle when it raises
+    result = tmp_path / "r.parity"
+    result.write_bytes(b"the codec's bytes")
+    with pytest.raises(SystemExit):
+        probe.append_pickle({"x": numpy.arange(40.0), "e": _Exits()}, str(result))
+    assert result.read_bytes() == b"the codec's bytes"
 
 
 @pytest.mark.parametrize("signed", [True, False])

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -419,13 +420,16 @@ void expect_read_as_parsed(const std::string& line) {
   EXPECT_EQ(done->retiring, reply.at("retiring").get<bool>());
   parity::ScenarioRecord read;
   read.id = done->id, read.status = done->status, read.file = done->file, read.pickle_file = done->pickle_file;
+  read.pickle_offset = done->pickle_offset;
   read.seconds = done->seconds;
   parity::ScenarioRecord parsed;
   try {
     parsed = parity::record_from_json(reply.at("record"));
-  } catch (const std::invalid_argument&) {  // a result file outside results/: take_plain_done's own check refuses it
+  } catch (const std::invalid_argument&) {
+    // A result file outside results/, or a pickle offset with no result file: take_plain_done's own checks refuse it.
     const auto unsafe = [](const std::string& file) { return !file.empty() && !parity::is_safe_result_path(file); };
-    EXPECT_TRUE(unsafe(read.file) || unsafe(read.pickle_file)) << line;
+    const bool misplaced_offset = read.pickle_offset && (read.file.empty() || !read.pickle_file.empty());
+    EXPECT_TRUE(unsafe(read.file) || unsafe(read.pickle_file) || misplaced_offset) << line;
     return;
   }
   if (!done->error.empty()) read.error = nlohmann::json::parse(done->error);
@@ -433,6 +437,7 @@ void expect_read_as_parsed(const std::string& line) {
   EXPECT_EQ(read.status, parsed.status);
   EXPECT_EQ(read.file, parsed.file);
   EXPECT_EQ(read.pickle_file, parsed.pickle_file);
+  EXPECT_EQ(read.pickle_offset, parsed.pickle_offset);
   EXPECT_EQ(read.seconds, parsed.seconds);
   EXPECT_EQ(read.error, parsed.error);
   for (parity::ScenarioRecord* record : {&read, &parsed}) record->meta = {{"function", "f"}, {"tags", {"t"}}};
@@ -459,12 +464,16 @@ TEST(Protocol, ReadsTheDoneRepliesAWorkerWritesAsTheirParseGivesThem) {
   ok.id = "m0.s0";
   ok.status = "ok";
   ok.file = parity::result_file_for(ok.id);
-  ok.pickle_file = parity::pickle_file_for(ok.id);
+  ok.pickle_offset = 384;  // the pickle at the end of the result file (manifest version 2)
   ok.seconds = 1e-7;
   ok.fidelity = {{"outputs", "xxh3:7dc61393146eab47"}, {"outputs['exp']", "xxh3:bf3cb269363196ed"}};
   ok.fidelity_values = {{"outputs", "builtins.dict of 1"}, {"outputs['exp']", "numpy.ndarray <f8 shape (16,)"}};
   expect_read_as_parsed(worker_done(ok, false));
   expect_read_as_parsed(worker_done(full_record(), true));
+  ok.pickle_offset = 0, ok.status = "xfail";
+  expect_read_as_parsed(worker_done(ok, false));
+  ok.pickle_offset = std::numeric_limits<std::uint64_t>::max() / 10;  // 19 digits
+  expect_read_as_parsed(worker_done(ok, false));
   parity::ScenarioRecord bare;  // an error before anything ran: no file, no digests
   bare.id = "m.g", bare.status = "error", bare.seconds = 3;
   bare.error = {{"type", "ImportError"}, {"message", "m"}};
@@ -512,6 +521,13 @@ TEST(Protocol, LeavesEveryOtherDoneReplyToTheParse) {
            done(R"("fidelity":{"a\"b":"1"},"file":"","id":"a","seconds":0.5,"status":"ok")"),
            done(R"("error":null,"file":"","id":"a","seconds":0.5,"status":"ok")"),
            done(R"("file":"","id":"a","pickle_file":7,"seconds":0.5,"status":"ok")"),
+           done(R"("file":"results/a","id":"a","pickle_offset":-1,"seconds":0.5,"status":"ok")"),
+           done(R"("file":"results/a","id":"a","pickle_offset":1.5,"seconds":0.5,"status":"ok")"),
+           done(R"("file":"results/a","id":"a","pickle_offset":1e3,"seconds":0.5,"status":"ok")"),
+           done(R"("file":"results/a","id":"a","pickle_offset":"3","seconds":0.5,"status":"ok")"),
+           done(R"("file":"results/a","id":"a","pickle_offset":03,"seconds":0.5,"status":"ok")"),
+           done(R"("file":"results/a","id":"a","pickle_offset":18446744073709551616,"seconds":0.5,"status":"ok")"),
+           done(R"("file":"results/a","id":"a","seconds":0.5,"pickle_offset":3,"status":"ok")"),
            std::string(R"({"event": "done","record":{)") + record + R"(},"retiring":false})",
            std::string(R"({"event":"started"})"),
        })
@@ -524,8 +540,11 @@ TEST(Protocol, WhatReadPlainDoneTakesTheParseGivesTheSame) {
   SmallChanges changes(99);
   std::size_t taken = 0;
   for (const std::string& line :
-       {worker_done(full_record(), false), std::string(R"({"event":"done","record":{"file":"","id":"a","seconds":0.5,)"
-                                                       R"("status":"ok"},"retiring":false})")})
+       {worker_done(full_record(), false),
+        std::string(R"({"event":"done","record":{"file":"","id":"a","seconds":0.5,)"
+                    R"("status":"ok"},"retiring":false})"),
+        std::string(R"({"event":"done","record":{"file":"results/a.parity","id":"a","pickle_offset":928,)"
+                    R"("seconds":0.5,"status":"ok"},"retiring":false})")})
     taken += changes.taken(line, 5000, parity::protocol::read_plain_done, expect_read_as_parsed);
   EXPECT_GT(taken, 100u);
 }

@@ -646,17 +646,19 @@ _PICKLE_BUFFER = 1 << 16  # bytes of a pickle held in memory: a small scenario's
 
 
 class _PickleFile:
-    """The pickle file's temporary file: MAGIC, then the stream pickle writes, then close()'s end. What is written is
-    held until it passes _PICKLE_BUFFER: a small scenario's pickle is then one os.write and its MAC one hmac.digest
-    call (a buffered open() and a writer object feeding an hmac.HMAC cost more than pickling small outputs, and
-    open() adds an fstat and two lseeks). Past it, the file is created and written as pickle goes, through an
-    incremental MAC, so that a large pickle is never held whole."""
+    """A stored pickle as it is written: MAGIC, then the stream pickle writes, then close()'s end; into a pickle file's
+    temporary file, or (append) at the end of a result file. What is written is held until it passes _PICKLE_BUFFER:
+    a small scenario's pickle is then one os.write and its MAC one hmac.digest call (a buffered open() and a writer
+    object feeding an hmac.HMAC cost more than pickling small outputs, and open() adds an fstat and two lseeks). Past
+    it, the file is opened and written as pickle goes, through an incremental MAC, so that a large pickle is never held
+    whole."""
 
-    def __init__(self, path: str, key, in_place=False):
-        self._path, self._key, self._in_place = path, key, in_place
+    def __init__(self, path: str, key, append=False):
+        self._path, self._key, self._append = path, key, append
         self._fd, self._mac = -1, None
         self._held, self._held_size = [MAGIC], len(MAGIC)
         self.size = 0  # bytes of the stream written so far
+        self.offset = None  # append: where the payload starts in the file, once it is opened
 
     def write(self, data):
         size = len(data) if type(data) is bytes else memoryview(data).nbytes
@@ -688,22 +690,21 @@ class _PickleFile:
         os.close(fd)
 
     def discard(self):
-        """Closes the file if it was created (the caller removes it)."""
+        """Closes the file if it was created (the caller removes it); appending, cuts what was appended first."""
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
-            os.close(fd)
+            try:
+                if self._append:
+                    os.ftruncate(fd, self.offset)
+            finally:
+                os.close(fd)
 
     def _open(self):
-        if not self._in_place:
+        if self._append:  # the result file its worker has just created: a link put in its place is not followed
+            self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+            self.offset = os.lseek(self._fd, 0, os.SEEK_END)
+        else:
             self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)  # open(.., "wb")
-            return
-        # As atomic_file.cc's Publish::in_place: created exclusively, so that a link there is removed, never followed.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-        try:
-            self._fd = os.open(self._path, flags, 0o666)
-        except FileExistsError:
-            os.unlink(self._path)
-            self._fd = os.open(self._path, flags, 0o666)
 
     def _spill(self):
         held = b"".join(self._held)
@@ -720,21 +721,26 @@ class _PickleFile:
             view = view[os.write(self._fd, view):]
 
 
-def pickle_outputs(obj, file: str, arrays=None, in_place=False):
-    """Pickles the outputs into `file` the way the ecosystem would (protocol 5, the candidate's own reducers; the
-    stream is written as it is made); returns None, or the error with the path of the output that refused.
-    `arrays`: digests()'s {path: (array, whole digest)} of the outputs the result file holds, whose buffers are
-    referenced rather than copied. The file appears whole or not at all, and ends with the MAC compare verifies
-    before unpickling it (parity.trust). in_place: created under its own name, not renamed into it, for a file no
-    reader opens before the caller has said it is whole (a run's worker: atomic_file.h's Publish::in_place); it is
-    removed when pickling fails."""
-    temp = file if in_place else f"{file}.tmp-{os.getpid()}"
+def append_pickle(obj, file: str, arrays=None):
+    """pickle_outputs' payload appended to the result file `file` (a run's worker: one file a scenario and side, not two:
+    bench/README, issue #20 target 2): (the offset where the payload starts, None), or (None, the error) with the file
+    cut back to its length before. The codec ignores what follows its last blob (docs/format.md); the manifest records
+    the offset (docs/results-directory.md, pickle_offset), where compare reads the payload from."""
+    out = _PickleFile(file, _signing_key(), append=True)
+    error = _pickle_into(out, obj, arrays)
+    return (out.offset, None) if error is None else (None, error)
+
+
+def _signing_key():
     try:
-        key = trust.key(create=True)
+        return trust.key(create=True)
     except (trust.NoKey, OSError):  # no usable key: the pickle goes unsigned and compare skips its probe, saying why
-        key = None
-    out = _PickleFile(temp, key, in_place)
-    replaced = False
+        return None
+
+
+def _pickle_into(out, obj, arrays):
+    """Pickles `obj` into the _PickleFile `out` and closes it; None, or the error with the path of the output that
+    refused. Whatever ends it before the close (a reducer raising SystemExit too) discards `out`."""
     try:
         buffers = _Buffers(arrays)
         if buffers:  # an array worth referencing: the pickler that looks for it
@@ -743,33 +749,70 @@ def pickle_outputs(obj, file: str, arrays=None, in_place=False):
             pickle.dump(obj, out, protocol=PROTOCOL)
         table = json.dumps(buffers.table).encode() if buffers.table else b"[]"
         out.close(table + _FOOTER.pack(out.size, len(table)))
-        if not in_place:
-            os.replace(temp, file)
-        replaced = True
         return None
     except Exception as exc:  # noqa: BLE001 - a pickling failure is a finding, not a crash
         error = describe_exception(exc)
         error["path"] = _unpicklable_path(obj, "outputs")
         return error
     finally:
+        out.discard()  # nothing once closed
+
+
+def pickle_outputs(obj, file: str, arrays=None):
+    """Pickles the outputs into a file of their own, `file`, the way the ecosystem would (protocol 5, the candidate's
+    own reducers; the stream is written as it is made); returns None, or the error with the path of the output that
+    refused. `arrays`: digests()'s {path: (array, whole digest)} of the outputs the result file holds, whose buffers
+    are referenced rather than copied. The file appears whole or not at all, and ends with the MAC compare verifies
+    before unpickling it (parity.trust). Runs of manifest version 1 stored their pickles so; a run's worker now appends
+    them to the result file (append_pickle), and what it appends is this file's content."""
+    temp = f"{file}.tmp-{os.getpid()}"
+    replaced = False
+    try:
+        error = _pickle_into(_PickleFile(temp, _signing_key()), obj, arrays)
+        if error is not None:
+            return error
+        os.replace(temp, file)
+        replaced = True
+        return None
+    finally:
         if not replaced:  # no stat of a file that is gone after every successful write
-            out.discard()
             try:
                 os.unlink(temp)
             except FileNotFoundError:
                 pass
 
 
-def _split(payload):
-    """(stream, buffer table) of a verified payload: format 2, or format 1 (a bare stream, no table)."""
+def whole_pickle_error(stored) -> str | None:
+    """Why `stored` (the end of a result file from its record's pickle_offset) is not a whole pickle as a run's worker
+    appends it (append_pickle: MAGIC, stream, table, lengths, its MAC line when signed), or None: a result file cut
+    short or added to is the scenario's error, not a pickle that merely fails to verify. Only its frame is read: its
+    buffer table, like the rest, only once its MAC verifies (_split)."""
+    body = stored[:-trust.TRAILER_SIZE] if trust.has_trailer(stored) else stored
+    if bytes(body[:len(MAGIC)]) != MAGIC:
+        return "it does not begin as parity's pickles do"
+    try:
+        _lengths(body)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _lengths(payload):
+    """(stream, table) lengths of a format 2 payload, which must add up to its size."""
     size = len(payload)
-    if payload[:len(MAGIC)] != MAGIC:  # a memoryview of bytes equals the bytes it shows
-        return payload, []
     if size < len(MAGIC) + _FOOTER.size:
-        raise ValueError("the pickle file is shorter than its header and footer")
+        raise ValueError("the pickle is shorter than its header and footer")
     stream, table = _FOOTER.unpack_from(payload, size - _FOOTER.size)
     if len(MAGIC) + stream + table + _FOOTER.size != size:
-        raise ValueError("the pickle file's lengths do not add up")
+        raise ValueError("the pickle's lengths do not add up")
+    return stream, table
+
+
+def _split(payload):
+    """(stream, buffer table) of a verified payload: format 2, or format 1 (a bare stream, no table)."""
+    if payload[:len(MAGIC)] != MAGIC:  # a memoryview of bytes equals the bytes it shows
+        return payload, []
+    stream, table = _lengths(payload)
     end = len(MAGIC) + stream
     if table == 2 and payload[end:end + 2] == b"[]":  # most pickles reference nothing
         entries = []

@@ -40,7 +40,7 @@ def replace_outputs(run, scenario_id, header, data=b"", apparent_size=None):
     manifest = read_json(run / "manifest.json")
     entry = next(s for s in manifest["scenarios"] if s["id"] == scenario_id)
     entry.pop("fidelity", None)
-    entry.pop("pickle_file", None)
+    entry.pop("pickle_offset", None)
     (run / "manifest.json").write_text(json.dumps(manifest))
     write_raw_result(run / entry["file"], header, data, apparent_size)
 
@@ -192,9 +192,14 @@ def test_fifo_result_file_is_refused_without_blocking(pair_copy, tmp_path):
 
 
 def test_fifo_pickle_and_manifest_do_not_block(pair_copy, tmp_path):
+    """A pickle file of its own (manifest version 1: pickle_file) that is a FIFO; version 2 keeps it in the result
+    file, which test_fifo_result_file_is_refused_without_blocking makes one."""
     gold, cand = pair_copy
-    pickle_file = cand / record(cand, MATRIX)["pickle_file"]
-    become_fifo(pickle_file)
+    manifest = read_json(cand / "manifest.json")
+    entry = next(s for s in manifest["scenarios"] if s["id"] == MATRIX)
+    entry["pickle_file"] = entry.pop("pickle_offset") and entry["file"] + ".pickle"
+    (cand / "manifest.json").write_text(json.dumps(manifest))
+    os.mkfifo(cand / entry["pickle_file"])
     _, result = compare(gold, cand, tmp_path, timeout=60)
     assert "is a FIFO" in error_text(result[MATRIX])
     become_fifo(gold / "manifest.json")

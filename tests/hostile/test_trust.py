@@ -3,6 +3,7 @@ import json
 import os
 import pickle
 import stat
+import struct
 import subprocess
 import sys
 import time
@@ -38,9 +39,21 @@ def set_backend(results: Path, **fields):
 
 
 def pickles(results: Path) -> list:
-    found = sorted((results / "results").glob("*.pickle"))
+    """[(result file, offset)] of the run's pickles: each from its manifest's pickle_offset to the end of the file."""
+    found = sorted((results / s["file"], s["pickle_offset"]) for s in read_json(results / "manifest.json")["scenarios"]
+                   if "pickle_offset" in s)
     assert found, f"no pickles in {results}"
     return found
+
+
+def set_pickle_offsets(results: Path, offset):
+    """Gives every pickle of the run's manifest the byte offset offset(result file's size, recorded offset)."""
+    manifest = results / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    for s in doc["scenarios"]:
+        if "pickle_offset" in s:
+            s["pickle_offset"] = offset((results / s["file"]).stat().st_size, s["pickle_offset"])
+    manifest.write_text(json.dumps(doc))
 
 
 def skipped(report: Path) -> dict:
@@ -109,15 +122,20 @@ def test_own_pickles_verify_and_are_probed(pair, tmp_path):
     assert any(c["check"] == "pickle" and c["ok"] for s in doc["scenarios"] for c in s["checks"])
 
 
+def framed(stream: bytes) -> bytes:
+    """A pickle stream in the frame a run stores it in (docs/format.md, "Pickles"), without its MAC line."""
+    return b"parity-pickle 2\n" + stream + b"[]" + struct.pack("<QQ", len(stream), 2)
+
+
 @pytest.mark.parametrize("forge", ["plain", "wrong-mac"])
 def test_a_tampered_pickle_is_never_unpickled(pair_copy, tmp_path, forge):
     gold, cand = pair_copy
     marker = tmp_path / "pwned"
-    payload = pickle.dumps(Evil(marker), protocol=5)
+    payload = framed(pickle.dumps(Evil(marker), protocol=5))
     if forge == "wrong-mac":  # a well-formed trailer with a MAC made under another key
         payload += b"\nparity-mac hmac-sha256 " + b"0" * 64 + b"\n"
-    for file in pickles(cand):
-        file.write_bytes(payload)
+    for file, offset in pickles(cand):
+        file.write_bytes(file.read_bytes()[:offset] + payload)
     report, junit, html = tmp_path / "r.json", tmp_path / "j.xml", tmp_path / "r.html"
     proc = parity("compare", gold, cand, "--json", report, "--junit", junit, "--html", html, check=0)
     assert not marker.exists(), "compare unpickled a tampered pickle"
@@ -129,6 +147,37 @@ def test_a_tampered_pickle_is_never_unpickled(pair_copy, tmp_path, forge):
     props = [p.get("value") for p in ET.parse(junit).iter("property") if p.get("name") == "notice"]
     assert props == [notice]
     assert 'id="notices"' in html.read_text() and "pickle check skipped" in html.read_text()
+
+
+@pytest.mark.parametrize("where", ["bare-pickle", "into-the-codec"])
+def test_what_is_not_a_whole_stored_pickle_is_an_error_never_unpickled(pair_copy, tmp_path, where):
+    """A result file's end that is no pickle in parity's frame (a bare pickle written there, or a manifest pointing
+    pickle_offset into the codec's bytes) is a damaged result file: the scenario's error, naming it; nothing unpickled
+    and no table of it parsed."""
+    gold, cand = pair_copy
+    marker = tmp_path / "pwned"
+    if where == "bare-pickle":
+        for file, offset in pickles(cand):
+            file.write_bytes(file.read_bytes()[:offset] + pickle.dumps(Evil(marker), protocol=5))
+    else:
+        set_pickle_offsets(cand, lambda size, offset: offset // 2)
+    report = tmp_path / "r.json"
+    parity("compare", gold, cand, "--json", report, check=1)
+    assert not marker.exists(), "compare unpickled what a result file ends with"
+    scenarios = read_json(report)["scenarios"]
+    assert scenarios and all(s["status"] == "error" for s in scenarios), scenarios
+    assert all("is not whole" in s["checks"][0]["message"] and s["id"] for s in scenarios), scenarios
+
+
+def test_a_pickle_offset_past_the_end_of_its_file_is_an_error_naming_the_file(pair_copy, tmp_path):
+    gold, cand = pair_copy
+    set_pickle_offsets(cand, lambda size, offset: size + 1)
+    report = tmp_path / "r.json"
+    parity("compare", gold, cand, "--json", report, check=1)
+    scenarios = read_json(report)["scenarios"]
+    assert scenarios and all(s["status"] == "error" for s in scenarios), scenarios
+    message = scenarios[0]["checks"][0]["message"]
+    assert "pickle_offset" in message and "past the end" in message and str(cand / "results") in message, message
 
 
 def test_a_pickle_from_another_key_is_skipped_and_the_shared_key_verifies(tmp_path):
@@ -323,8 +372,8 @@ def test_compare_loads_no_conftest_above_the_trusted_directory(tmp_path):
 
 
 def test_a_pickle_whose_mac_line_ends_otherwise_does_not_verify():
-    """The MAC line's closing newline is part of it: a byte changed there (a flipped bit, a file cut and padded) must
-    not verify as if the file were as written."""
+    """The MAC line's closing newline is part of it: a stored pickle is the end of its result file, and a byte changed
+    there (a flipped bit, a file cut and padded) must not verify as if the file were as written."""
     from parity import trust
     key, payload = b"k" * 64, b"a pickle's bytes" * 40
     signed = payload + trust.signature(key, payload)

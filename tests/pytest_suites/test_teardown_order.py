@@ -26,7 +26,7 @@ def suite(tmp_path, name):
 def returned(out, entry):
     """What the test returned, as the run's pickle probe kept it (written with the result file). These outputs are
     small: their pickles reference no array of the result file (docs/format.md, "Pickles"), so none is given."""
-    obj, error, why = probe.unpickle((out / entry["pickle_file"]).read_bytes())
+    obj, error, why = probe.unpickle((out / entry["file"]).read_bytes()[entry["pickle_offset"]:])
     assert error is None and why is None, (error, why)
     return obj
 

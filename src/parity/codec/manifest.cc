@@ -194,6 +194,7 @@ void for_each_entry_field(const ScenarioRecord& s, Field&& field, const PastedFi
   json_field("output", s.output, &PastedFields::output);
   json_field("pickle_error", s.pickle_error, &PastedFields::pickle_error);
   if (!s.pickle_file.empty()) field("pickle_file", s.pickle_file);
+  if (s.pickle_offset) field("pickle_offset", *s.pickle_offset);
   field("seconds", s.seconds);
   field("status", s.status);
 }
@@ -212,6 +213,20 @@ namespace {
 json taken(json& entry, const char* key, json fallback) {
   const auto found = entry.find(key);
   return found == entry.end() ? std::move(fallback) : std::move(*found);
+}
+
+// The entry's pickle_offset: none, or a byte offset in its result file, which it must have (and then no pickle_file).
+std::optional<std::uint64_t> pickle_offset_of(const json& s, const ScenarioRecord& r) {
+  const auto found = s.find("pickle_offset");
+  if (found == s.end()) return std::nullopt;
+  if (!found->is_number_unsigned())
+    throw std::invalid_argument("scenario " + r.id + ": pickle_offset " +
+                                found->dump(-1, ' ', true, json::error_handler_t::replace) +
+                                " is not a byte offset (a non-negative integer)");
+  if (r.file.empty() || !r.pickle_file.empty())
+    throw std::invalid_argument("scenario " + r.id +
+                                ": pickle_offset needs a result file to be in, and no pickle_file beside it");
+  return found->get<std::uint64_t>();
 }
 
 // record_from_json, the entry's values moved out rather than copied (what is left of `s` is unspecified).
@@ -234,6 +249,7 @@ ScenarioRecord record_taken(json& s) {
     if (!f.empty() && !is_safe_result_path(f))
       throw std::invalid_argument("scenario " + r.id + ": result file '" + f +
                                   "' is not a file of the results directory's " + kResultsSubdir + "/");
+  r.pickle_offset = pickle_offset_of(s, r);
   return r;
 }
 

@@ -1,8 +1,10 @@
 // The results directory's manifest.json: what a run did, scenario by scenario (see docs/results-directory.md).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -10,7 +12,8 @@
 
 namespace parity {
 
-inline constexpr int kManifestVersion = 1;
+/// 2: a run's pickle probe inside the result file (ScenarioRecord::pickle_offset); a reader reads 1 and 2.
+inline constexpr int kManifestVersion = 2;
 inline constexpr const char* kManifestName = "manifest.json";
 inline constexpr const char* kResultsSubdir = "results";
 /// The roles a run can have (`parity run --role`); a manifest naming another is refused.
@@ -31,8 +34,12 @@ struct ScenarioRecord {
   nlohmann::json meta;      ///< the scenario's declaration: module, function, params, rtol, atol, tags, xfail, source
   nlohmann::json fidelity;  ///< {path: digest} of every leaf as the scenario produced it (parity.probe)
   nlohmann::json fidelity_values;  ///< {path: type and short value}, beside `fidelity`, for its failures' messages
-  std::string pickle_file;         ///< the outputs pickled with protocol 5, relative to the results directory
-  nlohmann::json pickle_error;     ///< {type, message, traceback, path} when pickling the outputs raised
+  std::string pickle_file;         ///< the outputs pickled with protocol 5, relative to the results directory: a run of
+                                   ///< manifest version 1 (a file of its own); empty with pickle_offset
+  /// Where in `file` the outputs pickled with protocol 5 start (manifest version 2: parity.probe.append_pickle writes
+  /// them after the codec's data, one file a scenario and side); none when there is no pickle or it is pickle_file.
+  std::optional<std::uint64_t> pickle_offset;
+  nlohmann::json pickle_error;  ///< {type, message, traceback, path} when pickling the outputs raised
   nlohmann::json output;  ///< {stdout, stderr, truncated}: what it printed, each stream's tail (parity.capture); null
                           ///< when it printed nothing
 };
@@ -60,7 +67,9 @@ ScenarioRecord record_from_json(nlohmann::json&& entry);
 std::string result_file_for(const std::string& id);
 /// What pickle_file_for adds to the result file's name.
 inline constexpr const char* kPickleSuffix = ".pickle";
-/// Where its pickled outputs go: result_file_for(id) + kPickleSuffix.
+/// Where a run of manifest version 1 put its pickled outputs, in a file of their own: result_file_for(id) +
+/// kPickleSuffix. A run now appends them to the result file (ScenarioRecord::pickle_offset), and removes such a file
+/// left by an older run with the result file of a scenario it records as crashed or timed out (runner.cc).
 std::string pickle_file_for(const std::string& id);
 /// Whether `file` (relative to the results directory) is the result file or the pickle file parity writes for `id`.
 bool is_result_file_of(const std::string& id, const std::string& file);

@@ -3,9 +3,11 @@
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <set>
+#include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -128,6 +130,8 @@ bool same_bytes_as_gold(const Side& gold, const Side& cand, const std::string& g
   }
 }
 
+bool has_pickle(const ScenarioRecord& r) { return r.pickle_offset || !r.pickle_file.empty(); }
+
 // Whether both sides' pickles verify with the user's key; a side whose does not gets the probe skipped, saying why.
 bool pickles_verified(const Side& gold, const py::tuple& g, const Side& cand, const py::tuple& c, CheckList& list) {
   bool verified = true;
@@ -153,12 +157,34 @@ bool pickle_refused(const ScenarioRecord& g, const ScenarioRecord& c, const std:
   return true;
 }
 
+// A side's pickle: from pickle_offset to the end of its result file, or (manifest version 1) its own file. A result
+// file whose end is not a whole pickle (cut short, added to) is the scenario's error, as a damaged file is
+// (compare_files_within_limits), not a pickle that merely fails to verify.
+std::string read_pickle(const Side& side) {
+  const ScenarioRecord& r = side.record;
+  if (!r.pickle_offset) return read_regular_file(side.manifest.dir, r.pickle_file);
+  const OpenedFile opened = open_sized_regular_file(side.manifest.dir, r.file);
+  const std::string shown = (side.manifest.dir / r.file).string(),
+                    where =
+                        "the pickle from byte " + std::to_string(*r.pickle_offset) + " (its record's pickle_offset)";
+  const auto damaged = [&](const std::string& why) {
+    return std::system_error(std::make_error_code(std::errc::invalid_argument), shown + ": " + where + " " + why);
+  };
+  if (*r.pickle_offset > opened.size || ::lseek(opened.fd.get(), static_cast<off_t>(*r.pickle_offset), SEEK_SET) < 0)
+    throw damaged("is past the end of the file (" + std::to_string(opened.size) + " bytes)");
+  std::string stored = read_to_end(opened.fd, shown);
+  const py::object why =
+      probe_module().attr("whole_pickle_error")(py::memoryview::from_memory(stored.data(), stored.size()));
+  if (!why.is_none())
+    throw damaged("is not whole: " + why.cast<std::string>() + " (the file was cut short or changed)");
+  return stored;
+}
+
 // pickle: what the candidate's own pickling loses, judged against what plain NumPy (gold) loses too.
 void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
   if (pickle_refused(gold.record, cand.record, gold.name, cand.name, list)) return;
-  if (gold.record.pickle_file.empty() || cand.record.pickle_file.empty()) return;
-  const std::string gold_pickle = read_regular_file(gold.manifest.dir, gold.record.pickle_file),
-                    cand_pickle = read_regular_file(cand.manifest.dir, cand.record.pickle_file);
+  if (!has_pickle(gold.record) || !has_pickle(cand.record)) return;
+  const std::string gold_pickle = read_pickle(gold), cand_pickle = read_pickle(cand);
   if (same_bytes_as_gold(gold, cand, gold_pickle, cand_pickle)) {  // the verdict without unpickling either
     const py::object why = probe_module().attr("why_not_unpickled")(py::bytes(gold_pickle), gold.outputs, gold.arrays);
     if (why.is_none()) return list.pass("pickle");
@@ -276,7 +302,7 @@ BegunDigests begin_digests(const ScenarioRecord& g, const ScenarioRecord& c, Reb
 void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
                 Rebuilt& rebuilt, const BegunDigests& begun, const CompareOptions& options, CheckList& list) {
   const bool digests = g.fidelity.is_object() || c.fidelity.is_object();
-  const bool pickles = options.pickle_probe && (c.pickle_error.is_object() || !c.pickle_file.empty());
+  const bool pickles = options.pickle_probe && (c.pickle_error.is_object() || has_pickle(c));
   const json required = candidate.backend.value("required_attrs", json::object());
   if (!digests && !pickles && required.empty()) return;  // nothing to rebuild the outputs for
   if (!rebuilt.error().empty()) {

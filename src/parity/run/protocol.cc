@@ -105,12 +105,14 @@ enum class DoneField {
   kOutput,
   kPickleError,
   kPickleFile,
+  kPickleOffset,
   kSeconds,
   kStatus,
   kNone
 };
-constexpr std::string_view kDoneFields[] = {"error",  "fidelity",     "fidelity_values", "file",    "id",
-                                            "output", "pickle_error", "pickle_file",     "seconds", "status"};
+constexpr std::string_view kDoneFields[] = {"error",  "fidelity",     "fidelity_values", "file",          "id",
+                                            "output", "pickle_error", "pickle_file",     "pickle_offset", "seconds",
+                                            "status"};
 
 // A number token's value as nlohmann's lexer reads it, the token's length in `length`; nullopt when it is not one.
 std::optional<double> number_at(std::string_view text, std::size_t& length) {
@@ -122,6 +124,17 @@ std::optional<double> number_at(std::string_view text, std::size_t& length) {
   return value.get<double>();  // what record_from_json's value("seconds", 0.0) makes of it
 }
 
+// A plain unsigned integer token (digits, no sign, no leading zero but "0", up to 19 digits: within uint64_t, where
+// nlohmann's lexer reads it as an unsigned number), its length in `length`; nullopt for anything else.
+std::optional<std::uint64_t> unsigned_at(std::string_view text, std::size_t& length) {
+  length = text.find_first_not_of("0123456789");
+  if (length == std::string_view::npos || length == 0 || length > 19 || (text[0] == '0' && length > 1))
+    return std::nullopt;
+  std::uint64_t value = 0;
+  for (const char digit : text.substr(0, length)) value = value * 10 + static_cast<std::uint64_t>(digit - '0');
+  return value;
+}
+
 }  // namespace
 
 std::optional<PlainDone> read_plain_done(std::string_view line) {
@@ -130,8 +143,9 @@ std::optional<PlainDone> read_plain_done(std::string_view line) {
   PlainDone done;
   std::string_view text = line.substr(kHead.size());
   // Where each field's value goes: a string's content, or an object's text.
-  std::string_view* const strings[std::size(kDoneFields)] = {
-      nullptr, nullptr, nullptr, &done.file, &done.id, nullptr, nullptr, &done.pickle_file, nullptr, &done.status};
+  std::string_view* const strings[std::size(kDoneFields)] = {nullptr,  nullptr, nullptr,     &done.file,
+                                                             &done.id, nullptr, nullptr,     &done.pickle_file,
+                                                             nullptr,  nullptr, &done.status};
   std::string_view* const objects[std::size(kDoneFields)] = {
       &done.error, &done.pasted.fidelity, &done.pasted.fidelity_values, nullptr,
       nullptr,     &done.pasted.output,   &done.pasted.pickle_error};
@@ -153,6 +167,10 @@ std::optional<PlainDone> read_plain_done(std::string_view line) {
       length = canonical::plain_string_length(text);
       if (length == 0) return std::nullopt;
       *string = text.substr(1, length - 2);
+    } else if (field == static_cast<int>(DoneField::kPickleOffset)) {
+      const std::optional<std::uint64_t> offset = unsigned_at(text, length);
+      if (!offset) return std::nullopt;
+      done.pickle_offset = *offset;
     } else if (field == static_cast<int>(DoneField::kSeconds)) {
       const std::optional<double> seconds = number_at(text, length);
       if (!seconds) return std::nullopt;

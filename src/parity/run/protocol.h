@@ -104,6 +104,7 @@ inline constexpr std::string_view kStartedLine = R"({"event":"started"})";
 /// as their canonical texts (canonical_json.h), to paste into its manifest entry. Views into the reply's line.
 struct PlainDone {
   std::string_view id, status, file, pickle_file;  ///< as parse_reply's strings hold them (no escape was in them)
+  std::optional<std::uint64_t> pickle_offset;
   double seconds = 0;
   bool retiring = false;
   std::string_view error;  ///< the error object's text, or empty: the supervisor parses it (the progress shows it)

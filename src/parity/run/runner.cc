@@ -457,6 +457,8 @@ std::string foreign_record(const ScenarioRecord& record) {
   if (!record.file.empty() && record.file != own_file) return "a 'done' record naming another result file";
   if (!record.pickle_file.empty() && record.pickle_file != own_file + kPickleSuffix)
     return "a 'done' record naming another pickle file";
+  if (record.pickle_offset && (record.file.empty() || !record.pickle_file.empty()))
+    return "a 'done' record with a pickle offset but no result file to hold it";
   if (record.status == "ok" && record.file.empty()) return "an ok 'done' record without a result file";
   return "";
 }
@@ -480,6 +482,7 @@ bool Supervisor::take_plain_done(Worker& w, const protocol::PlainDone& done, Pro
   record.status = done.status;
   record.file = done.file;
   record.pickle_file = done.pickle_file;
+  record.pickle_offset = done.pickle_offset;
   record.seconds = done.seconds;
   for (const std::string& file : {record.file, record.pickle_file})
     if (!file.empty() && !is_safe_result_path(file)) return false;  // record_from_json's check

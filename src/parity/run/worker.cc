@@ -103,20 +103,20 @@ void apply_xfail(ScenarioRecord& record, const std::string& role) {
 }
 
 // What compare needs to check parity's codec (leaf digests) and the ecosystem's pickle (a protocol 5 stream whose
-// array buffers reference the result file's arrays).
+// array buffers reference the result file's arrays), that stream appended to the result file record.file, which
+// record_outputs has just written: one file a scenario and side, the second's creation saved (issue #20, target 2).
 void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
   py::module_ probe = py::module_::import("parity.probe");
   py::dict shown, arrays;  // arrays: the outputs' arrays and whole digests, which the pickle references, not copies
   record.fidelity = to_json(probe.attr("digests")(outputs, "outputs", shown, arrays));
   record.fidelity_values = to_json(shown);
   if (!pickle_probe) return;
-  const std::string file = pickle_file_for(record.id);
-  py::object error = probe.attr("pickle_outputs")(outputs, (out / file).string(), arrays, py::arg("in_place") = true);
-  if (!error.is_none()) {
-    record.pickle_error = to_json(error);
+  const py::tuple appended = probe.attr("append_pickle")(outputs, (out / record.file).string(), arrays);
+  if (!appended[1].is_none()) {
+    record.pickle_error = to_json(appended[1]);
     return;
   }
-  record.pickle_file = file;
+  record.pickle_offset = appended[0].cast<std::uint64_t>();
 }
 
 // Writes what an ok scenario returned, and its probes; a result parity cannot write is that scenario's error.
