@@ -89,10 +89,17 @@ def scenarios(root: Path, n: int) -> Path:
 
 
 def sizes(results: Path) -> tuple:
-    """(MB of result files, MB of pickle files) in a results directory."""
+    """(MB of the codec's, MB of the pickles') in a results directory: a run's worker appends each pickle to its result
+    file (the manifest's pickle_offset); a run of manifest version 1 wrote them to files of their own."""
     files = list((results / "results").iterdir())
-    mb = lambda suffix: sum(f.stat().st_size for f in files if f.name.endswith(suffix)) / 2**20  # noqa: E731
-    return mb(".parity"), mb(".pickle")
+    total = sum(f.stat().st_size for f in files)
+    pickled = 0
+    for s in json.loads((results / "manifest.json").read_text())["scenarios"]:
+        if "pickle_offset" in s:
+            pickled += (results / s["file"]).stat().st_size - s["pickle_offset"]
+        elif "pickle_file" in s:
+            pickled += (results / s["pickle_file"]).stat().st_size
+    return (total - pickled) / 2**20, pickled / 2**20
 
 
 def run_pair(binary, scenario_dir: Path, work: Path, candidate: str) -> dict:
