@@ -7,8 +7,8 @@ side, the compare in two processes) as the row "new check". Each pipeline writes
 wrote, removed just before; with --fresh (pipeline_bench's way, its `fresh`) into a new directory each time, all
 removed at the end: on ext4 without a journal (this machine's) a file created in a block group that has just freed
 thousands of inodes skips each of them, so deleting the last run's results right before costs parity, which creates
-two files a scenario, far more than the reference, which creates three in all. --dir: where the sets and outputs go
-(default the system's temporary directory; /dev/shm, a tmpfs, leaves the file system out). Prints wall and CPU
+one file a scenario and side, far more than the reference, which creates three in all. --dir: where the sets and
+outputs go (default the system's temporary directory; /dev/shm, a tmpfs, leaves the file system out). Prints wall and CPU
 seconds (user + system of every process of a pipeline), each pipeline's ratio to the reference, and the marginal CPU
 per scenario, (cpu(N) - cpu(1)) / (N - 1), the scenarios' own work included (on a loaded machine it cannot be timed
 apart). For ratios measured in one run on a shared machine."""

@@ -62,7 +62,7 @@ def fresh(parent: Path, kind: str) -> Path:
     """A results directory no run of this benchmark has used: nothing a run writes is removed before the benchmark
     ends. On ext4 without a journal (this machine's; bench/README, "The file system") a file created in a block group
     that freed many inodes in the last minutes skips each of them: removing the last run's output right before the
-    next would time the benchmark's own clean-up, and unevenly, since parity creates two files a scenario and side and
+    next would time the benchmark's own clean-up, and unevenly, since parity creates one file a scenario and side and
     the reference three in all. A journaled ext4, XFS or a tmpfs has no such check. The counter restarts with each
     process, so a directory that exists (a second run with the same --keep) is passed over, never reused."""
     while (path := parent / f"{kind}-{next(_runs)}").exists():

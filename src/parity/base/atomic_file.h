@@ -15,7 +15,7 @@ enum class Publish {
   by_rename,
   /// Created under its own name, exclusively: whatever was there (a file, a link, never followed) is removed first.
   /// One directory operation fewer than a rename (on ext4 a file created and renamed costs twice one created: a run
-  /// writes two a scenario and side, bench/README, issue #20 target 2). Only for files no reader opens before their
+  /// writes one a scenario and side, bench/README, issue #20 target 2). Only for files no reader opens before their
   /// writer has said they are whole: a run's result files, which the manifest names once the worker's done reply has
   /// come (worker.cc's record_outputs, runner.cc). A killed writer leaves a partial file that no manifest names: the
   /// supervisor removes it as it records the scenario as crashed or timed out (runner.cc's remove_unrecorded_files),
