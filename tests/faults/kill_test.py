@@ -189,3 +189,35 @@ def test_a_run_killed_outright_takes_what_its_scenarios_started_with_it(tmp_path
             if not gone_within(pidfd, 0):
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
             os.close(pidfd)
+
+
+def test_a_resumed_run_of_manifest_version_1_leaves_no_pickle_file_behind(tmp_path):
+    """A run that an older parity began (manifest version 1: each pickle in a file of its own, pickle_file) and this
+    one finishes: a scenario run again appends its pickle to its result file, and the old pickle file goes, so the
+    directory holds what the manifest names and compares as an uninterrupted run's."""
+    scenarios = tmp_path / "three.py"
+    scenarios.write_text('"""Three small scenarios."""\nimport parity\n\n\n' + "".join(
+        f"@parity.scenario()\ndef s{k}(xp):\n    return {{'x': xp.arange({k + 3}.0)}}\n\n\n" for k in range(3)))
+    out, reference = tmp_path / "out", tmp_path / "reference"
+    for directory in (out, reference):
+        assert run(directory, "--scenarios", scenarios).returncode == 0
+    doc = json.loads((out / "manifest.json").read_text())
+    doc["version"], doc["complete"] = 1, False
+    for s in doc["scenarios"]:  # as version 1 wrote them
+        data = (out / s["file"]).read_bytes()
+        (out / s["file"]).write_bytes(data[:s["pickle_offset"]])
+        s["pickle_file"] = s["file"] + ".pickle"
+        (out / s["pickle_file"]).write_bytes(data[s.pop("pickle_offset"):])
+    (out / "manifest.json").write_text(json.dumps(doc))
+    rerun = doc["scenarios"][1]
+    (out / rerun["file"]).unlink()  # its run was cut short before it was whole
+    proc = run(out, "--scenarios", scenarios, "--resume")
+    assert proc.returncode == 0, proc.stderr
+    manifest = assert_consistent(out)
+    named = {s[key] for s in manifest["scenarios"] for key in ("file", "pickle_file") if s.get(key)}
+    assert {f"results/{p.name}" for p in (out / "results").iterdir()} == named
+    records = {s["id"]: s for s in manifest["scenarios"]}
+    assert "pickle_offset" in records[rerun["id"]] and "pickle_file" not in records[rerun["id"]], records
+    assert sum("pickle_file" in s for s in manifest["scenarios"]) == 2, records  # the adopted keep theirs
+    proc = subprocess.run([BIN, "compare", reference, out, "-q"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "pickle check skipped" not in proc.stderr, proc.stderr

@@ -662,6 +662,7 @@ std::size_t Supervisor::adopt(const Manifest& previous) {
   std::map<std::string, const ScenarioRecord*> by_id;
   for (const ScenarioRecord& r : previous.scenarios) by_id[r.id] = &r;
   std::size_t adopted = 0;
+  std::error_code ec;
   for (Planned& planned : plan_) {
     const auto found = by_id.find(planned.id);
     if (found == by_id.end()) continue;
@@ -674,7 +675,13 @@ std::size_t Supervisor::adopt(const Manifest& previous) {
         throw RunAbort{std::string("cannot resume: ") + e.what()};
       }
     }
-    if (!files_there) continue;
+    if (!files_there) {
+      // Run again, it appends its pickle to its result file: a pickle file of its own that a run of manifest
+      // version 1 left would stay behind, named by no record.
+      if (!r.pickle_file.empty() && r.pickle_file == pickle_file_for(r.id))
+        std::filesystem::remove(previous.dir / r.pickle_file, ec);
+      continue;
+    }
     planned.result = r;
     ++done_, ++adopted;
   }
