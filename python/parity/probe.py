@@ -724,8 +724,8 @@ class _PickleFile:
 def append_pickle(obj, file: str, arrays=None):
     """pickle_outputs' payload appended to the result file `file` (a run's worker: one file a scenario and side, not
     two: bench/README, issue #20 target 2): (the offset where the payload starts, None), or (None, the error) with the
-    file cut back to its length before. The codec ignores what follows its last blob (docs/format.md); the manifest records
-    the offset (docs/results-directory.md, pickle_offset), where compare reads the payload from."""
+    file cut back to its length before. The codec ignores what follows its last blob (docs/format.md); the manifest
+    records the offset (docs/results-directory.md, pickle_offset), where compare reads the payload from."""
     out = _PickleFile(file, _signing_key(), append=True)
     error = _pickle_into(out, obj, arrays)
     return (out.offset, None) if error is None else (None, error)

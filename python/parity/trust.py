@@ -2,7 +2,8 @@
 
 A results directory may come from anywhere (a CI artifact, a colleague, a download), so nothing in it may make
 compare run code: a backend spec in a manifest is never imported, and a stored pickle (the end of a result file) is
-unpickled only when its MAC verifies with the user's own key (README, "Safety: what parity trusts"; docs/format.md, "Pickles").
+unpickled only when its MAC verifies with the user's own key (README, "Safety: what parity trusts"; docs/format.md,
+"Pickles").
 """
 from __future__ import annotations
 
