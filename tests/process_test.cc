@@ -428,8 +428,7 @@ void expect_read_as_parsed(const std::string& line) {
   } catch (const std::invalid_argument&) {
     // A result file outside results/, or a pickle offset with no result file: take_plain_done's own checks refuse it.
     const auto unsafe = [](const std::string& file) { return !file.empty() && !parity::is_safe_result_path(file); };
-    const bool misplaced_offset = read.pickle_offset && (read.file.empty() || !read.pickle_file.empty());
-    EXPECT_TRUE(unsafe(read.file) || unsafe(read.pickle_file) || misplaced_offset) << line;
+    EXPECT_TRUE(unsafe(read.file) || unsafe(read.pickle_file) || parity::pickle_offset_misplaced(read)) << line;
     return;
   }
   if (!done->error.empty()) read.error = nlohmann::json::parse(done->error);

@@ -146,6 +146,10 @@ std::string result_file_for(const std::string& id) {
 
 std::string pickle_file_for(const std::string& id) { return result_file_for(id) + kPickleSuffix; }
 
+bool pickle_offset_misplaced(const ScenarioRecord& record) {
+  return record.pickle_offset && (record.file.empty() || !record.pickle_file.empty());
+}
+
 bool is_result_file_of(const std::string& id, const std::string& file) {
   return file == result_file_for(id) || file == pickle_file_for(id);
 }
@@ -215,17 +219,14 @@ json taken(json& entry, const char* key, json fallback) {
   return found == entry.end() ? std::move(fallback) : std::move(*found);
 }
 
-// The entry's pickle_offset: none, or a byte offset in its result file, which it must have (and then no pickle_file).
-std::optional<std::uint64_t> pickle_offset_of(const json& s, const ScenarioRecord& r) {
+// The entry's pickle_offset: none, or a byte offset (where in its result file is pickle_offset_misplaced's check).
+std::optional<std::uint64_t> pickle_offset_of(const json& s, const std::string& id) {
   const auto found = s.find("pickle_offset");
   if (found == s.end()) return std::nullopt;
   if (!found->is_number_unsigned())
-    throw std::invalid_argument("scenario " + r.id + ": pickle_offset " +
+    throw std::invalid_argument("scenario " + id + ": pickle_offset " +
                                 found->dump(-1, ' ', true, json::error_handler_t::replace) +
                                 " is not a byte offset (a non-negative integer)");
-  if (r.file.empty() || !r.pickle_file.empty())
-    throw std::invalid_argument("scenario " + r.id +
-                                ": pickle_offset needs a result file to be in, and no pickle_file beside it");
   return found->get<std::uint64_t>();
 }
 
@@ -249,7 +250,10 @@ ScenarioRecord record_taken(json& s) {
     if (!f.empty() && !is_safe_result_path(f))
       throw std::invalid_argument("scenario " + r.id + ": result file '" + f +
                                   "' is not a file of the results directory's " + kResultsSubdir + "/");
-  r.pickle_offset = pickle_offset_of(s, r);
+  r.pickle_offset = pickle_offset_of(s, r.id);
+  if (pickle_offset_misplaced(r))
+    throw std::invalid_argument("scenario " + r.id +
+                                ": pickle_offset needs a result file to be in, and no pickle_file beside it");
   return r;
 }
 

@@ -71,6 +71,9 @@ inline constexpr const char* kPickleSuffix = ".pickle";
 /// kPickleSuffix. A run now appends them to the result file (ScenarioRecord::pickle_offset), and removes such a file
 /// left by an older run with the result file of a scenario it records as crashed or timed out (runner.cc).
 std::string pickle_file_for(const std::string& id);
+/// Whether `record` has a pickle_offset with no result file to be in, or with a pickle_file beside it: a record no run
+/// writes, refused where one is read (record_from_json, and the supervisor's check of a worker's record).
+bool pickle_offset_misplaced(const ScenarioRecord& record);
 /// Whether `file` (relative to the results directory) is the result file or the pickle file parity writes for `id`.
 bool is_result_file_of(const std::string& id, const std::string& file);
 /// Whether `file` (relative to the results directory, as a manifest records it) names a file directly in its

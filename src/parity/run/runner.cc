@@ -457,8 +457,7 @@ std::string foreign_record(const ScenarioRecord& record) {
   if (!record.file.empty() && record.file != own_file) return "a 'done' record naming another result file";
   if (!record.pickle_file.empty() && record.pickle_file != own_file + kPickleSuffix)
     return "a 'done' record naming another pickle file";
-  if (record.pickle_offset && (record.file.empty() || !record.pickle_file.empty()))
-    return "a 'done' record with a pickle offset but no result file to hold it";
+  if (pickle_offset_misplaced(record)) return "a 'done' record with a pickle offset but no result file to hold it";
   if (record.status == "ok" && record.file.empty()) return "an ok 'done' record without a result file";
   return "";
 }
