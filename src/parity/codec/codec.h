@@ -8,6 +8,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -150,10 +151,20 @@ struct ReadLimits {
 /// plain descriptions and object dtypes are refused. Throws FormatError naming the file (and the path inside
 /// the outputs when decoding would pass `limits`).
 Node read_result(const std::filesystem::path& file, const ReadLimits& limits = {});
+/// A result file's bytes as read_result read or mapped them, the memory its decoded arrays view: `data` stays valid
+/// while `owner` lives. A reader that wants more of the file (compare: the pickle at its end) takes it from here rather
+/// than opening and reading the file again.
+struct ResultBytes {
+  pybind11::object owner;
+  const char* data = nullptr;
+  std::uint64_t size = 0;
+  std::string_view view() const { return {data, static_cast<std::size_t>(size)}; }
+};
 /// read_result of `relative` inside the results directory `dir`: a regular file reached without following
-/// a symbolic link (safe_file.h); anything else is a FormatError naming it.
-Node read_result(const std::filesystem::path& dir, const std::filesystem::path& relative,
-                 const ReadLimits& limits = {});
+/// a symbolic link (safe_file.h); anything else is a FormatError naming it. `bytes`, when given, is set to the
+/// file's bytes.
+Node read_result(const std::filesystem::path& dir, const std::filesystem::path& relative, const ReadLimits& limits = {},
+                 ResultBytes* bytes = nullptr);
 
 /// Finds the node a reference stands for (references are not expanded when read). Built once per decoded
 /// tree; valid while the tree lives.

@@ -67,6 +67,8 @@ class Decoder {
   Decoder(std::filesystem::path file, const ReadLimits& limits) : file_(std::move(file)), limits_(limits) {}
   /// Decodes the file open at `fd` (file_ names it in messages).
   Node read(int fd);
+  /// The file's bytes as read() read or mapped them.
+  ResultBytes bytes() const { return {mapping_, map_, file_size_}; }
 
  private:
   [[noreturn]] void fail(const std::string& why) const { throw FormatError(file_.string() + ": " + why); }
@@ -857,7 +859,8 @@ Node Decoder::decode2(const std::string& path, int depth) {
 namespace {
 // Opens the file as safe_file.h does; a refusal is the file's FormatError, like any other unreadable file.
 template <typename Open>
-Node read_opened(const std::filesystem::path& shown, const ReadLimits& limits, Open open) {
+Node read_opened(const std::filesystem::path& shown, const ReadLimits& limits, Open open,
+                 ResultBytes* bytes = nullptr) {
   FileDescriptor fd;
   try {
     fd = open();
@@ -866,7 +869,10 @@ Node read_opened(const std::filesystem::path& shown, const ReadLimits& limits, O
   } catch (const std::system_error& e) {
     throw FormatError(shown.string() + ": cannot open: " + e.code().message());
   }
-  return Decoder(shown, limits).read(fd.get());
+  Decoder decoder(shown, limits);
+  Node root = decoder.read(fd.get());
+  if (bytes) *bytes = decoder.bytes();
+  return root;
 }
 }  // namespace
 
@@ -874,8 +880,10 @@ Node read_result(const std::filesystem::path& file, const ReadLimits& limits) {
   return read_opened(file, limits, [&] { return open_regular_file(file); });
 }
 
-Node read_result(const std::filesystem::path& dir, const std::filesystem::path& relative, const ReadLimits& limits) {
-  return read_opened(dir / relative, limits, [&] { return open_regular_file(dir, relative); });
+Node read_result(const std::filesystem::path& dir, const std::filesystem::path& relative, const ReadLimits& limits,
+                 ResultBytes* bytes) {
+  return read_opened(
+      dir / relative, limits, [&] { return open_regular_file(dir, relative); }, bytes);
 }
 
 }  // namespace parity

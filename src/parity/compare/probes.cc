@@ -3,7 +3,6 @@
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <set>
@@ -24,11 +23,13 @@ using json = nlohmann::json;
 namespace parity {
 namespace {
 
-// One side of a scenario, for the probes: its record and its outputs rebuilt as Python objects.
+// One side of a scenario, for the probes: its record, what compare kept of its result file, and its outputs rebuilt as
+// Python objects.
 struct Side {
   std::string name;
   const Manifest& manifest;
   const ScenarioRecord& record;
+  const StoredResults::Side& stored;
   py::object outputs;
   py::dict arrays;  // the outputs' arrays and whole digests (parity.probe.digests), which the pickle references
 };
@@ -51,13 +52,6 @@ py::object recorded_algorithm(const py::module_& probe, const json& fidelity) {
   return probe.attr("algorithm_of")(first == fidelity.end() ? py::none() : py::object(to_py(*first)));
 }
 
-// The size of a side's result file (0 when it has none or it cannot be read): what digesting it costs.
-std::uintmax_t result_bytes(const Side& side) {
-  std::error_code error;
-  const std::uintmax_t size = std::filesystem::file_size(side.manifest.dir / side.record.file, error);
-  return error ? 0 : size;
-}
-
 // The sides' outputs digested again as the run digested them, the digests begun before the values walk finished
 // (parity.probe.finish_digests: what the values kernel did not hash, large results on two threads): [(side,
 // recomputed)] for the sides whose run recorded digests. The nodes' short descriptions are made only for a side whose
@@ -72,7 +66,7 @@ std::vector<std::pair<const Side*, py::dict>> recompute_digests(const Side& gold
     found.emplace_back(side, py::dict());
     jobs.append((*begun_side)->job);
     // Only a side with leaves still to hash may take a thread, so only its file's size is asked for.
-    if (py::len((*begun_side)->job[py::int_(2)]) > 0) nbytes += result_bytes(*side);
+    if (py::len((*begun_side)->job[py::int_(2)]) > 0) nbytes += side->stored.size;
   }
   if (found.empty()) return found;
   const py::list recomputed = probe_module().attr("finish_digests")(jobs, nbytes);
@@ -107,27 +101,15 @@ void check_fidelity(const Side& side, const py::dict& recomputed, CheckList& lis
   if (failures == 0) list.pass("fidelity");
 }
 
-// Result files up to this size are read again to learn whether both sides wrote the same bytes; larger ones never
-// take the short path (reading them would cost what unpickling referenced buffers saves).
-constexpr std::uintmax_t kSameResultBytes = 4u << 20;
+// Result files up to this size are compared whole to learn whether both sides wrote the same bytes; larger ones never
+// take the short path (comparing them would cost what unpickling referenced buffers saves).
+constexpr std::uint64_t kSameResultBytes = 4u << 20;
 
-// Whether both sides wrote the same result file and the same pickle, byte for byte (the MACs too: one key). Then
-// this process rebuilds both sides' outputs alike and unpickles both pickles alike, so whatever the candidate's
-// pickle loses (or raises) gold's loses (or raises) at the same paths: nothing NumPy's pickle keeps.
-bool same_bytes_as_gold(const Side& gold, const Side& cand, const std::string& gold_pickle,
-                        const std::string& cand_pickle) {
-  if (gold_pickle != cand_pickle) return false;
-  try {  // the sizes the opens found: no second look at either file
-    const OpenedFile g = open_sized_regular_file(gold.manifest.dir, gold.record.file),
-                     c = open_sized_regular_file(cand.manifest.dir, cand.record.file);
-    if (g.size == 0 || g.size > kSameResultBytes || c.size != g.size) return false;
-    return read_to_end(g.fd, gold.manifest.dir / gold.record.file) ==
-           read_to_end(c.fd, cand.manifest.dir / cand.record.file);
-  } catch (const std::system_error&) {  // as a file that cannot be read again: no short path
-    return false;
-  } catch (const UnsafeFileError&) {
-    return false;
-  }
+StoredResults::Side stored_side(const ScenarioRecord& r, const ResultBytes& bytes, bool pickle_probe) {
+  StoredResults::Side side{bytes.size, std::nullopt};
+  if (pickle_probe && r.pickle_offset && *r.pickle_offset <= bytes.size)
+    side.pickle.emplace(bytes.view().substr(static_cast<std::size_t>(*r.pickle_offset)));
+  return side;
 }
 
 bool has_pickle(const ScenarioRecord& r) { return r.pickle_offset || !r.pickle_file.empty(); }
@@ -157,22 +139,21 @@ bool pickle_refused(const ScenarioRecord& g, const ScenarioRecord& c, const std:
   return true;
 }
 
-// A side's pickle: from pickle_offset to the end of its result file, or (manifest version 1) its own file. A result
-// file whose end is not a whole pickle (cut short, added to) is the scenario's error, as a damaged file is
-// (compare_files_within_limits), not a pickle that merely fails to verify.
+// A side's pickle: from pickle_offset to the end of its result file (as stored_results kept it), or (manifest version
+// 1) its own file. A result file whose end is not a whole pickle (cut short, added to) is the scenario's error, as a
+// damaged file is (compare_files_within_limits), not a pickle that merely fails to verify.
 std::string read_pickle(const Side& side) {
   const ScenarioRecord& r = side.record;
   if (!r.pickle_offset) return read_regular_file(side.manifest.dir, r.pickle_file);
-  const OpenedFile opened = open_sized_regular_file(side.manifest.dir, r.file);
   const std::string shown = (side.manifest.dir / r.file).string(),
                     where =
                         "the pickle from byte " + std::to_string(*r.pickle_offset) + " (its record's pickle_offset)";
   const auto damaged = [&](const std::string& why) {
     return std::system_error(std::make_error_code(std::errc::invalid_argument), shown + ": " + where + " " + why);
   };
-  if (*r.pickle_offset > opened.size || ::lseek(opened.fd.get(), static_cast<off_t>(*r.pickle_offset), SEEK_SET) < 0)
-    throw damaged("is past the end of the file (" + std::to_string(opened.size) + " bytes)");
-  std::string stored = read_to_end(opened.fd, shown);
+  if (!side.stored.pickle)
+    throw damaged("is past the end of the file (" + std::to_string(side.stored.size) + " bytes)");
+  const std::string& stored = *side.stored.pickle;
   const py::object why =
       probe_module().attr("whole_pickle_error")(py::memoryview::from_memory(stored.data(), stored.size()));
   if (!why.is_none())
@@ -181,11 +162,15 @@ std::string read_pickle(const Side& side) {
 }
 
 // pickle: what the candidate's own pickling loses, judged against what plain NumPy (gold) loses too.
-void check_pickle(const Side& gold, const Side& cand, CheckList& list) {
+// `same_bytes`: both sides wrote the same result file (StoredResults).
+void check_pickle(const Side& gold, const Side& cand, bool same_bytes, CheckList& list) {
   if (pickle_refused(gold.record, cand.record, gold.name, cand.name, list)) return;
   if (!has_pickle(gold.record) || !has_pickle(cand.record)) return;
   const std::string gold_pickle = read_pickle(gold), cand_pickle = read_pickle(cand);
-  if (same_bytes_as_gold(gold, cand, gold_pickle, cand_pickle)) {  // the verdict without unpickling either
+  // The same result file and the same pickle, byte for byte (the MACs too: one key): this process rebuilds both sides'
+  // outputs alike and unpickles both pickles alike, so whatever the candidate's pickle loses (or raises) gold's loses
+  // (or raises) at the same paths, nothing NumPy's pickle keeps. The verdict, then, without unpickling either.
+  if (same_bytes && gold_pickle == cand_pickle) {
     const py::object why = probe_module().attr("why_not_unpickled")(py::bytes(gold_pickle), gold.outputs, gold.arrays);
     if (why.is_none()) return list.pass("pickle");
     for (const char* side : {"gold", "candidate"})  // the same bytes: refused alike, for the same reason
@@ -299,8 +284,18 @@ BegunDigests begin_digests(const ScenarioRecord& g, const ScenarioRecord& c, Reb
   return begun;
 }
 
+StoredResults stored_results(const ScenarioRecord& g, const ScenarioRecord& c, const ResultBytes& gold,
+                             const ResultBytes& candidate, bool pickle_probe) {
+  StoredResults out{stored_side(g, gold, pickle_probe), stored_side(c, candidate, pickle_probe)};
+  if (!pickle_probe || gold.size == 0 || gold.size > kSameResultBytes || candidate.size != gold.size) return out;
+  if (out.gold.pickle && out.candidate.pickle && *out.gold.pickle != *out.candidate.pickle) return out;  // cheaper
+  out.same_bytes = gold.view() == candidate.view();
+  return out;
+}
+
 void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
-                Rebuilt& rebuilt, const BegunDigests& begun, const CompareOptions& options, CheckList& list) {
+                const StoredResults& stored, Rebuilt& rebuilt, const BegunDigests& begun, const CompareOptions& options,
+                CheckList& list) {
   const bool digests = g.fidelity.is_object() || c.fidelity.is_object();
   const bool pickles = options.pickle_probe && (c.pickle_error.is_object() || has_pickle(c));
   const json required = candidate.backend.value("required_attrs", json::object());
@@ -321,11 +316,16 @@ void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioR
                        "untrusted-scenarios", list);
   }
   const auto arrays = [](const std::optional<BegunDigests::Side>& side) { return side ? side->arrays : py::dict(); };
-  const Side gs{gold.backend.value("name", "gold"), gold, g, rebuilt.gold(), arrays(begun.gold)},
-      cs{candidate.backend.value("name", "candidate"), candidate, c, rebuilt.candidate(), arrays(begun.candidate)};
+  const Side gs{gold.backend.value("name", "gold"), gold, g, stored.gold, rebuilt.gold(), arrays(begun.gold)},
+      cs{candidate.backend.value("name", "candidate"),
+         candidate,
+         c,
+         stored.candidate,
+         rebuilt.candidate(),
+         arrays(begun.candidate)};
   for (const auto& [side, recomputed] : recompute_digests(gs, cs, begun)) check_fidelity(*side, recomputed, list);
   check_required_attrs(cs, required, list);
-  if (options.pickle_probe) check_pickle(gs, cs, list);
+  if (options.pickle_probe) check_pickle(gs, cs, stored.same_bytes, list);
 }
 
 // assert_eq: the asserter a pytest test's mark names (its run records the name), read from the test in a trusted

@@ -1,6 +1,7 @@
 // The Python probes compare runs on the outputs rebuilt as Python objects: fidelity, pickle, attrs, assert_eq.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -70,6 +71,26 @@ struct BegunDigests {
   DigestTaps taps;
 };
 
+/// What compare keeps of both sides' result files as read_result read them (ResultBytes), taken before any Python code
+/// runs on the outputs rebuilt over that memory (a reducer may write to a writeable array there): the pickle probe then
+/// reads neither file again.
+struct StoredResults {
+  /// One side's: its file's size and, when its record has a pickle_offset within the file, the bytes from there to the
+  /// end (checked only when the probe reads them: read_pickle).
+  struct Side {
+    std::uint64_t size = 0;
+    std::optional<std::string> pickle;
+  };
+  Side gold, candidate;
+  /// Both sides wrote the same result file byte for byte (each at most kSameResultBytes): the pickle probe's short
+  /// path.
+  bool same_bytes = false;
+};
+
+/// StoredResults of a scenario's two result files; `pickle_probe` false keeps only their sizes.
+StoredResults stored_results(const ScenarioRecord& g, const ScenarioRecord& c, const ResultBytes& gold,
+                             const ResultBytes& candidate, bool pickle_probe);
+
 /// Begins the fidelity digests of the sides whose runs recorded them, when their outputs rebuild (else begins none).
 BegunDigests begin_digests(const ScenarioRecord& g, const ScenarioRecord& c, Rebuilt& rebuilt);
 
@@ -77,7 +98,8 @@ BegunDigests begin_digests(const ScenarioRecord& g, const ScenarioRecord& c, Reb
 /// digest as written: `begun`, finished here), REQUIRED_ATTRS, pickle; a side compare does not trust gets them
 /// skipped, saying why.
 void run_probes(const Manifest& gold, const Manifest& candidate, const ScenarioRecord& g, const ScenarioRecord& c,
-                Rebuilt& rebuilt, const BegunDigests& begun, const CompareOptions& options, CheckList& list);
+                const StoredResults& stored, Rebuilt& rebuilt, const BegunDigests& begun, const CompareOptions& options,
+                CheckList& list);
 
 /// assert_eq: the asserter a pytest test's mark names, called on both rebuilt outputs (parity.asserters).
 void check_assert_eq(const std::string& id, const nlohmann::json& meta, Rebuilt& rebuilt, const CompareOptions& options,

@@ -43,9 +43,10 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
                    const CompareOptions& options, ScenarioOutcome& out) {
   if ((g.file.empty() || c.file.empty()) && missing_files(gold, candidate, g, c, out)) return;
   Node gn, cn;
+  ResultBytes gold_bytes, candidate_bytes;  // each file read once: the pickle probe takes its pickle from here
   try {
-    gn = read_result(gold.dir, g.file, options.limits);
-    cn = read_result(candidate.dir, c.file, options.limits);
+    gn = read_result(gold.dir, g.file, options.limits, &gold_bytes);
+    cn = read_result(candidate.dir, c.file, options.limits, &candidate_bytes);
   } catch (const FormatError& e) {
     // Whether a file is there is asked only when a read failed: most scenarios have both.
     if (missing_files(gold, candidate, g, c, out)) return;
@@ -53,6 +54,7 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
     out.checks.push_back({"error", false, "outputs", std::string("cannot read result file: ") + e.what()});
     return;
   }
+  const StoredResults stored = stored_results(g, c, gold_bytes, candidate_bytes, options.pickle_probe);
   CheckList list;
   try {
     const Policy policy = policy_for(gold, candidate, out.meta, options);
@@ -61,7 +63,7 @@ void compare_files(const Manifest& gold, const Manifest& candidate, const Scenar
     Rebuilt rebuilt(gn, cn, g.meta, options);
     const BegunDigests digests = begin_digests(g, c, rebuilt);  // hashed by the values walk as it reads the arrays
     list = compare_outputs(gn, cn, policy, &digests.taps);
-    run_probes(gold, candidate, g, c, rebuilt, digests, options, list);
+    run_probes(gold, candidate, g, c, stored, rebuilt, digests, options, list);
     check_assert_eq(out.id, out.meta, rebuilt, options, list);
   } catch (const std::invalid_argument& e) {
     out.status = "error";
