@@ -48,6 +48,12 @@ def explained(report):
     return {name: [n, len(scenarios[name])] for name, n in checks.most_common()}
 
 
+def files_of(record):
+    """The files of the results directory a scenario's record names: its result file (which holds its pickle since
+    manifest version 2) and a version 1 run's pickle file."""
+    return [record[key] for key in ("file", "pickle_file") if record.get(key)]
+
+
 def write_cut(results, ids, tar_path):
     """The results directories under `results` cut to `ids` (smallest first, up to LIMIT bytes); returns the ids."""
     manifests = {side: json.load(open(os.path.join(results, side, "manifest.json"))) for side in ("gold", "cupy")}
@@ -55,8 +61,7 @@ def write_cut(results, ids, tar_path):
     for side, manifest in manifests.items():
         for record in manifest["scenarios"]:
             if record["id"] in ids:
-                size[record["id"]] += sum(os.path.getsize(os.path.join(results, side, record[key]))
-                                          for key in ("file", "pickle_file") if record.get(key))
+                size[record["id"]] += sum(os.path.getsize(os.path.join(results, side, f)) for f in files_of(record))
     kept, total = set(), 0
     for i in sorted(ids, key=lambda i: (size[i], i)):
         if total + size[i] > LIMIT:
@@ -71,9 +76,8 @@ def write_cut(results, ids, tar_path):
                 json.dump(cut, f, indent=1, sort_keys=True)
             tar.add(path, f"{side}/manifest.json")
             for record in cut["scenarios"]:
-                for key in ("file", "pickle_file"):
-                    if record.get(key):
-                        tar.add(os.path.join(results, side, record[key]), f"{side}/{record[key]}")
+                for f in files_of(record):
+                    tar.add(os.path.join(results, side, f), f"{side}/{f}")
     return kept
 
 
