@@ -97,7 +97,9 @@ def test_a_keyword_that_selects_nothing_is_an_error_not_an_empty_pass(tmp_path):
     # --out is run's: a name of any command is refused
     (["--json", "--out", "{report}"], "--json: got the option --out where its value belongs"),
     (["--json", "--jsn", "{report}"], "--json: got '--jsn' where its value belongs"),  # a misspelt option
-], ids=["trust-backend", "json", "baseline", "another-commands-option", "misspelt-option"])
+    # another program's option (pytest's -x): it had become the report's file name, "-x" in the working directory
+    (["--json", "-x", "{report}"], "--json: got '-x' where its value belongs"),
+], ids=["trust-backend", "json", "baseline", "another-commands-option", "misspelt-option", "single-dash-word"])
 def test_an_option_missing_its_value_is_a_usage_error_naming_both_options(pair, tmp_path, args, said):
     # CLI11 hands an option the next argument whatever it is: `--trust-backend --json r.json` had trusted "--json" and
     # "r.json" and written no report, exiting as if nothing were wrong.
@@ -106,6 +108,17 @@ def test_an_option_missing_its_value_is_a_usage_error_naming_both_options(pair, 
     proc = parity("compare", gold, cand, *(a.format(report=report) for a in args), check=2)
     assert said in proc.stderr, proc.stderr
     assert not report.exists()
+
+
+def test_a_negative_number_and_a_path_holding_a_dash_word_stay_values(pair, tmp_path):
+    # Only a value that begins with - is taken for an option: a negative number reaches its option's own check, and a
+    # file named -x is written through a path to it.
+    gold, cand = pair
+    proc = parity("compare", gold, cand, "--timeout", "-1", check=2)
+    assert "where its value belongs" not in proc.stderr and "-1" in proc.stderr, proc.stderr
+    report = tmp_path / "-x"
+    parity("compare", gold, cand, "--only", "basic.integers", "--json", report, check=0)
+    assert statuses(report)["basic.integers"]["status"] == "pass"
 
 
 @pytest.mark.parametrize("option, value, code", [("--trust-backend", "fsproxy", 1), ("--only", "basic.integers", 0),

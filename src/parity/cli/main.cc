@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -436,11 +437,19 @@ void collect_option_names(const CLI::App& command, std::set<std::string>& names)
   for (const CLI::App* subcommand : command.get_subcommands({})) collect_option_names(*subcommand, names);
 }
 
+// Whether `text` is a number as strtod reads it whole ("-1", "-2.5e-3"): a value, not an option.
+bool is_number(const std::string& text) {
+  char* end = nullptr;
+  std::strtod(text.c_str(), &end);
+  return end != text.c_str() && *end == '\0';
+}
+
 // CLI11 hands an option that takes a value the next argument whatever it looks like: `compare --trust-backend --json
 // r.json` trusted "--json" and "r.json", and wrote no report, saying nothing. A value that is the name of one of
-// parity's options, or begins with -- (a misspelt one), is refused, naming both, so a forgotten value is a usage error.
-// And where a command takes positional arguments, each option takes one value per flag, so that `compare --only ID gold
-// cand` leaves the directories to compare instead of taking them for ids ("candidate is required").
+// parity's options, or begins with - (a misspelt one, another program's), is refused, naming both, so a forgotten value
+// is a usage error. And where a command takes positional arguments, each option takes one value per flag, so that
+// `compare --only ID gold cand` leaves the directories to compare instead of taking them for ids ("candidate is
+// required").
 void guard_option_values(CLI::App& command, const std::set<std::string>& names) {
   const auto options = command.get_options({});
   const bool positionals =
@@ -452,9 +461,11 @@ void guard_option_values(CLI::App& command, const std::set<std::string>& names) 
         [&names](std::string& value) -> std::string {
           if (names.count(value.substr(0, value.find('='))))
             return "got the option " + value + " where its value belongs";
-          if (value.starts_with("--"))  // a misspelt option ("--jsn"); a file of that name is ./--jsn
+          // A misspelt option ("--jsn") or an option of another program ("-x"), as argparse refuses them; a file of
+          // that name is ./-x. "-" alone and a negative number are values.
+          if (value.size() > 1 && value[0] == '-' && !is_number(value))
             return "got '" + value +
-                   "' where its value belongs: a value beginning with -- is taken for an option "
+                   "' where its value belongs: a value beginning with - is taken for an option "
                    "(write ./" +
                    value + " for a file of that name)";
           return {};
