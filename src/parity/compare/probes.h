@@ -108,8 +108,9 @@ void check_assert_eq(const std::string& id, const nlohmann::json& meta, Rebuilt&
 /// A Python error that is no bug: the probes' time limit (parity.probe.DeadlineExceeded), or MemoryError.
 bool out_of_time_or_memory(pybind11::error_already_set& e);
 
-/// The module parity.probe, imported once per process: compare calls into it several times a scenario, and each
-/// import statement looks the module up again (sys.modules, its spec's `_initializing`).
+/// The module parity.probe, imported once per process: compare calls into it several times a scenario, a run's worker
+/// at every scenario (worker.cc's record_probes), and each import statement looks the module up again (sys.modules,
+/// its spec's `_initializing`).
 pybind11::module_ probe_module();
 
 /// Loads side `side`'s backend for its reducers when it is built-in or trusted; returns why not, "" when loaded.

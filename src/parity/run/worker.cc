@@ -23,6 +23,7 @@
 #include "interpreter.h"
 #include "json_input.h"
 #include "manifest.h"
+#include "probes.h"
 #include "process.h"
 #include "protocol.h"
 #include "text.h"
@@ -106,8 +107,7 @@ void apply_xfail(ScenarioRecord& record, const std::string& role) {
 // array buffers reference the result file's arrays), that stream appended to the result file record.file, which
 // record_outputs has just written: one file a scenario and side, the second's creation saved (issue #20, target 2).
 void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
-  // Imported once a worker, as call_capturing is (run_one): an import statement looks the module up again each time.
-  static const py::module_ probe = py::module_::import("parity.probe");
+  const py::module_ probe = probe_module();  // imported once a process: an import looks the module up again each time
   py::dict shown, arrays;  // arrays: the outputs' arrays and whole digests, which the pickle references, not copies
   record.fidelity = to_json(probe.attr("digests")(outputs, "outputs", shown, arrays));
   record.fidelity_values = to_json(shown);
