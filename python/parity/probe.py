@@ -4,7 +4,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import math
 import os
 import pickle
 import struct
@@ -21,11 +20,13 @@ PROTOCOL = 5
 
 if "_parity_digest" in sys.builtin_module_names:  # inside the parity program: never load the extension module there
     from _parity_digest import Xxh3, digest_walk as _digest_walk, loss_walk as _loss_walk
+    from _parity_digest import small_row_text as _small_row_text
 else:
     from parity.api import _core
 
     _native = _core("parity.probe (its XXH3-128 digests, outside the parity program)")
-    Xxh3, _digest_walk, _loss_walk = _native.Xxh3, _native.digest_walk, _native.loss_walk
+    Xxh3, _digest_walk, _loss_walk, _small_row_text = (_native.Xxh3, _native.digest_walk, _native.loss_walk,
+                                                       _native.small_row_text)
 
 # The digests' algorithms, by the prefix their hex digits follow (docs/results-directory.md, `fidelity`): XXH3-128,
 # what runs record, a pass over the bytes at memory speed; SHA-256 without a prefix, what parity recorded before,
@@ -309,64 +310,22 @@ def _leaf_description(obj, state=None) -> bytes:
 _SHOWN = 80  # the longest value text fidelity records beside a digest
 
 
-# np.array2string's defaults (np.get_printoptions()) under which _row_words writes exactly its words.
+# np.array2string's defaults (np.get_printoptions()) under which small_row_text writes exactly its text.
 _DEFAULT_PRINT = {"precision": 8, "floatmode": "maxprec", "suppress": False, "sign": "-", "linewidth": 75,
                   "legacy": False, "formatter": None}
 
 
 def _small_values_text(a: np.ndarray) -> str:
-    """np.array2string(a, threshold=8) of an array of at most 8 elements: written here for a row of float64,
-    integer or bool values under the default print options (the commonest small outputs; array2string's general
-    machinery is most of a digest walk's time for them), by NumPy otherwise."""
+    """np.array2string(a, threshold=8) of an array of at most 8 elements: written by parity's C++ (small_row_text,
+    probe_walk.h) for a row of float64, integer or bool values under the default print options (the commonest small
+    outputs; array2string's general machinery was most of a digest walk's time for them), by NumPy otherwise."""
     if a.ndim == 1 and a.size and a.dtype.kind in "fiub" and (a.dtype.kind != "f" or a.dtype.itemsize == 8):
         options = np.get_printoptions()
         if all(options.get(name) == value for name, value in _DEFAULT_PRINT.items()):
-            words = _row_words(a)
-            if words is not None:
-                return _row_text(words)
+            text = _small_row_text(a)
+            if text is not None:
+                return text
     return np.array2string(a, threshold=8)
-
-
-def _row_words(a: np.ndarray):
-    """Each element of a row as array2string's format function writes it under the default print options, padded
-    to the row's common width (NumPy's FloatingFormat, IntegerFormat, BoolFormat); None for a float64 row it would
-    write with exponents, nan or inf."""
-    values = a.tolist()
-    if a.dtype.kind == "b":
-        return [" True" if v else "False" for v in values]  # BoolFormat: " True" in any array of one or more axes
-    if a.dtype.kind in "iu":
-        words = [str(v) for v in values]
-        width = max(map(len, words))
-        return [word.rjust(width) for word in words]
-    return _float_words(values)
-
-
-def _float_words(values: list):
-    """The words of a row of finite float64 `values` in positional notation (FloatingFormat: one rounding pass to
-    find the widths, each value padded to them); None where array2string would use exponents or print nan or inf."""
-    if not all(math.isfinite(v) for v in values):
-        return None
-    magnitudes = [abs(v) for v in values if v != 0]
-    if magnitudes:
-        largest, smallest = max(magnitudes), min(magnitudes)
-        if largest >= 1e8 or smallest < 0.0001 or largest / smallest > 1000.0:
-            return None
-    parts = [np.format_float_positional(v, precision=8, unique=True, fractional=True, trim=".").split(".")
-             for v in values]
-    left, right = max(len(whole) for whole, _ in parts), max(len(fraction) for _, fraction in parts)
-    return [whole.rjust(left) + "." + fraction.ljust(right) for whole, fraction in parts]
-
-
-def _row_text(words: list) -> str:
-    """A row of words as array2string's _formatArray lays it out: "[", the words one space apart, wrapped at 75
-    columns with a one-space hanging indent, "]"."""
-    text, line = "", "["
-    for i, word in enumerate(words):
-        if len(line) + len(word) > 74 and len(line) > 1:  # _extendLine: a row of 75 columns less the "]"
-            text += line.rstrip() + "\n"
-            line = " "
-        line += word if i == len(words) - 1 else word + " "
-    return text + line + "]"
 
 
 def _description(obj, state=None) -> str:

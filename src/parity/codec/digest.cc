@@ -120,6 +120,10 @@ void define_digest_functions(py::module_& module) {
       py::arg("pending"), py::arg("deadline"), py::arg("fused_from"), py::arg("hooks"),
       "parity.probe._digest_into(obj, path, out, 0, seen, shown, arrays, 'xxh3:', pending) for the common nodes, in "
       "C++; hooks: (_digest_into, _description, _array_head, _check_deadline), given every other node.");
+  // parity.probe._small_values_text writes the rows it knows with it under NumPy's default print options: probe_walk.h.
+  module.def("small_row_text", &small_row_text, py::arg("array"),
+             "np.array2string(array, threshold=8) of a 1-D array of 1 to 8 float64, integer or bool elements under "
+             "NumPy's default print options, or None where NumPy must write it.");
   // parity.probe.losses() calls it with probe._losses as the judge of every pair it does not settle: probe_walk.h.
   module.def(
       "loss_walk",

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -437,7 +439,120 @@ class LossWalk {
 
   const LossWalkState& state_;
 };
+// One float's text as FloatingFormat writes it in positional notation with 8 digits at most after the point (Dragon4,
+// unique, trimmed to the point), split there; false for an exact tie at the ninth digit, whose rounding is left to
+// NumPy. The shortest text that reads back as `value` and is nearest it (to_chars', as Python's repr) is NumPy's where
+// it has at most 8 digits after the point; where it has more, rounding it and rounding the value itself (to_chars
+// with a precision: exact) agree, as no shorter text lies between the two, unless it is that tie.
+bool positional_parts(double value, std::string& whole, std::string& fraction) {
+  char text[64];  // magnitudes in [1e-4, 1e8) (float_words): a sign, 8 digits, the point, 21 digits at most
+  const auto shortest = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed);
+  std::string_view written(text, static_cast<std::size_t>(shortest.ptr - text));
+  std::size_t point = written.find('.');
+  const std::size_t digits = point == std::string_view::npos ? 0 : written.size() - point - 1;
+  if (digits == 9 && written.back() == '5') return false;
+  if (digits > 8) {
+    const auto rounded = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed, 8);
+    written = std::string_view(text, static_cast<std::size_t>(rounded.ptr - text));
+    written = written.substr(0, written.find_last_not_of('0') + 1);
+    point = written.find('.');
+  }
+  whole = written.substr(0, point);
+  fraction = point == std::string_view::npos ? "" : written.substr(point + 1);  // to_chars writes 1.0 as "1"
+  return true;
+}
+
+// The words of a row of float64 `values` as FloatingFormat pads them (every whole part to the widest, every fraction
+// to the longest); false where NumPy would use exponents (a magnitude >= 1e8 or < 1e-4, or a range over 1000), nan or
+// inf, or where positional_parts leaves a value to NumPy.
+bool float_words(const std::vector<double>& values, std::vector<std::string>& words) {
+  double largest = 0, smallest = 0;
+  for (double v : values) {
+    if (!std::isfinite(v)) return false;
+    const double magnitude = std::fabs(v);
+    if (magnitude == 0) continue;
+    largest = std::max(largest, magnitude);
+    smallest = smallest == 0 ? magnitude : std::min(smallest, magnitude);
+  }
+  if (largest != 0 && (largest >= 1e8 || smallest < 0.0001 || largest / smallest > 1000.0)) return false;
+  std::vector<std::pair<std::string, std::string>> parts(values.size());
+  std::size_t left = 0, right = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!positional_parts(values[i], parts[i].first, parts[i].second)) return false;
+    left = std::max(left, parts[i].first.size());
+    right = std::max(right, parts[i].second.size());
+  }
+  for (const auto& [whole, fraction] : parts)
+    words.push_back(std::string(left - whole.size(), ' ') + whole + "." + fraction +
+                    std::string(right - fraction.size(), ' '));
+  return true;
+}
+
+// A row of words as array2string's _formatArray lays it out: "[", the words one space apart, wrapped at 75 columns
+// with a one-space hanging indent (_extendLine: a line of 75 columns less the "]"), "]".
+std::string row_text(const std::vector<std::string>& words) {
+  std::string text, line = "[";
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (line.size() + words[i].size() > 74 && line.size() > 1) {
+      text += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+      line = " ";
+    }
+    line += words[i];
+    if (i + 1 < words.size()) line += ' ';
+  }
+  return text + line + "]";
+}
+
+// The elements of a small 1-D array as Python objects (NumPy's getitem: either byte order, any strides).
+std::vector<py::object> elements_of(PyArrayObject* a) {
+  std::vector<py::object> elements;
+  for (npy_intp i = 0; i < PyArray_DIMS(a)[0]; ++i)
+    elements.push_back(owned(PyArray_GETITEM(a, static_cast<const char*>(PyArray_GETPTR1(a, i)))));
+  return elements;
+}
+
+// The elements of a small 1-D float64 array, either byte order, any strides.
+std::vector<double> doubles_of(PyArrayObject* a) {
+  std::vector<double> values;
+  for (npy_intp i = 0; i < PyArray_DIMS(a)[0]; ++i) {
+    char bytes[sizeof(double)];
+    std::memcpy(bytes, PyArray_GETPTR1(a, i), sizeof bytes);
+    if (!PyArray_ISNOTSWAPPED(a)) std::reverse(bytes, bytes + sizeof bytes);
+    values.push_back(std::bit_cast<double>(bytes));
+  }
+  return values;
+}
+
+// IntegerFormat's and BoolFormat's words: the values' str right-justified to the widest; " True" in any array.
+std::vector<std::string> integer_or_bool_words(const std::vector<py::object>& elements, bool boolean) {
+  std::vector<std::string> words;
+  std::size_t width = 0;
+  for (const py::object& e : elements) {
+    words.push_back(boolean ? (e.ptr() == Py_True ? " True" : "False") : py::str(e).cast<std::string>());
+    width = std::max(width, words.back().size());
+  }
+  for (std::string& word : words) word.insert(0, width - word.size(), ' ');
+  return words;
+}
 }  // namespace
+
+py::object small_row_text(const py::handle& array) {
+  if (!PyArray_Check(array.ptr())) return py::none();
+  auto* a = reinterpret_cast<PyArrayObject*>(array.ptr());
+  const PyArray_Descr* descr = PyArray_DESCR(a);
+  const char kind = descr->kind;
+  const bool float64 = kind == 'f' && PyDataType_ELSIZE(descr) == 8;
+  if (PyArray_NDIM(a) != 1 || PyArray_SIZE(a) < 1 || PyArray_SIZE(a) > 8 || PyDataType_HASFIELDS(descr) ||
+      !(float64 || kind == 'i' || kind == 'u' || kind == 'b'))
+    return py::none();
+  std::vector<std::string> words;
+  if (!float64) {
+    words = integer_or_bool_words(elements_of(a), kind == 'b');
+  } else {
+    if (!float_words(doubles_of(a), words)) return py::none();
+  }
+  return text(row_text(words));
+}
 
 void digest_walk(const py::handle& obj, const py::handle& path, const DigestWalkState& state,
                  const py::handle& deadline, const DigestWalkHooks& hooks) {
