@@ -287,6 +287,13 @@ def test_a_small_float_row_is_described_as_array2string_writes_it():
     assert_small_rows_described_as_array2string_writes_them(rows)
 
 
+def test_a_small_subclass_row_is_described_as_array2string_writes_it():
+    # A masked array prints its masked elements as "--" (its fill value's text in a float row): not a plain row.
+    row = numpy.ma.array([1.0, 2.5], mask=[0, 1])
+    assert probe._small_row_text(row) is None
+    assert probe._small_values_text(row) == numpy.array2string(row, threshold=8)
+
+
 def test_a_small_integer_or_bool_row_is_described_as_array2string_writes_it():
     rows = list(small_integer_and_bool_rows())
     assert any("\n" in probe._small_values_text(row) for row in rows)  # wrapped rows among them

@@ -440,10 +440,12 @@ class LossWalk {
   const LossWalkState& state_;
 };
 // One float's text as FloatingFormat writes it in positional notation with 8 digits at most after the point (Dragon4,
-// unique, trimmed to the point), split there; false for an exact tie at the ninth digit, whose rounding is left to
-// NumPy. The shortest text that reads back as `value` and is nearest it (to_chars', as Python's repr) is NumPy's where
-// it has at most 8 digits after the point; where it has more, rounding it and rounding the value itself (to_chars
-// with a precision: exact) agree, as no shorter text lies between the two, unless it is that tie.
+// unique, trimmed to the point), split there; false where the shortest text has 9 digits after the point ending in 5,
+// left to NumPy. The shortest text that reads back as `value` and is nearest it (to_chars', as Python's repr) is
+// NumPy's where it has at most 8 digits after the point; where it has more, NumPy rounds the value itself to 8, as
+// to_chars with a precision does (exactly, half to even). Rounding the shortest text would agree, as no shorter text
+// lies between the two; the one case where they could differ is a shortest text that is itself a halfway point (the
+// exact ties among them), excluded as a margin whichever way a tie is broken.
 bool positional_parts(double value, std::string& whole, std::string& fraction) {
   char text[64];  // magnitudes in [1e-4, 1e8) (float_words): a sign, 8 digits, the point, 21 digits at most
   const auto shortest = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed);
@@ -537,7 +539,7 @@ std::vector<std::string> integer_or_bool_words(const std::vector<py::object>& el
 }  // namespace
 
 py::object small_row_text(const py::handle& array) {
-  if (!PyArray_Check(array.ptr())) return py::none();
+  if (!PyArray_CheckExact(array.ptr())) return py::none();  // a subclass prints its own way (a masked array's --)
   auto* a = reinterpret_cast<PyArrayObject*>(array.ptr());
   const PyArray_Descr* descr = PyArray_DESCR(a);
   const char kind = descr->kind;

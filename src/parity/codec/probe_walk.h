@@ -47,8 +47,9 @@ struct LossWalkState {
 /// np.array2string(a, threshold=8) of a 1-D ndarray of 1 to 8 float64, integer or bool elements, either byte order and
 /// any strides, as NumPy writes it under its default print options (the caller checks those): each element as
 /// FloatingFormat, IntegerFormat or BoolFormat writes it, padded to the row's width, the row wrapped at 75 columns.
-/// None for any other array, and for a float row NumPy would write with exponents, nan or inf, or with a value it
-/// rounds at an exact tie (probe.py's _small_values_text then asks NumPy itself). A small array's description was most
+/// None for any other array (a subclass too), and for a float row NumPy would write with exponents, nan or inf, or
+/// with a value whose shortest text has 9 digits after the point ending in 5, a possible tie (probe.py's
+/// _small_values_text then asks NumPy itself). A small array's description was most
 /// of a run's digest walk in NumPy's formatting (bench/README, twenty-fifth session).
 pybind11::object small_row_text(const pybind11::handle& array);
 
