@@ -319,12 +319,11 @@ def _small_values_text(a: np.ndarray) -> str:
     """np.array2string(a, threshold=8) of an array of at most 8 elements: written by parity's C++ (small_row_text,
     probe_walk.h) for a row of float64, integer or bool values under the default print options (the commonest small
     outputs; array2string's general machinery was most of a digest walk's time for them), by NumPy otherwise."""
-    if a.ndim == 1 and a.size and a.dtype.kind in "fiub" and (a.dtype.kind != "f" or a.dtype.itemsize == 8):
+    text = _small_row_text(a)  # None for any array it does not write: its own checks, not spelt again here
+    if text is not None:
         options = np.get_printoptions()
         if all(options.get(name) == value for name, value in _DEFAULT_PRINT.items()):
-            text = _small_row_text(a)
-            if text is not None:
-                return text
+            return text
     return np.array2string(a, threshold=8)
 
 

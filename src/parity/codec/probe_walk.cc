@@ -548,11 +548,10 @@ py::object small_row_text(const py::handle& array) {
       !(float64 || kind == 'i' || kind == 'u' || kind == 'b'))
     return py::none();
   std::vector<std::string> words;
-  if (!float64) {
+  if (!float64)
     words = integer_or_bool_words(elements_of(a), kind == 'b');
-  } else {
-    if (!float_words(doubles_of(a), words)) return py::none();
-  }
+  else if (!float_words(doubles_of(a), words))
+    return py::none();
   return text(row_text(words));
 }
 

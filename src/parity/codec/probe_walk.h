@@ -49,8 +49,8 @@ struct LossWalkState {
 /// FloatingFormat, IntegerFormat or BoolFormat writes it, padded to the row's width, the row wrapped at 75 columns.
 /// None for any other array (a subclass too), and for a float row NumPy would write with exponents, nan or inf, or
 /// with a value whose shortest text has 9 digits after the point ending in 5, a possible tie (probe.py's
-/// _small_values_text then asks NumPy itself). A small array's description was most
-/// of a run's digest walk in NumPy's formatting (bench/README, twenty-fifth session).
+/// _small_values_text then asks NumPy itself). A small array's description was most of a run's digest walk in NumPy's
+/// formatting (bench/README, twenty-fifth session).
 pybind11::object small_row_text(const pybind11::handle& array);
 
 void loss_walk(const pybind11::handle& faithful, const pybind11::handle& unpickled, const pybind11::handle& path,
