@@ -1,4 +1,5 @@
 """Unit tests of the pickle probe's loss finder and of the reducers it reads state through."""
+import collections
 import pickle
 import struct
 import sys
@@ -459,8 +460,8 @@ def test_digests_describe_the_leaves_only_when_descriptions_are_asked_for(monkey
         described.append(obj)
         return probe._description(obj, shown)
 
-    digest_into, _, array_head, check_deadline = probe._WALK_HOOKS
-    monkeypatch.setattr(probe, "_WALK_HOOKS", (digest_into, counting, array_head, check_deadline))
+    digest_into, _, *rest = probe._WALK_HOOKS
+    monkeypatch.setattr(probe, "_WALK_HOOKS", (digest_into, counting, *rest))
     outputs = {"a": numpy.arange(3.0), "f": 1.5, "s": "text", "n": [1, None, True]}
     quiet = probe.digests(outputs, "outputs", None, {})
     assert described == []
@@ -752,6 +753,66 @@ def _python_walk(obj, shown, arrays, pending=None):
 _Point = __import__("collections").namedtuple("_Point", "x y")  # module level: the loss pairs pickle it
 
 
+class _Tagged(numpy.ndarray):
+    """An ndarray subclass no reducer is registered for, whose pickle keeps its instance dict (as fsproxy's keeps its
+    view): the C++ walks take it as an array, then its attributes."""
+
+    def __reduce__(self):
+        return _tagged, (self.view(numpy.ndarray), dict(vars(self)), type(self))
+
+
+class _Other(_Tagged):
+    """Another such subclass: an array of _Tagged's layout has another head (its type's name)."""
+
+
+class _Slotted(numpy.ndarray):
+    """Such a subclass with no instance dict: reducers.reduce's vars() refuses it, in Python."""
+
+    __slots__ = ()
+
+
+class _Ordered(numpy.ndarray):
+    """Such a subclass with a reducer whose state is a dict subclass, reordered after it was made: walked in its own
+    order (items()), not the order of the dict beneath it."""
+
+
+_ORDERED_PART = numpy.arange(3)  # one object in every state made (the walks' `arrays` are compared by identity)
+
+
+def _ordered_state(_array):
+    state = collections.OrderedDict(first=1.0, second=[2.0], third=_ORDERED_PART)
+    state.move_to_end("first")
+    return state
+
+
+reducers.register(_Ordered, reduce=_ordered_state, rebuild=lambda values, state: values.view(_Ordered))
+
+
+class _Bare(numpy.ndarray):
+    """Such a subclass with ndarray's own pickle, which drops the instance dict: the attributes are lost."""
+
+
+def _tagged(plain, attributes=None, cls=_Tagged):
+    made = plain.view(cls)
+    made.__dict__.update(attributes or {})
+    return made
+
+
+def _generic_subclasses():
+    """Arrays of ndarray subclasses: the ones the C++ walks take (small, hashed in place; an instance dict with text
+    keys, met twice, nested, two types of one layout, a reducer's state) and the ones they hand back."""
+    proxy = _tagged(numpy.arange(6.0), {"tag": "x", "inner": [1.5, numpy.arange(3)], "none": None})
+    proxy.plain = proxy.view(numpy.ndarray)  # a view of its own memory, as fsproxy's _fsproxy_view
+    bare = numpy.arange(4.0).view(_Bare)
+    bare.note = "dropped by its pickle"
+    return [_tagged(numpy.arange(6.0)), proxy, proxy, _tagged(numpy.arange(6.0), {"tag": "x"}, _Other),
+            _tagged(numpy.arange(10, dtype=">i4"), {"n": 1}), _tagged(numpy.arange(9.0), {"t": 2}),
+            _tagged(numpy.arange(3.0), {"child": _tagged(numpy.arange(2.0), {"leaf": 2.5, "more": [proxy]})}),
+            _tagged(numpy.arange(12.0).reshape(3, 4)[:, ::2], {"tag": "strided"}),
+            _tagged(numpy.array([None, 1]), {"tag": "objects"}), _tagged(numpy.arange(200_000.0), {"tag": "large"}),
+            bare, numpy.arange(5.0).view(_Bare), numpy.arange(4.0).view(_Ordered)]
+
+
 def _walked_outputs():
     """Outputs for the C++ walk of digests() against the Python one: every kind of node it walks itself, every kind it
     hands back, objects met twice under either, and nesting past the depth the walk stops at."""
@@ -782,6 +843,7 @@ def _walked_outputs():
         "arrays": arrays,
         "shared": [shared, shared, collections.OrderedDict(s=shared, f=again), (shared,)],
         "first in python": [collections.OrderedDict(a=frozen), frozen],
+        "generic subclasses": _generic_subclasses(),
         "deep": deep,
         "it's": {"a'b": {"c\\d": 1.0}},
         "t": (1.0, (2.0, [3.0])),
@@ -818,9 +880,14 @@ def test_the_c_walk_hands_back_only_what_it_does_not_walk(monkeypatch):
         return probe._digest_into(obj, *rest)
 
     monkeypatch.setattr(probe, "_WALK_HOOKS", (digest_into,) + probe._WALK_HOOKS[1:])
-    outputs = {"a": numpy.arange(20.0), "b": [1.5, 2, True, None, "x"], "c": (numpy.arange(3),), "m": numpy.ma.array([1])}
+    outputs = {"a": numpy.arange(20.0), "b": [1.5, 2, True, None, "x"], "c": (numpy.arange(3),), "m": numpy.ma.array([1]),
+               "g": _tagged(numpy.arange(3.0), {"tag": "x", "inner": [numpy.arange(2)]}),
+               "strided": _tagged(numpy.arange(6.0)[::2])}
     probe.digests(outputs, "outputs", {}, {})
-    assert handed == ["MaskedArray"]
+    # An ndarray subclass's array and its state are walked in C++ (a proxy's: every leaf of such a backend's scenarios),
+    # what the state holds that the walk does not take (a masked array's mask and fill value, NumPy scalars) in Python,
+    # and so is a subclass whose bytes are not hashed in place.
+    assert handed == ["bool", "int64", "_Tagged"]
 
 
 def test_the_c_walk_of_digests_stops_at_the_time_limit():
@@ -830,6 +897,23 @@ def test_the_c_walk_of_digests_stops_at_the_time_limit():
             probe.digests({"a": [1.0, 2.0]})
     finally:
         probe.set_deadline(None)
+
+
+def test_a_subclass_with_no_instance_dict_fails_the_c_walk_as_it_fails_the_python_one():
+    slotted = {"s": numpy.arange(2.0).view(_Slotted)}  # reducers.reduce's vars() refuses it
+    with pytest.raises(TypeError):
+        _python_walk(slotted, {}, {})
+    with pytest.raises(TypeError):
+        probe.digests(slotted, "outputs", {}, {})
+
+
+def test_a_state_key_that_is_not_text_fails_the_c_walk_as_it_fails_the_python_one():
+    keyed = numpy.arange(2.0).view(_Bare)
+    keyed.__dict__[1] = 2.0  # an instance dict may hold any key; the path functions take text only
+    with pytest.raises(TypeError):
+        _python_walk({"k": keyed}, {}, {})
+    with pytest.raises(TypeError):
+        probe.digests({"k": keyed}, "outputs", {}, {})
 
 
 def test_a_key_with_a_lone_surrogate_fails_the_c_walk_as_it_fails_the_python_one():
@@ -864,6 +948,10 @@ def _loss_pairs():
     changed["t"] = [1.0, (2.0, [3.0])]
     changed["it's"]["a'b"] = {"c\\d": 1.0, "e": 2.0}
     changed["shared"][3] = (numpy.arange(12.0) + 1,)
+    changed["generic subclasses"][1].tag = "y"  # an attribute changed, the array kept
+    changed["generic subclasses"][4] = _tagged(numpy.arange(10, dtype="<i4"), {"n": 1})  # the byte order lost
+    changed["generic subclasses"][5] = _tagged(numpy.arange(9.0), {"t": 2}, _Other)  # the type changed
+    changed["generic subclasses"][6].child.more = []
     masked = numpy.ma.array([1.0, 2.0], mask=[0, 1])
     return [(outputs, again), (outputs, changed), (masked, round_trip(masked)),
             (masked, numpy.ma.array([1.0, 2.0])), ([1.5, 1.5], [1.5, 2.5]), ({"a": 1}, [1]),
@@ -876,7 +964,7 @@ def test_the_c_walk_of_losses_finds_what_the_python_walk_finds(at, monkeypatch):
     c_seen = {}
     c_found = probe.losses(faithful, unpickled, seen=c_seen)
 
-    def python_only(f, u, path, depth, seen, found, judge, array_head, referenced_from, bare_arrays):
+    def python_only(f, u, path, depth, seen, found, judge, *rest):
         found += judge(f, u, path, depth, seen)
 
     monkeypatch.setattr(probe, "_loss_walk", python_only)
@@ -892,7 +980,10 @@ def test_the_c_walk_of_losses_finds_what_the_python_walk_finds(at, monkeypatch):
         paths = {f["path"] for f in c_found}
         for path in ("outputs['floats'][1]", "outputs['ints'][2]", "outputs['text'][1]", "outputs['arrays'][0]",
                      "outputs['arrays'][1]", "outputs['arrays'][2]", "outputs['arrays'][15]", "outputs['keys']",
-                     "outputs['empty'][1]", "outputs['t']", "outputs['it\\'s']['a\\'b']", "outputs['shared'][3][0]"):
+                     "outputs['empty'][1]", "outputs['t']", "outputs['it\\'s']['a\\'b']", "outputs['shared'][3][0]",
+                     "outputs['generic subclasses'][1].tag", "outputs['generic subclasses'][4]",
+                     "outputs['generic subclasses'][5]", "outputs['generic subclasses'][6].child.more",
+                     "outputs['generic subclasses'][10].note"):
             assert path in paths, (path, paths)
     if at in (1, 3, 4, 5, 7):
         assert c_found
@@ -909,9 +1000,10 @@ def test_the_c_walk_of_losses_hands_back_only_the_pairs_it_cannot_settle(monkeyp
 
     monkeypatch.setattr(probe, "_losses", judge)
     outputs = {"a": numpy.arange(20.0), "b": [1.5, 2, True, None, "x", (3,)], "m": numpy.ma.array([1.0], mask=[False]),
-               "s": numpy.arange(3.0).astype(">f8")}
+               "s": numpy.arange(3.0).astype(">f8"), "g": _tagged(numpy.arange(3.0), {"tag": "x", "n": [1.5]})}
     back = round_trip(outputs)
-    assert probe.losses(outputs["m"], back["m"]) == [] and judged[0] == "MaskedArray"
+    # A masked array's pair is settled in C++, its attributes walked there: its fill value (a NumPy scalar) is judged.
+    assert probe.losses(outputs["m"], back["m"]) == [] and judged == ["float64"]
     for_masked, judged[:] = list(judged), []
     assert probe.losses(outputs, back) == []
     assert judged == for_masked  # an unpickled dtype is another object than the faithful one's: still settled

@@ -499,8 +499,8 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
 
 
 # What the C++ walk of digests() calls back (src/parity/codec/probe_walk.h, DigestWalkHooks): each node it does not
-# walk itself, a small array's description, an array's head, the time limit.
-_WALK_HOOKS = (_digest_into, _description, _array_head, _check_deadline)
+# walk itself, a small array's description, an array's head, the time limit, an ndarray subclass's state.
+_WALK_HOOKS = (_digest_into, _description, _array_head, _check_deadline, _state)
 
 
 def _unpicklable_path(obj, path, depth=0):
@@ -936,8 +936,8 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     reaches a report. Two types of one qualified name are the same type (pint makes a Quantity class per registry).
     The common equal pairs are settled in C++ (src/parity/codec/probe_walk.h), every other pair by _losses."""
     found = []
-    _loss_walk(faithful, unpickled, path, depth, {} if seen is None else seen, found, _losses, _array_head, _REFERENCED,
-               _bare_arrays())
+    _loss_walk(faithful, unpickled, path, depth, {} if seen is None else seen, found, _losses, _array_head,
+               _attributes, _REFERENCED, _bare_arrays())
     return found
 
 

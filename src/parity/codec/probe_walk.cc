@@ -32,8 +32,9 @@ constexpr Py_ssize_t kShownMost = 2 * 80;
 constexpr int kDeepest = 500;
 constexpr std::size_t kHeadsKept = 4096;
 
-// The nodes walked here; anything else is kPython.
-enum class Kind { kPython, kDict, kList, kTuple, kFloat, kInt, kBool, kNone, kStr, kArray };
+// The nodes walked here; anything else is kPython. kSubclass: an ndarray subclass's array, walked as kArray's, then
+// what a reducer records beside it (its state, its attributes).
+enum class Kind { kPython, kDict, kList, kTuple, kFloat, kInt, kBool, kNone, kStr, kArray, kSubclass };
 
 py::object owned(PyObject* made) {
   if (made == nullptr) throw py::error_already_set();
@@ -96,20 +97,27 @@ bool text_keys(PyObject* dict) {
   return true;
 }
 
-// The children of a walked container, with their paths as _children spells them (the values held: the walk below
-// may run Python code).
-std::vector<std::pair<std::string, py::object>> children_of(PyObject* o, Kind kind, const std::string& path) {
-  std::vector<std::pair<std::string, py::object>> children;
-  if (kind == Kind::kDict) {
-    Py_ssize_t at = 0, size = 0;
-    PyObject *key, *value;
-    while (PyDict_Next(o, &at, &key, &value)) {
-      const char* bytes = PyUnicode_AsUTF8AndSize(key, &size);
-      children.emplace_back(key_path(path, std::string(bytes, static_cast<std::size_t>(size))),
-                            py::reinterpret_borrow<py::object>(value));
-    }
-    return children;
+using Parts = std::vector<std::pair<std::string, py::object>>;
+
+// The entries of a dict whose keys are text (text_keys), with their paths as `spell` (key_path, state_path) writes
+// them, in its order (the values held: the walk below may run Python code).
+Parts dict_parts(PyObject* dict, const std::string& path,
+                 std::string (*spell)(const std::string&, const std::string&)) {
+  Parts parts;
+  Py_ssize_t at = 0, size = 0;
+  PyObject *key, *value;
+  while (PyDict_Next(dict, &at, &key, &value)) {
+    const char* bytes = PyUnicode_AsUTF8AndSize(key, &size);
+    parts.emplace_back(spell(path, std::string(bytes, static_cast<std::size_t>(size))),
+                       py::reinterpret_borrow<py::object>(value));
   }
+  return parts;
+}
+
+// The children of a walked container, with their paths as _children spells them.
+Parts children_of(PyObject* o, Kind kind, const std::string& path) {
+  if (kind == Kind::kDict) return dict_parts(o, path, key_path);
+  Parts children;
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
   for (Py_ssize_t i = 0; i < n; ++i)
     children.emplace_back(item_path(path, static_cast<std::size_t>(i)),
@@ -117,13 +125,14 @@ std::vector<std::pair<std::string, py::object>> children_of(PyObject* o, Kind ki
   return children;
 }
 
-// _array_head's triple for one layout, with the dtype's .str for the description, cached by the layout as probe.py's
-// _HEADS is; the dtype is held so that its address is not reused. Shared: a walk holds its node's head while it calls
-// Python, where another thread's walk may clear the cache.
+// _array_head's triple for one type and layout, with the dtype's .str and the type's qualified name for the
+// description, cached by type and layout as probe.py's _HEADS is; the dtype and the type are held so that their
+// addresses are not reused. Shared: a walk holds its node's head while it calls Python, where another thread's walk may
+// clear the cache.
 struct ArrayHead {
-  std::string head;
+  std::string head, kind;
   bool referable = false, in_place = false;
-  py::object dtype_str, dtype;
+  py::object dtype_str, dtype, type;
 };
 
 using SharedHead = std::shared_ptr<const ArrayHead>;
@@ -139,6 +148,8 @@ std::string layout_key(PyArrayObject* a) {
   const int flags =
       PyArray_FLAGS(a) & (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS | NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED);
   const PyArray_Descr* descr = PyArray_DESCR(a);
+  const PyTypeObject* type = Py_TYPE(a);  // the head begins with the type's name
+  key.append(reinterpret_cast<const char*>(&type), sizeof type);
   key.append(reinterpret_cast<const char*>(&descr), sizeof descr);
   key.append(reinterpret_cast<const char*>(&flags), sizeof flags);
   key.append(reinterpret_cast<const char*>(PyArray_DIMS(a)), sizeof(npy_intp) * static_cast<std::size_t>(ndim));
@@ -153,9 +164,25 @@ std::string shape_text(PyArrayObject* a) {
   return s + (PyArray_NDIM(a) == 1 ? ",)" : ")");
 }
 
-// The cached head of a plain array (no fields, no object elements), from probe.py's _array_head (`array_head`) on a
-// miss: the one place both walks learn an array's head and whether its bytes are its values in C order (in_place).
-// Null for an array this cache does not hold (probe.py's _HEADS does not keep structured dtypes either).
+// reducers.qualified_name(type): its __module__ and __qualname__, or "" where either is not a str (left to Python).
+std::string qualified_name(PyTypeObject* type) {
+  if (type == &PyArray_Type) return "numpy.ndarray";
+  PyObject* t = reinterpret_cast<PyObject*>(type);
+  const auto attribute = [t](const char* name) {
+    PyObject* value = PyObject_GetAttrString(t, name);
+    if (value == nullptr) PyErr_Clear();
+    return py::reinterpret_steal<py::object>(value);
+  };
+  const py::object module = attribute("__module__"), name = attribute("__qualname__");
+  if (!module || !name || !PyUnicode_CheckExact(module.ptr()) || !PyUnicode_CheckExact(name.ptr())) return "";
+  const char *m = utf8(module.ptr()), *n = utf8(name.ptr());
+  return m && n ? std::string(m) + "." + n : "";
+}
+
+// The cached head of an array of plain elements (no fields, no object elements), from probe.py's _array_head
+// (`array_head`) on a miss: the one place both walks learn an array's head and whether its bytes are its values in C
+// order (in_place). Null for an array this cache does not hold (probe.py's _HEADS does not keep structured dtypes
+// either), and for a type whose name is not text.
 SharedHead cached_head(PyArrayObject* a, const py::handle& array_head) {
   const PyArray_Descr* descr = PyArray_DESCR(a);
   if (PyDataType_HASFIELDS(descr) || PyDataType_REFCHK(descr)) return nullptr;
@@ -163,8 +190,12 @@ SharedHead cached_head(PyArrayObject* a, const py::handle& array_head) {
   std::string key = layout_key(a);
   auto found = cache.find(key);
   if (found == cache.end()) {
+    std::string kind = qualified_name(Py_TYPE(a));
+    if (kind.empty()) return nullptr;
     const py::tuple triple = py::reinterpret_borrow<py::tuple>(array_head(py::handle(reinterpret_cast<PyObject*>(a))));
     auto made = std::make_shared<ArrayHead>();
+    made->kind = std::move(kind);
+    made->type = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(a)));
     made->head = triple[0].cast<std::string>();
     made->referable = triple[1].cast<bool>();
     made->in_place = triple[2].cast<bool>();
@@ -175,6 +206,13 @@ SharedHead cached_head(PyArrayObject* a, const py::handle& array_head) {
   }
   return found->second;
 }
+
+// Whether a reducer's `state` (or an array's attributes) is walked part by part here: an exact dict whose keys the path
+// functions take (a dict subclass may iterate in another order than PyDict_Next).
+bool walked_parts(const py::handle& state) { return PyDict_CheckExact(state.ptr()) && text_keys(state.ptr()); }
+
+// The parts of a walked_parts dict (a state, attributes) at their state paths.
+Parts state_parts(PyObject* state, const std::string& path) { return dict_parts(state, path, state_path); }
 
 class Walk {
  public:
@@ -194,12 +232,16 @@ class Walk {
     check_deadline();
     if (seen_before(obj, where)) return;
     if (is_container(kind)) return container(obj, kind, path, where, depth);
+    if (kind != Kind::kSubclass) return leaf(obj, kind, head, where);
+    const py::object state = owned(PyObject_CallOneArg(hooks_.state.ptr(), obj.ptr()));  // _digest_into's order
     leaf(obj, kind, head, where);
+    subclass_state(state, path, depth);
   }
 
  private:
-  // What kind of node `obj` is for this walk: kPython where _digest_into must judge it (a subclass, a reducer's
-  // object, a dict key that is not text, a str with lone surrogates, an array whose bytes are not hashed in place).
+  // What kind of node `obj` is for this walk: kPython where _digest_into must judge it (a subclass of anything but
+  // ndarray, a reducer's object, a dict key that is not text, a str with lone surrogates, an array whose bytes are not
+  // hashed in place).
   Kind classify(const py::handle& obj, SharedHead& head) {
     PyObject* o = obj.ptr();
     switch (const Kind kind = basic_kind(o)) {
@@ -211,6 +253,8 @@ class Walk {
         return text_keys(o) ? kind : Kind::kPython;
       case Kind::kArray:
         return (head = plain_array(reinterpret_cast<PyArrayObject*>(o))) ? kind : Kind::kPython;
+      case Kind::kPython:  // an ndarray subclass whose array is of the kind walked here: kSubclass
+        return PyArray_Check(o) && (head = plain_array(reinterpret_cast<PyArrayObject*>(o))) ? Kind::kSubclass : kind;
       default:
         return kind;
     }
@@ -258,6 +302,24 @@ class Walk {
     set_item(state_.out, where, text(std::string_view(whole).substr(0, kRecorded)));
   }
 
+  // _digest_into's walk of a state after its array: a dict part by part at its state paths, anything else but None as
+  // one part, "state". A dict this walk does not iterate itself (a subclass, a key that is not text) is iterated and
+  // its paths spelt by Python, which raises for a key its path functions refuse, as _digest_into does.
+  void subclass_state(const py::object& state, const std::string& path, int depth) {
+    if (state.is_none()) return;
+    if (!PyDict_Check(state.ptr())) return node(state, state_path(path, "state"), depth + 1);
+    if (walked_parts(state)) {
+      for (const auto& [part_path, part] : state_parts(state.ptr(), path)) node(part, part_path, depth + 1);
+      return;
+    }
+    // Never destroyed: the extension module's statics outlive the interpreter of the process that imports it.
+    static const auto* python_state_path = new py::object(py::module_::import("parity.paths").attr("state_path"));
+    for (const py::handle item : state.attr("items")()) {
+      const py::tuple name_value = py::reinterpret_borrow<py::tuple>(item);
+      node(name_value[1], (*python_state_path)(path, name_value[0]).cast<std::string>(), depth + 1);
+    }
+  }
+
   void container(const py::handle& obj, Kind kind, const std::string& path, const py::str& where, int depth) {
     const auto children = children_of(obj.ptr(), kind, path);
     const char* name = kind == Kind::kDict ? "builtins.dict" : kind == Kind::kList ? "builtins.list" : "builtins.tuple";
@@ -269,7 +331,8 @@ class Walk {
 
   void leaf(const py::handle& obj, Kind kind, const SharedHead& head, const py::str& where) {
     PyObject* o = obj.ptr();
-    if (kind == Kind::kArray) return array_leaf(reinterpret_cast<PyArrayObject*>(o), *head, where);
+    if (kind == Kind::kArray || kind == Kind::kSubclass)
+      return array_leaf(reinterpret_cast<PyArrayObject*>(o), *head, where);
     if (kind == Kind::kStr) return str_leaf(o, where);
     std::string kind_name, value;  // _leaf_description's "kind|value" and _description's "kind value"
     if (kind == Kind::kFloat) {
@@ -319,7 +382,7 @@ class Walk {
     show(where, [&] {
       return PyArray_SIZE(a) <= 8
                  ? hooks_.description(obj, py::none())
-                 : py::object(text("numpy.ndarray " + head.dtype_str.cast<std::string>() + " shape " + shape_text(a)));
+                 : py::object(text(head.kind + " " + head.dtype_str.cast<std::string>() + " shape " + shape_text(a)));
     });
     const std::string whole = whole_digest(head.head, PyArray_DATA(a), static_cast<std::size_t>(PyArray_NBYTES(a)));
     record(where, whole);
@@ -360,6 +423,8 @@ class LossWalk {
       if (!is_container(kind) && same_leaf(f, u, kind))
         return set_item(state_.seen, key, py::make_tuple(faithful, unpickled));
     }
+    if (kind == Kind::kPython && Py_TYPE(f) == Py_TYPE(u) && PyArray_Check(f) && subclass_pair(f, u, key, path, depth))
+      return;
     const py::object found = owned(PyObject_CallFunctionObjArgs(state_.judge.ptr(), f, u, text(path).ptr(),
                                                                 py::int_(depth).ptr(), state_.seen.ptr(), nullptr));
     const Py_ssize_t end = PyList_GET_SIZE(state_.found.ptr());
@@ -422,19 +487,52 @@ class LossWalk {
     return equal && PyObject_RichCompareBool(a.attr("str").ptr(), b.attr("str").ptr(), Py_EQ) == 1;
   }
 
-  // _array_losses's verdict of nothing lost, for two small plain arrays of one layout whose bytes are their values in C
-  // order (the faithful one's cached head says so: probe.py's _bytes_are_values, not spelt again here).
-  bool same_array(PyArrayObject* f, PyArrayObject* u) const {
+  // _array_losses's verdict of nothing lost in the arrays themselves, for two small arrays of one type and layout whose
+  // bytes are their values in C order (the faithful one's cached head says so: probe.py's _bytes_are_values, not spelt
+  // again here); what their attributes hold is the caller's.
+  bool same_array_part(PyArrayObject* f, PyArrayObject* u) const {
     constexpr int kAspects = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS | NPY_ARRAY_WRITEABLE;
     const int ndim = PyArray_NDIM(f);
     const auto bytes = sizeof(npy_intp) * static_cast<std::size_t>(ndim);
-    if (!state_.bare_arrays || PyArray_NBYTES(f) >= state_.referenced_from) return false;
+    if (PyArray_NBYTES(f) >= state_.referenced_from) return false;
     const SharedHead head = cached_head(f, state_.array_head);
     return head && head->in_place && same_dtype(PyArray_DESCR(f), PyArray_DESCR(u)) && ndim == PyArray_NDIM(u) &&
            (PyArray_FLAGS(f) & kAspects) == (PyArray_FLAGS(u) & kAspects) &&
            std::memcmp(PyArray_DIMS(f), PyArray_DIMS(u), bytes) == 0 &&
            std::memcmp(PyArray_STRIDES(f), PyArray_STRIDES(u), bytes) == 0 &&
            std::memcmp(PyArray_DATA(f), PyArray_DATA(u), static_cast<std::size_t>(PyArray_NBYTES(f))) == 0;
+  }
+
+  // Two plain arrays with nothing lost: a plain ndarray has no attributes when no reducer is registered like ndarray's.
+  bool same_array(PyArrayObject* f, PyArrayObject* u) const { return state_.bare_arrays && same_array_part(f, u); }
+
+  // _array_losses for two arrays of one ndarray subclass (the same type: _losses's first test), settled when the
+  // arrays lose nothing and the unpickled one keeps every attribute of the faithful one (probe._attributes); those
+  // attributes' pairs are walked then, in the faithful one's order, at their state paths (_dict_losses). False, nothing
+  // recorded, where _losses must judge the pair.
+  bool subclass_pair(PyObject* f, PyObject* u, const py::object& key, const std::string& path, int depth) {
+    if (!same_array_part(reinterpret_cast<PyArrayObject*>(f), reinterpret_cast<PyArrayObject*>(u))) return false;
+    const py::object kept = owned(PyObject_CallOneArg(state_.attributes.ptr(), f));
+    if (!walked_parts(kept)) return false;
+    // None kept (a proxy whose view is derived, a plain subclass): the unpickled side's are not read, as in Python.
+    const py::object held =
+        PyDict_GET_SIZE(kept.ptr()) ? owned(PyObject_CallOneArg(state_.attributes.ptr(), u)) : py::dict();
+    if (!PyDict_CheckExact(held.ptr())) return false;
+    std::vector<py::handle> counterparts;  // borrowed from `held`, which outlives the walk below
+    Py_ssize_t at = 0;
+    PyObject *name, *value;
+    while (PyDict_Next(kept.ptr(), &at, &name, &value)) {
+      PyObject* other = PyDict_GetItemWithError(held.ptr(), name);
+      if (other == nullptr) {
+        if (PyErr_Occurred()) throw py::error_already_set();
+        return false;  // an attribute lost: _dict_losses says so
+      }
+      counterparts.emplace_back(other);
+    }
+    set_item(state_.seen, key, py::make_tuple(py::handle(f), py::handle(u)));
+    const auto parts = state_parts(kept.ptr(), path);
+    for (std::size_t i = 0; i < parts.size(); ++i) pair(parts[i].second, counterparts[i], parts[i].first, depth + 1);
+    return true;
   }
 
   const LossWalkState& state_;
