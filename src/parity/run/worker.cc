@@ -263,7 +263,9 @@ class CommandLines {
 // tail starts there), then, flushing the channel, the started reply with any reply still unflushed.
 void announce_next(std::FILE* channel) {
   flush_python_output();
-  std::printf("%s\n", protocol::kOutputRestart);
+  // One write of the whole line: printf wrote the text and its newline in two (stdout is line buffered here).
+  static const std::string line = std::string(protocol::kOutputRestart) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
   reply(channel, protocol::kStarted);
 }
