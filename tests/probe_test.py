@@ -1,5 +1,6 @@
 """Unit tests of the pickle probe's loss finder and of the reducers it reads state through."""
 import collections
+import os
 import pickle
 import struct
 import sys
@@ -385,32 +386,42 @@ def test_an_output_that_refuses_pickling_leaves_no_file_behind(key, tmp_path):
     assert list(tmp_path.iterdir()) == []  # neither the pickle nor its temporary file
 
 
+def _appended(result, codec_bytes, outputs, and_then=b""):
+    """append_pickle(outputs) as a run's worker calls it: through the descriptor it wrote `codec_bytes` with, kept open
+    (and written on after it: `and_then`, where the pickle failed and was cut off)."""
+    fd = os.open(result, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, codec_bytes)
+        answer = probe.append_pickle(outputs, fd, len(codec_bytes))
+        os.write(fd, and_then)
+    finally:
+        os.close(fd)
+    return answer
+
+
 @pytest.mark.parametrize("held", [True, False], ids=["held whole", "streamed"])
 def test_a_pickle_appended_to_a_result_file_is_the_pickle_file_and_a_failed_one_is_cut_off(held, key, monkeypatch,
                                                                                          tmp_path):
-    """A run's worker appends the pickle to the result file it has just written (one file a scenario and side): the
-    bytes from the offset on are those pickle_outputs writes in a file of its own; the codec's before them untouched;
-    a pickle that fails leaves the result file as it was; a link at the name is not written through."""
+    """A run's worker appends the pickle to the result file it has just written, through the descriptor it wrote it
+    with (one file a scenario and side, not opened again by name): the bytes from the offset on are those
+    pickle_outputs writes in a file of its own; the codec's before them untouched; a pickle that fails leaves the
+    result file as it was, and the descriptor where it was."""
     if not held:
-        monkeypatch.setattr(probe, "_PICKLE_BUFFER", 64)  # opened at the first writes and streamed
+        monkeypatch.setattr(probe, "_PICKLE_BUFFER", 64)  # written at the first writes and streamed
     outputs = {"x": numpy.arange(40.0), "s": "text" * 50}
     result = tmp_path / "r.parity"
-    result.write_bytes(b"the codec's bytes" * 7)
-    offset, error = probe.append_pickle(outputs, str(result))
+    offset, error = _appended(result, b"the codec's bytes" * 7, outputs)
     assert error is None and offset == 7 * 17, error
     assert probe.pickle_outputs(outputs, str(tmp_path / "own.pickle")) is None
     assert result.read_bytes() == b"the codec's bytes" * 7 + (tmp_path / "own.pickle").read_bytes()
     obj, error, why = probe.unpickle(result.read_bytes()[offset:], outputs)
     assert error is None and why is None and probe.losses(outputs, obj) == []
-    result.write_bytes(b"the codec's bytes")
-    offset, error = probe.append_pickle({"x": numpy.arange(40.0), "s": "text" * 50, "f": lambda: 0}, str(result))
+    failed = tmp_path / "failed.parity"
+    # Past a frame of pickle's (64 KiB), so that a streamed pickle has written to the file when it fails.
+    offset, error = _appended(failed, b"the codec's bytes", {"x": numpy.arange(20_000.0), "f": lambda: 0},
+                              b"; what its writer adds after")
     assert offset is None and error["path"] == "outputs['f']", error
-    assert result.read_bytes() == b"the codec's bytes"
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.write_bytes(b"not parity's")
-    (tmp_path / "link.parity").symlink_to(elsewhere)
-    offset, error = probe.append_pickle(outputs, str(tmp_path / "link.parity"))
-    assert offset is None and error is not None and elsewhere.read_bytes() == b"not parity's"
+    assert failed.read_bytes() == b"the codec's bytes; what its writer adds after"
 
 
 class _Exits:
@@ -423,9 +434,8 @@ def test_a_pickle_ended_by_what_is_no_exception_leaves_the_result_file_as_it_was
     before it is cut off first: the file the record would name stays the codec's own."""
     monkeypatch.setattr(probe, "_PICKLE_BUFFER", 64)  # streamed: the file holds part of the pickle when it raises
     result = tmp_path / "r.parity"
-    result.write_bytes(b"the codec's bytes")
     with pytest.raises(SystemExit):
-        probe.append_pickle({"x": numpy.arange(40.0), "e": _Exits()}, str(result))
+        _appended(result, b"the codec's bytes", {"x": numpy.arange(40.0), "e": _Exits()})
     assert result.read_bytes() == b"the codec's bytes"
 
 

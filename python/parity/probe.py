@@ -605,18 +605,19 @@ _PICKLE_BUFFER = 1 << 16  # bytes of a pickle held in memory: a small scenario's
 
 class _PickleFile:
     """A stored pickle as it is written: MAGIC, then the stream pickle writes, then close()'s end; into a pickle file's
-    temporary file, or (append) at the end of a result file. What is written is held until it passes _PICKLE_BUFFER:
-    a small scenario's pickle is then one os.write and its MAC one hmac.digest call (a buffered open() and a writer
-    object feeding an hmac.HMAC cost more than pickling small outputs, and open() adds an fstat and two lseeks). Past
-    it, the file is opened and written as pickle goes, through an incremental MAC, so that a large pickle is never held
-    whole."""
+    temporary file, or after a result file's data through its open descriptor `fd` (its writer's, which keeps it: a
+    run's worker has just written the codec's `offset` bytes there). What is written is held until it passes
+    _PICKLE_BUFFER: a small scenario's pickle is then one os.write and its MAC one hmac.digest call (a buffered open()
+    and a writer object feeding an hmac.HMAC cost more than pickling small outputs, and open() adds an fstat and two
+    lseeks). Past it, the file is opened (or the descriptor written) as pickle goes, through an incremental MAC, so
+    that a large pickle is never held whole."""
 
-    def __init__(self, path: str, key, append=False):
-        self._path, self._key, self._append = path, key, append
+    def __init__(self, path, key, fd=None, offset=None):
+        self._path, self._key, self._given = path, key, fd
         self._fd, self._mac = -1, None
         self._held, self._held_size = [MAGIC], len(MAGIC)
         self.size = 0  # bytes of the stream written so far
-        self.offset = None  # append: where the payload starts in the file, once it is opened
+        self.offset = offset  # given a descriptor: where the payload starts in its file
 
     def write(self, data):
         size = len(data) if type(data) is bytes else memoryview(data).nbytes
@@ -645,22 +646,23 @@ class _PickleFile:
                 self._mac.update(end)
             self._write_all(end if self._mac is None else end + trust.trailer(self._mac))
         fd, self._fd = self._fd, -1
-        os.close(fd)
+        if self._given is None:
+            os.close(fd)
 
     def discard(self):
-        """Closes the file if it was created (the caller removes it); appending, cuts what was appended first."""
+        """Closes the file if it was created (the caller removes it); given a descriptor, cuts what was appended
+        (the descriptor stays its writer's)."""
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
-            try:
-                if self._append:
-                    os.ftruncate(fd, self.offset)
-            finally:
+            if self._given is not None:
+                os.ftruncate(fd, self.offset)
+                os.lseek(fd, self.offset, os.SEEK_SET)
+            else:
                 os.close(fd)
 
     def _open(self):
-        if self._append:  # the result file its worker has just created: a link put in its place is not followed
-            self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-            self.offset = os.lseek(self._fd, 0, os.SEEK_END)
+        if self._given is not None:  # the result file its worker has just written, still open: not opened by name again
+            self._fd = self._given
         else:
             self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)  # open(.., "wb")
 
@@ -679,12 +681,13 @@ class _PickleFile:
             view = view[os.write(self._fd, view):]
 
 
-def append_pickle(obj, file: str, arrays=None):
-    """pickle_outputs' payload appended to the result file `file` (a run's worker: one file a scenario and side, not
-    two: bench/README, issue #20 target 2): (the offset where the payload starts, None), or (None, the error) with the
-    file cut back to its length before. The codec ignores what follows its last blob (docs/format.md); the manifest
-    records the offset (docs/results-directory.md, pickle_offset), where compare reads the payload from."""
-    out = _PickleFile(file, _signing_key(), append=True)
+def append_pickle(obj, fd: int, offset: int, arrays=None):
+    """pickle_outputs' payload appended to a result file through its writer's open descriptor `fd`, where the codec's
+    data ends at `offset` (a run's worker: one file a scenario and side, not two, and not opened again by name: bench/
+    README, issue #20 target 2): (the offset where the payload starts, None), or (None, the error) with the file cut
+    back to `offset`. The codec ignores what follows its last blob (docs/format.md); the manifest records the offset
+    (docs/results-directory.md, pickle_offset), where compare reads the payload from."""
+    out = _PickleFile(None, _signing_key(), fd, offset)
     error = _pickle_into(out, obj, arrays)
     return (out.offset, None) if error is None else (None, error)
 

@@ -38,6 +38,9 @@ class AtomicFile {
   /// Writes `count` zero bytes (padding between aligned sections).
   void pad(std::size_t count);
   std::size_t written() const { return written_; }
+  /// The file, open for writing until commit(): a run's worker appends the pickle probe's payload to its result file
+  /// through it (worker.cc, parity.probe.append_pickle), which then ends `written()` bytes in only if nothing was.
+  int fd() const { return fd_; }
   /// Closes, and renames into place (Publish::by_rename).
   void commit();
 

@@ -137,6 +137,8 @@ const char* kind_name(Node::Kind kind);
 /// UnsupportedOutput (naming the path, e.g. "outputs['f'][2]") for values the format cannot carry, std::runtime_error
 /// for I/O errors.
 void write_result(const std::filesystem::path& file, pybind11::handle outputs, Publish publish = Publish::by_rename);
+/// The same into `file`, left open for what its caller adds (a run's worker: the pickle probe's payload) and commits.
+void write_result(AtomicFile& file, pybind11::handle outputs);
 
 /// The memory one result file may expand to beyond its mapping, by default (`compare --max-result-memory`).
 inline constexpr std::uint64_t kDefaultMaxResultMemory = std::uint64_t{2} << 30;

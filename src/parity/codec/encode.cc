@@ -596,6 +596,12 @@ class BufferedOut {
 }  // namespace
 
 void write_result(const std::filesystem::path& file, py::handle outputs, Publish publish) {
+  AtomicFile file_out(file, publish);
+  write_result(file_out, outputs);
+  file_out.commit();
+}
+
+void write_result(AtomicFile& file_out, py::handle outputs) {
   Encoder encoder;
   encoder.encode(outputs, "outputs", 0);
   const std::string& header = encoder.header();
@@ -605,7 +611,6 @@ void write_result(const std::filesystem::path& file, py::handle outputs, Publish
   put_u32(pre + 8, kFormatMajor);
   put_u32(pre + 12, kFormatMinor);
   put_u64(pre + 16, header.size());
-  AtomicFile file_out(file, publish);
   BufferedOut out(file_out);
   out.write(pre, kPreamble);
   out.write(header.data(), header.size());
@@ -620,7 +625,6 @@ void write_result(const std::filesystem::path& file, py::handle outputs, Publish
       out.write(blob.data, blob.size);
   }
   out.flush();
-  file_out.commit();
 }
 
 }  // namespace parity

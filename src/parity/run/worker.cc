@@ -105,14 +105,15 @@ void apply_xfail(ScenarioRecord& record, const std::string& role) {
 
 // What compare needs to check parity's codec (leaf digests) and the ecosystem's pickle (a protocol 5 stream whose
 // array buffers reference the result file's arrays), that stream appended to the result file record.file, which
-// record_outputs has just written: one file a scenario and side, the second's creation saved (issue #20, target 2).
-void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
+// record_outputs has just written and holds open (`file`): one file a scenario and side, the second's creation saved,
+// and it is not opened again by name (issue #20, target 2).
+void record_probes(ScenarioRecord& record, py::handle outputs, const AtomicFile& file, bool pickle_probe) {
   const py::module_ probe = probe_module();  // imported once a process: an import looks the module up again each time
   py::dict shown, arrays;  // arrays: the outputs' arrays and whole digests, which the pickle references, not copies
   record.fidelity = to_json(probe.attr("digests")(outputs, "outputs", shown, arrays));
   record.fidelity_values = to_json(shown);
   if (!pickle_probe) return;
-  const py::tuple appended = probe.attr("append_pickle")(outputs, (out / record.file).string(), arrays);
+  const py::tuple appended = probe.attr("append_pickle")(outputs, file.fd(), file.written(), arrays);
   if (!appended[1].is_none()) {
     record.pickle_error = to_json(appended[1]);
     return;
@@ -124,13 +125,15 @@ void record_probes(ScenarioRecord& record, py::handle outputs, const std::filesy
 void record_outputs(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
   const std::string file = result_file_for(record.id);
   try {
-    write_result(out / file, outputs, Publish::in_place);  // named in the manifest only once this record is done
-    record.file = file;
+    AtomicFile written(out / file, Publish::in_place);  // named in the manifest only once this record is done
+    write_result(written, outputs);
     try {
-      record_probes(record, outputs, out, pickle_probe);
+      record_probes(record, outputs, written, pickle_probe);
     } catch (py::error_already_set& e) {  // parity's own failure: this scenario reports it, the run goes on
       record.status = "error", record.error = error_record("ProbeError", e.what());
     }
+    written.commit();
+    record.file = file;
   } catch (const UnsupportedOutput& e) {
     record.status = "error", record.error = error_record("SerializeError", e.what());
   } catch (const std::runtime_error& e) {
