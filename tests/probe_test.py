@@ -883,21 +883,26 @@ def test_the_c_walk_of_digests_is_the_python_walk_entry_for_entry(pending):
 
 
 def test_the_c_walk_hands_back_only_what_it_does_not_walk(monkeypatch):
-    handed = []
+    handed, leaves = [], []
 
     def digest_into(obj, *rest):
         handed.append(type(obj).__name__)
         return probe._digest_into(obj, *rest)
 
-    monkeypatch.setattr(probe, "_WALK_HOOKS", (digest_into,) + probe._WALK_HOOKS[1:])
+    def leaf_into(obj, *rest):
+        leaves.append(type(obj).__name__)
+        return probe._leaf_into(obj, *rest)
+
+    monkeypatch.setattr(probe, "_WALK_HOOKS", (digest_into,) + probe._WALK_HOOKS[1:-1] + (leaf_into,))
     outputs = {"a": numpy.arange(20.0), "b": [1.5, 2, True, None, "x"], "c": (numpy.arange(3),), "m": numpy.ma.array([1]),
                "g": _tagged(numpy.arange(3.0), {"tag": "x", "inner": [numpy.arange(2)]}),
-               "strided": _tagged(numpy.arange(6.0)[::2])}
+               "strided": _tagged(numpy.arange(6.0)[::2], {"tag": "y"}), "o": _tagged(numpy.array([None]), {"t": 1})}
     probe.digests(outputs, "outputs", {}, {})
-    # An ndarray subclass's array and its state are walked in C++ (a proxy's: every leaf of such a backend's scenarios),
-    # what the state holds that the walk does not take (a masked array's mask and fill value, NumPy scalars) in Python,
-    # and so is a subclass whose bytes are not hashed in place.
-    assert handed == ["bool", "int64", "_Tagged"]
+    # An ndarray subclass's state and array are walked in C++ (a proxy's: every leaf of such a backend's scenarios);
+    # what its state holds that the walk does not take (a masked array's mask and fill value, NumPy scalars) goes to
+    # Python, as does the leaf of a subclass whose bytes are not hashed in place (its state still walked here), and a
+    # subclass's object array whole (a container to probe.py).
+    assert handed == ["bool", "int64", "_Tagged"] and leaves == ["_Tagged"]
 
 
 def test_the_c_walk_of_digests_stops_at_the_time_limit():
@@ -907,6 +912,70 @@ def test_the_c_walk_of_digests_stops_at_the_time_limit():
             probe.digests({"a": [1.0, 2.0]})
     finally:
         probe.set_deadline(None)
+
+
+class _Live(numpy.ndarray):
+    """A subclass whose reducer's state is its live instance dict."""
+
+
+class _Mutator:
+    """An object whose reducer replaces an attribute in another array's live instance dict as it is walked."""
+
+    def __init__(self, target=None):
+        self.target = target
+
+
+def _mutate(mutator):
+    if mutator.target is not None:
+        mutator.target.__dict__["b"] = [9.0] * 3  # the old value's last reference goes
+    return {"t": 1.0}
+
+
+class _Freezer(numpy.ndarray):
+    """A subclass whose reducer makes its array read-only: the array's head is read after it (as _leaf_digest does)."""
+
+
+def _freeze(array):
+    array.flags.writeable = False
+
+
+reducers.register(_Live, reduce=lambda a: a.__dict__, rebuild=lambda values, state: values.view(_Live))
+reducers.register(_Mutator, reduce=_mutate, rebuild=lambda state: _Mutator())
+reducers.register(_Freezer, reduce=_freeze, rebuild=lambda values, state: values.view(_Freezer))
+
+
+def _live(target_of_its_mutator):
+    live = numpy.arange(3.0).view(_Live)
+    live.a, live.b = _Mutator(live if target_of_its_mutator else None), [1.0, 2.0, 3.0]
+    return live
+
+
+def test_reducers_that_change_what_is_walked_walk_alike_in_c_and_python(monkeypatch):
+    """The C++ walks read what a reducer returns when Python would, and as Python does: a live state changed as it is
+    walked, an array changed by its reducer, a class renamed since its arrays' heads were cached. (A review found the
+    loss walk reading a freed value here, and the digest walk reading the state and the head too early.)"""
+    assert probe.digests({"x": _live(True)}, "outputs", {}, {}) == _python_walk({"x": _live(True)}, {}, {})
+    assert probe.digests({"x": numpy.arange(3.0).view(_Freezer)}, "outputs", {}, {}) == _python_walk(
+        {"x": numpy.arange(3.0).view(_Freezer)}, {}, {})
+
+    class Renamed(numpy.ndarray):
+        pass
+
+    array = numpy.arange(9.0).view(Renamed)
+    probe.digests({"a": array}, "outputs", {}, {})  # its head cached under the first name
+    Renamed.__qualname__ = "Renamed again"
+    shown, python_shown = {}, {}
+    probe.digests({"a": array}, "outputs", shown, {})
+    _python_walk({"a": array}, python_shown, {})
+    assert shown == python_shown and shown["outputs['a']"].startswith("probe_test.Renamed again ")
+    c_found = probe.losses(_live(False), _live(True))
+
+    def python_only(f, u, path, depth, seen, found, judge, *rest):
+        found += judge(f, u, path, depth, seen)
+
+    monkeypatch.setattr(probe, "_loss_walk", python_only)
+    assert c_found == probe.losses(_live(False), _live(True))
+    assert [f["path"] for f in c_found] == ["outputs.b[0]", "outputs.b[1]", "outputs.b[2]"]
 
 
 def test_a_subclass_with_no_instance_dict_fails_the_c_walk_as_it_fails_the_python_one():

@@ -475,22 +475,15 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
     else:
         container = isinstance(obj, (dict, list, tuple)) or _is_object_array(obj)  # what _children walks into
         state = None if container else _state(obj)
-    children = _children(obj, path) if container else ()
-    if shown is not None:
-        text = _description(obj, state)
-        if len(text) <= 2 * _SHOWN:
-            shown[path] = text
     if container:
+        children = _children(obj, path)
+        _show(shown, path, obj, state)
         if out is not None:
             out[path] = _container_digest(obj, len(children), algorithm)
         for child_path, child in children:
             _digest_into(child, child_path, out, depth + 1, seen, shown, arrays, algorithm, pending)
         return
-    if out is not None:  # None: only the descriptions (descriptions())
-        whole, referable = _leaf_digest(obj, state, algorithm, pending)
-        out[path] = whole if isinstance(whole, _Pending) else whole[:len(algorithm) + 16]
-        if arrays is not None and referable:
-            arrays[path] = (obj, whole)
+    _leaf_into(obj, path, out, shown, arrays, algorithm, pending, state)
     if isinstance(state, dict):
         for name, value in state.items():
             _digest_into(value, paths.state_path(path, name), out, depth + 1, seen, shown, arrays, algorithm, pending)
@@ -498,9 +491,28 @@ def _digest_into(obj, path, out, depth, seen, shown, arrays, algorithm, pending=
         _digest_into(state, paths.state_path(path, "state"), out, depth + 1, seen, shown, arrays, algorithm, pending)
 
 
+def _show(shown, path, obj, state):
+    if shown is not None:
+        text = _description(obj, state)
+        if len(text) <= 2 * _SHOWN:
+            shown[path] = text
+
+
+def _leaf_into(obj, path, out, shown, arrays, algorithm, pending, state):
+    """What _digest_into records of a leaf once its state is known: its description, its digest, and the array a
+    pickle's buffer may reference. The C++ walk calls it for an ndarray subclass whose array it does not hash itself,
+    after the subclass's state (as here: a reducer runs before the array's head is read)."""
+    _show(shown, path, obj, state)
+    if out is not None:  # None: only the descriptions (descriptions())
+        whole, referable = _leaf_digest(obj, state, algorithm, pending)
+        out[path] = whole if isinstance(whole, _Pending) else whole[:len(algorithm) + 16]
+        if arrays is not None and referable:
+            arrays[path] = (obj, whole)
+
+
 # What the C++ walk of digests() calls back (src/parity/codec/probe_walk.h, DigestWalkHooks): each node it does not
-# walk itself, a small array's description, an array's head, the time limit, an ndarray subclass's state.
-_WALK_HOOKS = (_digest_into, _description, _array_head, _check_deadline, _state)
+# walk itself, a small array's description, an array's head, the time limit, an ndarray subclass's state and its leaf.
+_WALK_HOOKS = (_digest_into, _description, _array_head, _check_deadline, _state, _leaf_into)
 
 
 def _unpicklable_path(obj, path, depth=0):
@@ -940,7 +952,7 @@ def losses(faithful, unpickled, path="outputs", depth=0, seen=None):
     The common equal pairs are settled in C++ (src/parity/codec/probe_walk.h), every other pair by _losses."""
     found = []
     _loss_walk(faithful, unpickled, path, depth, {} if seen is None else seen, found, _losses, _array_head,
-               _attributes, _REFERENCED, _bare_arrays())
+               (_attributes, _loss), _REFERENCED, _bare_arrays())
     return found
 
 

@@ -110,16 +110,17 @@ void define_digest_functions(py::module_& module) {
       [](const py::handle& obj, const py::handle& path, const py::handle& out, const py::handle& seen,
          const py::handle& shown, const py::handle& arrays, const py::handle& pending, const py::handle& deadline,
          Py_ssize_t fused_from, const py::tuple& hooks) {
-        if (hooks.size() != 5) throw py::value_error("digest_walk takes five hooks");
+        if (hooks.size() != 6) throw py::value_error("digest_walk takes six hooks");
         if (!PyDict_Check(seen.ptr()) || !PyDict_Check(out.ptr()))
           throw py::type_error("digest_walk's out and seen are dicts");
         digest_walk(obj, path, {out, seen, shown, arrays, pending, fused_from}, deadline,
-                    {hooks[0].ptr(), hooks[1].ptr(), hooks[2].ptr(), hooks[3].ptr(), hooks[4].ptr()});
+                    {hooks[0].ptr(), hooks[1].ptr(), hooks[2].ptr(), hooks[3].ptr(), hooks[4].ptr(), hooks[5].ptr()});
       },
       py::arg("obj"), py::arg("path"), py::arg("out"), py::arg("seen"), py::arg("shown"), py::arg("arrays"),
       py::arg("pending"), py::arg("deadline"), py::arg("fused_from"), py::arg("hooks"),
       "parity.probe._digest_into(obj, path, out, 0, seen, shown, arrays, 'xxh3:', pending) for the common nodes, in "
-      "C++; hooks: (_digest_into, _description, _array_head, _check_deadline, _state), given every other node.");
+      "C++; hooks: (_digest_into, _description, _array_head, _check_deadline, _state, _leaf_into), given every other "
+      "node.");
   // parity.probe._small_values_text writes the rows it knows with it under NumPy's default print options: probe_walk.h.
   module.def("small_row_text", &small_row_text, py::arg("array"),
              "np.array2string(array, threshold=8) of a 1-D array of 1 to 8 float64, integer or bool elements under "
@@ -129,17 +130,20 @@ void define_digest_functions(py::module_& module) {
       "loss_walk",
       [](const py::handle& faithful, const py::handle& unpickled, const py::handle& path, int depth,
          const py::handle& seen, const py::list& found, const py::handle& judge, const py::handle& array_head,
-         const py::handle& attributes, Py_ssize_t referenced_from, bool bare_arrays) {
+         const py::tuple& attribute_hooks, Py_ssize_t referenced_from, bool bare_arrays) {
         if (!PyDict_Check(seen.ptr())) throw py::type_error("loss_walk's seen is a dict");
+        if (attribute_hooks.size() != 2) throw py::value_error("loss_walk takes two attribute hooks");
         loss_walk(faithful, unpickled, path, depth,
-                  {found, seen, judge, array_head, attributes, referenced_from, bare_arrays});
+                  {found, seen, judge, array_head, attribute_hooks[0].ptr(), attribute_hooks[1].ptr(), referenced_from,
+                   bare_arrays});
       },
       py::arg("faithful"), py::arg("unpickled"), py::arg("path"), py::arg("depth"), py::arg("seen"), py::arg("found"),
-      py::arg("judge"), py::arg("array_head"), py::arg("attributes"), py::arg("referenced_from"),
+      py::arg("judge"), py::arg("array_head"), py::arg("attribute_hooks"), py::arg("referenced_from"),
       py::arg("bare_arrays"),
       "parity.probe.losses(faithful, unpickled, path, depth, seen) appended to `found`: the common equal pairs settled "
-      "in C++ (array_head: probe._array_head; attributes: probe._attributes), every other pair given to "
-      "judge(faithful, unpickled, path, depth, seen).");
+      "in C++ (array_head: probe._array_head; attribute_hooks: (probe._attributes, probe._loss)), every other pair "
+      "given "
+      "to judge(faithful, unpickled, path, depth, seen).");
 }
 
 }  // namespace parity

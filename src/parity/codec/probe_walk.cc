@@ -32,8 +32,8 @@ constexpr Py_ssize_t kShownMost = 2 * 80;
 constexpr int kDeepest = 500;
 constexpr std::size_t kHeadsKept = 4096;
 
-// The nodes walked here; anything else is kPython. kSubclass: an ndarray subclass's array, walked as kArray's, then
-// what a reducer records beside it (its state, its attributes).
+// The nodes walked here; anything else is kPython. kSubclass: an ndarray subclass's array but for object arrays (which
+// are containers to probe.py), its state first.
 enum class Kind { kPython, kDict, kList, kTuple, kFloat, kInt, kBool, kNone, kStr, kArray, kSubclass };
 
 py::object owned(PyObject* made) {
@@ -99,25 +99,20 @@ bool text_keys(PyObject* dict) {
 
 using Parts = std::vector<std::pair<std::string, py::object>>;
 
-// The entries of a dict whose keys are text (text_keys), with their paths as `spell` (key_path, state_path) writes
-// them, in its order (the values held: the walk below may run Python code).
-Parts dict_parts(PyObject* dict, const std::string& path,
-                 std::string (*spell)(const std::string&, const std::string&)) {
-  Parts parts;
-  Py_ssize_t at = 0, size = 0;
-  PyObject *key, *value;
-  while (PyDict_Next(dict, &at, &key, &value)) {
-    const char* bytes = PyUnicode_AsUTF8AndSize(key, &size);
-    parts.emplace_back(spell(path, std::string(bytes, static_cast<std::size_t>(size))),
-                       py::reinterpret_borrow<py::object>(value));
-  }
-  return parts;
-}
-
-// The children of a walked container, with their paths as _children spells them.
+// The children of a walked container, with their paths as _children spells them (the values held: the walk below
+// may run Python code).
 Parts children_of(PyObject* o, Kind kind, const std::string& path) {
-  if (kind == Kind::kDict) return dict_parts(o, path, key_path);
   Parts children;
+  if (kind == Kind::kDict) {
+    Py_ssize_t at = 0, size = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(o, &at, &key, &value)) {
+      const char* bytes = PyUnicode_AsUTF8AndSize(key, &size);
+      children.emplace_back(key_path(path, std::string(bytes, static_cast<std::size_t>(size))),
+                            py::reinterpret_borrow<py::object>(value));
+    }
+    return children;
+  }
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
   for (Py_ssize_t i = 0; i < n; ++i)
     children.emplace_back(item_path(path, static_cast<std::size_t>(i)),
@@ -130,7 +125,7 @@ Parts children_of(PyObject* o, Kind kind, const std::string& path) {
 // addresses are not reused. Shared: a walk holds its node's head while it calls Python, where another thread's walk may
 // clear the cache.
 struct ArrayHead {
-  std::string head, kind;
+  std::string head;
   bool referable = false, in_place = false;
   py::object dtype_str, dtype, type;
 };
@@ -164,7 +159,8 @@ std::string shape_text(PyArrayObject* a) {
   return s + (PyArray_NDIM(a) == 1 ? ",)" : ")");
 }
 
-// reducers.qualified_name(type): its __module__ and __qualname__, or "" where either is not a str (left to Python).
+// reducers.qualified_name(type) as it is now (a class's names can change): its __module__ and __qualname__, or ""
+// where either is not a str (then probe.py's _description writes it).
 std::string qualified_name(PyTypeObject* type) {
   if (type == &PyArray_Type) return "numpy.ndarray";
   PyObject* t = reinterpret_cast<PyObject*>(type);
@@ -182,7 +178,7 @@ std::string qualified_name(PyTypeObject* type) {
 // The cached head of an array of plain elements (no fields, no object elements), from probe.py's _array_head
 // (`array_head`) on a miss: the one place both walks learn an array's head and whether its bytes are its values in C
 // order (in_place). Null for an array this cache does not hold (probe.py's _HEADS does not keep structured dtypes
-// either), and for a type whose name is not text.
+// either).
 SharedHead cached_head(PyArrayObject* a, const py::handle& array_head) {
   const PyArray_Descr* descr = PyArray_DESCR(a);
   if (PyDataType_HASFIELDS(descr) || PyDataType_REFCHK(descr)) return nullptr;
@@ -190,11 +186,8 @@ SharedHead cached_head(PyArrayObject* a, const py::handle& array_head) {
   std::string key = layout_key(a);
   auto found = cache.find(key);
   if (found == cache.end()) {
-    std::string kind = qualified_name(Py_TYPE(a));
-    if (kind.empty()) return nullptr;
     const py::tuple triple = py::reinterpret_borrow<py::tuple>(array_head(py::handle(reinterpret_cast<PyObject*>(a))));
     auto made = std::make_shared<ArrayHead>();
-    made->kind = std::move(kind);
     made->type = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(a)));
     made->head = triple[0].cast<std::string>();
     made->referable = triple[1].cast<bool>();
@@ -207,12 +200,16 @@ SharedHead cached_head(PyArrayObject* a, const py::handle& array_head) {
   return found->second;
 }
 
-// Whether a reducer's `state` (or an array's attributes) is walked part by part here: an exact dict whose keys the path
-// functions take (a dict subclass may iterate in another order than PyDict_Next).
-bool walked_parts(const py::handle& state) { return PyDict_CheckExact(state.ptr()) && text_keys(state.ptr()); }
-
-// The parts of a walked_parts dict (a state, attributes) at their state paths.
-Parts state_parts(PyObject* state, const std::string& path) { return dict_parts(state, path, state_path); }
+// paths.state_path(path, name) as probe.py spells a state's part: here for a str, by Python for anything else (which
+// its path functions refuse, with Python's error).
+std::string part_path(const std::string& path, const py::handle& name) {
+  Py_ssize_t size = 0;
+  if (const char* text = PyUnicode_Check(name.ptr()) ? utf8(name.ptr(), &size) : nullptr)
+    return state_path(path, std::string(text, static_cast<std::size_t>(size)));
+  // Never destroyed: the extension module's statics outlive the interpreter of the process that imports it.
+  static const auto* python_state_path = new py::object(py::module_::import("parity.paths").attr("state_path"));
+  return (*python_state_path)(path, name).cast<std::string>();
+}
 
 class Walk {
  public:
@@ -232,10 +229,8 @@ class Walk {
     check_deadline();
     if (seen_before(obj, where)) return;
     if (is_container(kind)) return container(obj, kind, path, where, depth);
-    if (kind != Kind::kSubclass) return leaf(obj, kind, head, where);
-    const py::object state = owned(PyObject_CallOneArg(hooks_.state.ptr(), obj.ptr()));  // _digest_into's order
+    if (kind == Kind::kSubclass) return subclass(obj, path, where, depth);
     leaf(obj, kind, head, where);
-    subclass_state(state, path, depth);
   }
 
  private:
@@ -253,8 +248,9 @@ class Walk {
         return text_keys(o) ? kind : Kind::kPython;
       case Kind::kArray:
         return (head = plain_array(reinterpret_cast<PyArrayObject*>(o))) ? kind : Kind::kPython;
-      case Kind::kPython:  // an ndarray subclass whose array is of the kind walked here: kSubclass
-        return PyArray_Check(o) && (head = plain_array(reinterpret_cast<PyArrayObject*>(o))) ? Kind::kSubclass : kind;
+      case Kind::kPython:  // an ndarray subclass but an object array (a container to probe.py)
+        return PyArray_Check(o) && PyArray_TYPE(reinterpret_cast<PyArrayObject*>(o)) != NPY_OBJECT ? Kind::kSubclass
+                                                                                                   : kind;
       default:
         return kind;
     }
@@ -302,21 +298,21 @@ class Walk {
     set_item(state_.out, where, text(std::string_view(whole).substr(0, kRecorded)));
   }
 
-  // _digest_into's walk of a state after its array: a dict part by part at its state paths, anything else but None as
-  // one part, "state". A dict this walk does not iterate itself (a subclass, a key that is not text) is iterated and
-  // its paths spelt by Python, which raises for a key its path functions refuse, as _digest_into does.
-  void subclass_state(const py::object& state, const std::string& path, int depth) {
+  // _digest_into for an ndarray subclass met for the first time, in its order: its state (a reducer runs, and may
+  // change the array), then its leaf (here where its array is hashed in place, else probe.py's _leaf_into), then the
+  // state's parts, as Python iterates the state (a dict may change as it is walked) and with its paths (which refuse a
+  // key that is not text), or the state as one part, "state".
+  void subclass(const py::handle& obj, const std::string& path, const py::str& where, int depth) {
+    const py::object state = owned(PyObject_CallOneArg(hooks_.state.ptr(), obj.ptr()));
+    if (const SharedHead head = plain_array(reinterpret_cast<PyArrayObject*>(obj.ptr())))
+      array_leaf(reinterpret_cast<PyArrayObject*>(obj.ptr()), *head, where);
+    else
+      hooks_.leaf_into(obj, where, state_.out, state_.shown, state_.arrays, algorithm_, state_.pending, state);
     if (state.is_none()) return;
     if (!PyDict_Check(state.ptr())) return node(state, state_path(path, "state"), depth + 1);
-    if (walked_parts(state)) {
-      for (const auto& [part_path, part] : state_parts(state.ptr(), path)) node(part, part_path, depth + 1);
-      return;
-    }
-    // Never destroyed: the extension module's statics outlive the interpreter of the process that imports it.
-    static const auto* python_state_path = new py::object(py::module_::import("parity.paths").attr("state_path"));
     for (const py::handle item : state.attr("items")()) {
       const py::tuple name_value = py::reinterpret_borrow<py::tuple>(item);
-      node(name_value[1], (*python_state_path)(path, name_value[0]).cast<std::string>(), depth + 1);
+      node(name_value[1], part_path(path, name_value[0]), depth + 1);
     }
   }
 
@@ -331,8 +327,7 @@ class Walk {
 
   void leaf(const py::handle& obj, Kind kind, const SharedHead& head, const py::str& where) {
     PyObject* o = obj.ptr();
-    if (kind == Kind::kArray || kind == Kind::kSubclass)
-      return array_leaf(reinterpret_cast<PyArrayObject*>(o), *head, where);
+    if (kind == Kind::kArray) return array_leaf(reinterpret_cast<PyArrayObject*>(o), *head, where);
     if (kind == Kind::kStr) return str_leaf(o, where);
     std::string kind_name, value;  // _leaf_description's "kind|value" and _description's "kind value"
     if (kind == Kind::kFloat) {
@@ -380,9 +375,10 @@ class Walk {
   void array_leaf(PyArrayObject* a, const ArrayHead& head, const py::str& where) {
     const py::handle obj(reinterpret_cast<PyObject*>(a));
     show(where, [&] {
-      return PyArray_SIZE(a) <= 8
+      const std::string kind = PyArray_SIZE(a) <= 8 ? "" : qualified_name(Py_TYPE(a));  // small: array2string's text
+      return kind.empty()
                  ? hooks_.description(obj, py::none())
-                 : py::object(text(head.kind + " " + head.dtype_str.cast<std::string>() + " shape " + shape_text(a)));
+                 : py::object(text(kind + " " + head.dtype_str.cast<std::string>() + " shape " + shape_text(a)));
     });
     const std::string whole = whole_digest(head.head, PyArray_DATA(a), static_cast<std::size_t>(PyArray_NBYTES(a)));
     record(where, whole);
@@ -425,10 +421,8 @@ class LossWalk {
     }
     if (kind == Kind::kPython && Py_TYPE(f) == Py_TYPE(u) && PyArray_Check(f) && subclass_pair(f, u, key, path, depth))
       return;
-    const py::object found = owned(PyObject_CallFunctionObjArgs(state_.judge.ptr(), f, u, text(path).ptr(),
-                                                                py::int_(depth).ptr(), state_.seen.ptr(), nullptr));
-    const Py_ssize_t end = PyList_GET_SIZE(state_.found.ptr());
-    if (PyList_SetSlice(state_.found.ptr(), end, end, found.ptr()) != 0) throw py::error_already_set();
+    append_found(owned(PyObject_CallFunctionObjArgs(state_.judge.ptr(), f, u, text(path).ptr(), py::int_(depth).ptr(),
+                                                    state_.seen.ptr(), nullptr)));
   }
 
  private:
@@ -503,35 +497,42 @@ class LossWalk {
            std::memcmp(PyArray_DATA(f), PyArray_DATA(u), static_cast<std::size_t>(PyArray_NBYTES(f))) == 0;
   }
 
+  // Appends a judge's list of losses to `found`.
+  void append_found(const py::object& losses) const {
+    const Py_ssize_t end = PyList_GET_SIZE(state_.found.ptr());
+    if (PyList_SetSlice(state_.found.ptr(), end, end, losses.ptr()) != 0) throw py::error_already_set();
+  }
+
   // Two plain arrays with nothing lost: a plain ndarray has no attributes when no reducer is registered like ndarray's.
   bool same_array(PyArrayObject* f, PyArrayObject* u) const { return state_.bare_arrays && same_array_part(f, u); }
 
-  // _array_losses for two arrays of one ndarray subclass (the same type: _losses's first test), settled when the
-  // arrays lose nothing and the unpickled one keeps every attribute of the faithful one (probe._attributes); those
-  // attributes' pairs are walked then, in the faithful one's order, at their state paths (_dict_losses). False, nothing
-  // recorded, where _losses must judge the pair.
+  // _losses for two arrays of one ndarray subclass (the same type: its first test) whose arrays lose nothing: seen,
+  // then their attributes as _array_losses's end and _dict_losses walk them: probe._attributes of the faithful one, of
+  // the unpickled one only when there are some; each part in the order Python iterates them, its counterpart looked
+  // up when its turn comes (a reducer walked before may have changed it), one that is gone a loss of probe._loss's
+  // making. False, nothing recorded, where _losses must judge the whole pair.
   bool subclass_pair(PyObject* f, PyObject* u, const py::object& key, const std::string& path, int depth) {
     if (!same_array_part(reinterpret_cast<PyArrayObject*>(f), reinterpret_cast<PyArrayObject*>(u))) return false;
-    const py::object kept = owned(PyObject_CallOneArg(state_.attributes.ptr(), f));
-    if (!walked_parts(kept)) return false;
-    // None kept (a proxy whose view is derived, a plain subclass): the unpickled side's are not read, as in Python.
-    const py::object held =
-        PyDict_GET_SIZE(kept.ptr()) ? owned(PyObject_CallOneArg(state_.attributes.ptr(), u)) : py::dict();
-    if (!PyDict_CheckExact(held.ptr())) return false;
-    std::vector<py::handle> counterparts;  // borrowed from `held`, which outlives the walk below
-    Py_ssize_t at = 0;
-    PyObject *name, *value;
-    while (PyDict_Next(kept.ptr(), &at, &name, &value)) {
-      PyObject* other = PyDict_GetItemWithError(held.ptr(), name);
-      if (other == nullptr) {
-        if (PyErr_Occurred()) throw py::error_already_set();
-        return false;  // an attribute lost: _dict_losses says so
-      }
-      counterparts.emplace_back(other);
-    }
     set_item(state_.seen, key, py::make_tuple(py::handle(f), py::handle(u)));
-    const auto parts = state_parts(kept.ptr(), path);
-    for (std::size_t i = 0; i < parts.size(); ++i) pair(parts[i].second, counterparts[i], parts[i].first, depth + 1);
+    const py::object kept = owned(PyObject_CallOneArg(state_.attributes.ptr(), f));
+    const int any = PyObject_IsTrue(kept.ptr());
+    if (any < 0) throw py::error_already_set();
+    if (!any) return true;
+    const py::object held = owned(PyObject_CallOneArg(state_.attributes.ptr(), u));
+    for (const py::handle item : kept.attr("items")()) {
+      const py::tuple name_value = py::reinterpret_borrow<py::tuple>(item);
+      const py::handle name = name_value[0];
+      const std::string part = part_path(path, owned(PyObject_Str(name.ptr())));
+      const int has = PySequence_Contains(held.ptr(), name.ptr());
+      if (has < 0) throw py::error_already_set();
+      if (has) {
+        pair(name_value[1], owned(PyObject_GetItem(held.ptr(), name.ptr())), part, depth + 1);
+        continue;
+      }
+      const py::object lost =
+          owned(PyObject_CallFunction(state_.loss.ptr(), "Osss", text(part).ptr(), "attribute", "present", "missing"));
+      if (PyList_Append(state_.found.ptr(), lost.ptr()) != 0) throw py::error_already_set();
+    }
     return true;
   }
 

@@ -13,17 +13,18 @@ struct DigestWalkHooks {
   pybind11::handle array_head;      ///< _array_head(obj): (head bytes, referable, in place)
   pybind11::handle check_deadline;  ///< _check_deadline(): raises DeadlineExceeded once the time limit is past
   pybind11::handle state;           ///< _state(obj): what a reducer records beside an ndarray subclass's array
+  pybind11::handle leaf_into;       ///< _leaf_into(obj, path, out, shown, arrays, algorithm, pending, state): its leaf
 };
 
 /// parity.probe.digests() with the xxh3 algorithm: fills `out` ({path: digest}), `shown` and `arrays` (each None or a
 /// dict) exactly as _digest_into(obj, path, out, 0, {}, shown, arrays, "xxh3:", pending) would, entry for entry and in
 /// the same order (`state.seen` a new dict). Exact dicts with str keys, lists, tuples, floats, ints of 64 bits, bools,
 /// None, str and C-contiguous ndarrays under `fused_from` bytes of plain element bytes are walked here (a Python walk
-/// of them was ~15% of a small scenario's worker and ~9% of its compare), an ndarray subclass's array of that kind too
-/// (a proxy's, such as cudf.pandas' or fsproxy's: every leaf of such a backend's scenarios), then the state
-/// `hooks.state` gives for it (none; an exact dict with str keys, part by part; anything else as one part); every other
-/// node, with what lies under it, goes to `hooks.digest_into` with the walk's state. `deadline`: probe._deadline (None,
-/// or time.monotonic()'s limit).
+/// of them was ~15% of a small scenario's worker and ~9% of its compare), ndarray subclasses too (a proxy's, such as
+/// cudf.pandas' or fsproxy's: every leaf of such a backend's scenarios) but for object arrays: their state from
+/// `hooks.state`, then their array as a plain one's where it is one (else `hooks.leaf_into`), then the state's parts as
+/// Python iterates them; every other node, with what lies under it, goes to `hooks.digest_into` with the walk's state.
+/// `deadline`: probe._deadline (None, or time.monotonic()'s limit).
 ///
 /// The state: digests()'s dicts and list; `seen`: the walk's {id: (path, object)}, a new dict, shared with the nodes
 /// handed to Python; `fused_from`: probe._FUSED_FROM, the bytes from which an array is left to Python (where compare's
@@ -39,13 +40,13 @@ void digest_walk(const pybind11::handle& obj, const pybind11::handle& path, cons
 /// for pair and in the same order. A pair of exact dicts with the same str keys, lists or tuples of one length is
 /// walked here, and a pair of equal floats (bit for bit), 64-bit ints, bools, None, str, or plain C-contiguous arrays
 /// under `referenced_from` bytes of the same layout and dtype whose bytes are their values and are equal, is no loss;
-/// so is such a pair of arrays of one ndarray subclass, their attributes (`attributes`: probe._attributes; an exact
-/// dict with str keys for the faithful one, every key of it in the unpickled one's) walked as pairs after it. Every
-/// other pair, whatever it holds, goes to `judge` (probe._losses) with the walk's `seen`. `array_head`:
-/// probe._array_head, which says whether an array's bytes are its values. `bare_arrays`: whether a plain ndarray has no
-/// attributes to compare (no reducer registered like ndarray's).
+/// so is such a pair of arrays of one ndarray subclass, then their attributes (`attributes`: probe._attributes) are
+/// walked as pairs, as _dict_losses walks them (`loss`: probe._loss, for one the unpickled side lacks). Every other
+/// pair, whatever it holds, goes to `judge` (probe._losses) with the walk's `seen`. `array_head`: probe._array_head,
+/// which says whether an array's bytes are its values. `bare_arrays`: whether a plain ndarray has no attributes to
+/// compare (no reducer registered like ndarray's).
 struct LossWalkState {
-  pybind11::handle found, seen, judge, array_head, attributes;
+  pybind11::handle found, seen, judge, array_head, attributes, loss;
   Py_ssize_t referenced_from = 0;
   bool bare_arrays = false;
 };
