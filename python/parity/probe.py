@@ -667,8 +667,10 @@ class _PickleFile:
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
             if self._given is not None:
-                os.ftruncate(fd, self.offset)
-                os.lseek(fd, self.offset, os.SEEK_SET)
+                try:
+                    os.ftruncate(fd, self.offset)
+                finally:  # the writer goes on from the offset even if the cut failed
+                    os.lseek(fd, self.offset, os.SEEK_SET)
             else:
                 os.close(fd)
 
