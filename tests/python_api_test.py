@@ -58,6 +58,16 @@ def test_an_unwritable_output_names_its_path(tmp_path):
         parity.write_result(tmp_path / "out.parity", {"f": [1, np.vectorize(abs)]})
 
 
+def test_an_unwritable_output_is_found_before_any_file_is_made(tmp_path):
+    """The outputs are encoded before the file is created: what the format cannot carry is the error even where the
+    file could not be made, and nothing is left behind."""
+    with pytest.raises(TypeError, match=r"outputs\['f'\]: cannot write an object of type numpy.vectorize"):
+        parity.write_result(tmp_path / "no-such-dir" / "out.parity", {"f": np.vectorize(abs)})
+    with pytest.raises(TypeError):
+        parity.write_result(tmp_path / "out.parity", {"f": np.vectorize(abs)})
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_damaged_file_is_a_value_error_naming_it(tmp_path):
     file = tmp_path / "out.parity"
     parity.write_result(file, {"a": np.arange(3)})

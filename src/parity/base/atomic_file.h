@@ -39,7 +39,7 @@ class AtomicFile {
   void pad(std::size_t count);
   std::size_t written() const { return written_; }
   /// The file, open for writing until commit(): a run's worker appends the pickle probe's payload to its result file
-  /// through it (worker.cc, parity.probe.append_pickle), which then ends `written()` bytes in only if nothing was.
+  /// through it (worker.cc, parity.probe.append_pickle), after the `written()` bytes written here.
   int fd() const { return fd_; }
   /// Closes, and renames into place (Publish::by_rename).
   void commit();

@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -135,10 +136,11 @@ const char* kind_name(Node::Kind kind);
 /// Writes `outputs` to `file` atomically (`publish`: atomic_file.h; a run's worker writes in place). Objects without a
 /// native form go through parity.reducers; an object seen twice is written once and later as a reference. Throws
 /// UnsupportedOutput (naming the path, e.g. "outputs['f'][2]") for values the format cannot carry, std::runtime_error
-/// for I/O errors.
-void write_result(const std::filesystem::path& file, pybind11::handle outputs, Publish publish = Publish::by_rename);
-/// The same into `file`, left open for what its caller adds (a run's worker: the pickle probe's payload) and commits.
-void write_result(AtomicFile& file, pybind11::handle outputs);
+/// for I/O errors. `before_commit`, when given, is called with the file written and still open, for what its caller
+/// adds after the codec's data (a run's worker: the pickle probe's payload, worker.cc); the file is committed after it
+/// returns, and removed if it throws.
+void write_result(const std::filesystem::path& file, pybind11::handle outputs, Publish publish = Publish::by_rename,
+                  const std::function<void(const AtomicFile&)>& before_commit = {});
 
 /// The memory one result file may expand to beyond its mapping, by default (`compare --max-result-memory`).
 inline constexpr std::uint64_t kDefaultMaxResultMemory = std::uint64_t{2} << 30;

@@ -142,8 +142,7 @@ void define_digest_functions(py::module_& module) {
       py::arg("bare_arrays"),
       "parity.probe.losses(faithful, unpickled, path, depth, seen) appended to `found`: the common equal pairs settled "
       "in C++ (array_head: probe._array_head; attribute_hooks: (probe._attributes, probe._loss)), every other pair "
-      "given "
-      "to judge(faithful, unpickled, path, depth, seen).");
+      "given to judge(faithful, unpickled, path, depth, seen).");
 }
 
 }  // namespace parity

@@ -595,13 +595,8 @@ class BufferedOut {
 
 }  // namespace
 
-void write_result(const std::filesystem::path& file, py::handle outputs, Publish publish) {
-  AtomicFile file_out(file, publish);
-  write_result(file_out, outputs);
-  file_out.commit();
-}
-
-void write_result(AtomicFile& file_out, py::handle outputs) {
+void write_result(const std::filesystem::path& file, py::handle outputs, Publish publish,
+                  const std::function<void(const AtomicFile&)>& before_commit) {
   Encoder encoder;
   encoder.encode(outputs, "outputs", 0);
   const std::string& header = encoder.header();
@@ -611,6 +606,7 @@ void write_result(AtomicFile& file_out, py::handle outputs) {
   put_u32(pre + 8, kFormatMajor);
   put_u32(pre + 12, kFormatMinor);
   put_u64(pre + 16, header.size());
+  AtomicFile file_out(file, publish);  // after encoding: an output the format cannot carry leaves no file
   BufferedOut out(file_out);
   out.write(pre, kPreamble);
   out.write(header.data(), header.size());
@@ -625,6 +621,8 @@ void write_result(AtomicFile& file_out, py::handle outputs) {
       out.write(blob.data, blob.size);
   }
   out.flush();
+  if (before_commit) before_commit(file_out);
+  file_out.commit();
 }
 
 }  // namespace parity

@@ -125,14 +125,14 @@ void record_probes(ScenarioRecord& record, py::handle outputs, const AtomicFile&
 void record_outputs(ScenarioRecord& record, py::handle outputs, const std::filesystem::path& out, bool pickle_probe) {
   const std::string file = result_file_for(record.id);
   try {
-    AtomicFile written(out / file, Publish::in_place);  // named in the manifest only once this record is done
-    write_result(written, outputs);
-    try {
-      record_probes(record, outputs, written, pickle_probe);
-    } catch (py::error_already_set& e) {  // parity's own failure: this scenario reports it, the run goes on
-      record.status = "error", record.error = error_record("ProbeError", e.what());
-    }
-    written.commit();
+    // Named in the manifest only once this record is done; the pickle goes after the codec's data, the file open.
+    write_result(out / file, outputs, Publish::in_place, [&](const AtomicFile& written) {
+      try {
+        record_probes(record, outputs, written, pickle_probe);
+      } catch (py::error_already_set& e) {  // parity's own failure: this scenario reports it, the run goes on
+        record.status = "error", record.error = error_record("ProbeError", e.what());
+      }
+    });
     record.file = file;
   } catch (const UnsupportedOutput& e) {
     record.status = "error", record.error = error_record("SerializeError", e.what());
