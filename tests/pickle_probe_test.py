@@ -168,6 +168,22 @@ def test_pickles_raising_on_both_sides_give_no_verdict_that_could_hide_a_candida
     assert "pickle" not in report["scenarios"][0]["coverage"]["checks"], report["scenarios"][0]["coverage"]
 
 
+def test_a_candidate_that_loses_nothing_passes_without_golds_pickle_unpickled(tmp_path):
+    # compare unpickles gold's pickle only when the candidate's verdict needs it (issue #20, target 2): here gold's
+    # would raise, and the candidate's round trip loses nothing, so its verdict is a pass. (Before, both were unpickled
+    # first, and gold's error left no verdict.) The two sides' outputs differ, which the values check says.
+    source = FRAGILE.replace('return {"f": Fragile(xp.arange(4.0)), "plain": xp.arange(3)}',
+                             'plain = xp.arange(3)\n'
+                             '    return {"f": Fragile(xp.arange(4.0)) if type(plain) is numpy.ndarray else plain}')
+    scenarios = scenario_dir(tmp_path, "fragile", "import numpy\n" + source)
+    run("gold", tmp_path / "gold", "--scenarios", scenarios)
+    run("fsproxy", tmp_path / "cand", "--scenarios", scenarios, "--role", "candidate")
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "cand", tmp_path, "--scenarios", scenarios, check=1)
+    [scenario] = report["scenarios"]
+    assert [c["ok"] for c in pickle_checks(report)] == [True], scenario
+    assert not scenario.get("skipped_checks"), scenario
+
+
 def test_the_same_tampered_pickle_on_both_sides_is_refused_not_unpickled(fragile_runs, tmp_path):
     import shutil
     root, scenarios = fragile_runs

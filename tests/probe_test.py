@@ -353,6 +353,10 @@ class Halving(numpy.ndarray):
         return as_type, (pickle.PickleBuffer(self.view(numpy.ndarray)), Halving, "f4")
 
 
+def _refuse():
+    raise RuntimeError("this pickle unpickles nowhere")
+
+
 def as_type(data, kind, dtype=None):
     return (numpy.frombuffer(data, dtype) if dtype else data).view(kind)
 
@@ -561,20 +565,35 @@ def test_a_damaged_pickle_file_is_refused_saying_how(key, table, footer, says):
     assert obj is None and error is None and why.startswith("the pickle file is damaged (") and says in why, why
 
 
-def test_both_sides_unpickle_as_one_at_a_time_with_one_key_lookup(key, monkeypatch, tmp_path):
+def test_both_sides_verify_with_one_key_lookup_and_unpickle_as_one_at_a_time(key, monkeypatch, tmp_path):
     from parity import trust
     (tmp_path / "g").mkdir(), (tmp_path / "c").mkdir()
     gold, gold_rebuilt = written_and_rebuilt({"x": numpy.arange(5.0), "big": LARGE["plain"]()}, tmp_path / "g")
     cand, cand_rebuilt = written_and_rebuilt({"x": numpy.arange(5.0).view(Negating)}, tmp_path / "c")
     lookups = []
     monkeypatch.setattr(trust, "key", lambda create=False: lookups.append(create) or b"k" * 40)
-    g, c = probe.unpickle_both(gold, gold_rebuilt, None, cand, cand_rebuilt, None)
+    g, c = probe.verify_both(gold, gold_rebuilt, None, cand, cand_rebuilt, None)
     assert lookups == [False]  # one lookup serves both MACs
-    for (obj, error, why), blob, rebuilt in ((g, gold, gold_rebuilt), (c, cand, cand_rebuilt)):
+    for (prepared, why), blob, rebuilt in ((g, gold, gold_rebuilt), (c, cand, cand_rebuilt)):
+        assert why is None
+        obj, error = probe.unpickle_prepared(prepared)
         alone = probe.unpickle(blob, rebuilt)
-        assert error is None is why and alone[1:] == (None, None)
+        assert error is None and alone[1:] == (None, None)
         assert probe.losses(rebuilt, obj) == probe.losses(rebuilt, alone[0])
-    assert probe.losses(gold_rebuilt, g[0]) == [] and probe.losses(cand_rebuilt, c[0]) != []
+    assert probe.losses(gold_rebuilt, probe.unpickle_prepared(g[0])[0]) == []
+    assert probe.losses(cand_rebuilt, probe.unpickle_prepared(c[0])[0]) != []
+
+
+def test_a_prepared_pickle_that_raises_unpickles_to_its_error(key, tmp_path):
+    class Refusing:
+        def __reduce__(self):
+            return (_refuse, ())
+
+    blob, rebuilt = written_and_rebuilt({"r": Refusing()}, tmp_path)
+    (prepared, why), _ = probe.verify_both(blob, rebuilt, None, blob, rebuilt, None)
+    obj, error = probe.unpickle_prepared(prepared)
+    assert why is None and obj is None and error["type"] == "RuntimeError", error
+    assert probe.unpickle(blob, rebuilt) == (None, error, None)
 
 
 def test_both_sides_without_a_key_say_why_alike(monkeypatch, tmp_path):
@@ -583,10 +602,10 @@ def test_both_sides_without_a_key_say_why_alike(monkeypatch, tmp_path):
     blob, rebuilt = written_and_rebuilt({"x": numpy.arange(3)}, tmp_path)
     monkeypatch.delenv("PARITY_PROBE_KEY")
     monkeypatch.setenv("PARITY_KEY_FILE", str(tmp_path / "absent"))
-    g, c = probe.unpickle_both(blob, rebuilt, None, blob, rebuilt, None)
-    assert g == c == probe.unpickle(blob, rebuilt) and g[0] is None and "no key" in g[2], g
-    unsigned = probe.unpickle_both(b"x", {}, None, blob, rebuilt, None)
-    assert "carries no MAC" in unsigned[0][2] and "no key" in unsigned[1][2], unsigned
+    g, c = probe.verify_both(blob, rebuilt, None, blob, rebuilt, None)
+    assert g == c == (None, probe.unpickle(blob, rebuilt)[2]) and "no key" in g[1], g
+    unsigned = probe.verify_both(b"x", {}, None, blob, rebuilt, None)
+    assert "carries no MAC" in unsigned[0][1] and "no key" in unsigned[1][1], unsigned
 
 
 # The digests' algorithm (docs/results-directory.md, `fidelity`).

@@ -851,10 +851,11 @@ def why_not_unpickled(blob: bytes, outputs=None, arrays=None):
     return _prepared(blob, outputs, arrays)[1]
 
 
-def unpickle_both(gold_blob: bytes, gold_outputs, gold_arrays, blob: bytes, outputs, arrays) -> tuple:
-    """(unpickle() of gold's blob, unpickle() of the candidate's), in that order, the user's key looked up once for
-    the two: compare verifies both pickles of a scenario, and each lookup reads the environment and lstats the key
-    file."""
+def verify_both(gold_blob: bytes, gold_outputs, gold_arrays, blob: bytes, outputs, arrays) -> tuple:
+    """(gold's, the candidate's) pickle as _prepared() finds it, each (prepared, None) for unpickle_prepared() when its
+    MAC verifies and its buffer table references its outputs' arrays, else (None, why not); nothing is unpickled, and
+    the user's key is looked up once for the two: compare verifies both pickles of a scenario (each lookup reads the
+    environment and lstats the key file), then unpickles gold's only when the candidate's verdict needs it."""
     found = []
 
     def key():  # a NoKey is not kept: the second lookup says the same (functools.lru_cache costs more to make)
@@ -862,7 +863,20 @@ def unpickle_both(gold_blob: bytes, gold_outputs, gold_arrays, blob: bytes, outp
             found.append(trust.key())
         return found[0]
 
-    return unpickle(gold_blob, gold_outputs, gold_arrays, key), unpickle(blob, outputs, arrays, key)
+    return _prepared(gold_blob, gold_outputs, gold_arrays, key), _prepared(blob, outputs, arrays, key)
+
+
+def unpickle_prepared(prepared) -> tuple:
+    """(obj, None), or (None, error) when unpickling raises (as the cuDF proxy did): the pickle _prepared() verified."""
+    stream, entries, (buffers, referenced, aliases) = prepared
+    try:
+        if not entries:  # format 1, or nothing referenced: no copy of the stream
+            return pickle.loads(stream), None
+        obj = _Unpickler(io.BytesIO(stream), buffers, referenced).load()
+        _aliases.update(aliases)
+        return obj, None
+    except Exception as exc:  # noqa: BLE001
+        return None, describe_exception(exc)
 
 
 def unpickle(blob: bytes, outputs=None, arrays=None, key=None):
@@ -871,17 +885,7 @@ def unpickle(blob: bytes, outputs=None, arrays=None, key=None):
     Format 2 buffers reference arrays of `outputs` (the rebuilt result; `arrays`: its digests()'s, when known):
     the unpickled arrays share their memory, nothing is copied. `key`: what gives the key (default trust.key)."""
     prepared, why = _prepared(blob, outputs, arrays, key)
-    if why is not None:
-        return None, None, why
-    stream, entries, (buffers, referenced, aliases) = prepared
-    try:
-        if not entries:  # format 1, or nothing referenced: no copy of the stream
-            return pickle.loads(stream), None, None
-        obj = _Unpickler(io.BytesIO(stream), buffers, referenced).load()
-        _aliases.update(aliases)
-        return obj, None, None
-    except Exception as exc:  # noqa: BLE001
-        return None, describe_exception(exc), None
+    return (None, None, why) if why is not None else (*unpickle_prepared(prepared), None)
 
 
 def _array_aspects(a):

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -115,13 +116,15 @@ StoredResults::Side stored_side(const ScenarioRecord& r, const ResultBytes& byte
 bool has_pickle(const ScenarioRecord& r) { return r.pickle_offset || !r.pickle_file.empty(); }
 
 // Whether both sides' pickles verify with the user's key; a side whose does not gets the probe skipped, saying why.
-bool pickles_verified(const Side& gold, const py::tuple& g, const Side& cand, const py::tuple& c, CheckList& list) {
+// `g`, `c`: parity.probe.verify_both's (prepared, why not) of each side.
+bool pickles_verified(const Side& gold, py::handle g, const Side& cand, py::handle c, CheckList& list) {
   bool verified = true;
-  for (const auto& [side, t] : {std::pair{&gold, &g}, std::pair{&cand, &c}}) {
-    if ((*t)[2].is_none()) continue;
+  for (const auto& [side, t] : {std::pair{&gold, g}, std::pair{&cand, c}}) {
+    const py::object why = t[py::int_(1)];
+    if (why.is_none()) continue;
     verified = false;
     list.skipped.push_back(
-        {"pickle", side == &gold ? "gold" : "candidate", "unverified-pickle", (*t)[2].cast<std::string>()});
+        {"pickle", side == &gold ? "gold" : "candidate", "unverified-pickle", why.cast<std::string>()});
   }
   return verified;
 }
@@ -177,24 +180,35 @@ void check_pickle(const Side& gold, const Side& cand, bool same_bytes, CheckList
       list.skipped.push_back({"pickle", side, "unverified-pickle", why.cast<std::string>()});
     return;
   }
-  // Both in one call: the user's key is looked up once for the two (parity.probe.unpickle_both).
-  const py::tuple both = probe_module().attr("unpickle_both")(py::bytes(gold_pickle), gold.outputs, gold.arrays,
-                                                              py::bytes(cand_pickle), cand.outputs, cand.arrays);
-  py::tuple g = both[0], c = both[1];
-  if (!pickles_verified(gold, g, cand, c, list)) return;
-  if (!c[1].is_none() && g[1].is_none()) {
+  // Both verified in one call, the user's key looked up once for the two, nothing unpickled (parity.probe.verify_both).
+  const py::module_ probe = probe_module();
+  const py::tuple both = probe.attr("verify_both")(py::bytes(gold_pickle), gold.outputs, gold.arrays,
+                                                   py::bytes(cand_pickle), cand.outputs, cand.arrays);
+  if (!pickles_verified(gold, both[0], cand, both[1], list)) return;
+  // The candidate's pickle first, gold's only once the verdict needs it: what gold's raises or loses only excuses what
+  // the candidate's does, so a candidate that unpickles and loses nothing passes without it (most scenarios: one
+  // unpickling fewer a scenario, issue #20's target 2).
+  const py::object unpickle = probe.attr("unpickle_prepared");
+  const py::tuple c = unpickle(both[1][py::int_(0)]);
+  std::optional<py::tuple> gold_unpickled;
+  const auto g = [&]() -> const py::tuple& {
+    if (!gold_unpickled) gold_unpickled = unpickle(both[0][py::int_(0)]);
+    return *gold_unpickled;
+  };
+  if (!c[1].is_none()) {
+    if (!g()[1].is_none()) return;  // both raise: no verdict, which could hide a loss behind the candidate's error
     json err = from_py(c[1]);
     return list.failures.push_back(
         {"pickle", false, "outputs",
          "unpickling the " + cand.name + " outputs raised " + error_summary(err) + "\n" + err.value("traceback", ""),
          err});
   }
-  if (!c[1].is_none() || !g[1].is_none()) return;
-  py::object losses = probe_module().attr("losses");
+  const py::object losses = probe.attr("losses");
   const py::list cand_losses = losses(cand.outputs, c[0]);
   if (cand_losses.empty()) return list.pass("pickle");  // gold's losses only excuse the candidate's
+  if (!g()[1].is_none()) return;  // gold's raises: what NumPy's pickle keeps is unknown, so no verdict
   std::set<std::pair<std::string, std::string>> gold_losses;
-  for (py::handle l : losses(gold.outputs, g[0]))
+  for (py::handle l : losses(gold.outputs, g()[0]))
     gold_losses.emplace(l["path"].cast<std::string>(), l["aspect"].cast<std::string>());
   std::size_t failures = 0;
   for (py::handle l : cand_losses) {
