@@ -280,6 +280,28 @@ def test_a_key_rewritten_in_place_on_a_filesystem_with_coarse_times_is_read_agai
     assert trust.key() == b"b" * 64
 
 
+def test_the_key_lookup_reads_the_environment_as_it_is_at_each_lookup(tmp_path, monkeypatch):
+    """trust's environment reads (_getenv, os.environ's own mapping read without os.environ.get's costs) see every
+    change made through os.environ, set or removed, as os.environ.get does, and fall back to it where os.environ is
+    built otherwise."""
+    from parity import trust
+    for name, value in (("PARITY_TEST_GETENV", "a value"), ("PARITY_TEST_GETENV", "é, \udcff"), ("HOME", "/h")):
+        monkeypatch.setenv(name, value)
+        assert trust._getenv(name) == os.environ.get(name) == value
+        monkeypatch.delenv(name)
+        assert trust._getenv(name) is None is os.environ.get(name)
+    key = tmp_path / "key"
+    key.write_text("a" * 64)
+    key.chmod(0o600)
+    monkeypatch.delenv(trust.KEY_ENV, raising=False)
+    monkeypatch.setenv(trust.KEY_FILE_ENV, str(key))
+    assert trust.key() == b"a" * 64
+    monkeypatch.setenv(trust.KEY_ENV, "k" * 40)  # set after the last lookup: the next one uses it
+    assert trust.key() == b"k" * 40
+    monkeypatch.setattr(trust, "_environ", {trust.KEY_ENV: "g" * 40})  # no `_data`: a plain mapping's get
+    assert trust.key() == b"g" * 40
+
+
 # --- D15: a type name in a file never makes compare import a module ---------------------------------------------
 
 def test_rebuilding_a_type_never_imports_its_module():
