@@ -365,12 +365,15 @@ def digests(obj, path="outputs", shown=None, arrays=None, algorithm=DIGEST, pend
 
 
 def begin_digests(sides) -> tuple:
-    """digests() of each of compare's sides, given as (outputs, shown, arrays, algorithm), before its values kernel
+    """digests() of each of compare's sides, given as (outputs, shown, arrays, recorded), before its values kernel
     runs, the large arrays' element bytes not hashed yet: ([(digests, arrays, pending leaves)] for finish_digests,
-    [(array, hasher)] for the kernel to feed each array's bytes to as it compares them (values.h, DigestTaps))."""
+    [(array, hasher)] for the kernel to feed each array's bytes to as it compares them (values.h, DigestTaps)).
+    `recorded`: a digest the side's run recorded, or an algorithm's prefix: digested with the algorithm it names
+    (algorithm_of; found here rather than by a call of compare's own, one a side and scenario)."""
     begun = []
-    for outputs, shown, arrays, algorithm in sides:
+    for outputs, shown, arrays, recorded in sides:
         pending = []
+        algorithm = algorithm_of(recorded)
         begun.append((digests(outputs, "outputs", shown, arrays, algorithm, pending), arrays, pending))
     taps = [(leaf.array, leaf.hasher) for _, _, pending in begun for leaf in pending
             if _fusable(leaf.array, leaf.algorithm)]

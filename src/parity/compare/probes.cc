@@ -46,11 +46,11 @@ std::string fidelity_change(const json& written_value, const std::string& reload
   return "written " + was + ", reloaded " + reloaded_value;
 }
 
-// The algorithm a run digested its outputs with, as parity.probe names it: the prefix of its digests (none: SHA-256,
-// what parity recorded before XXH3-128), so that results of either are checked with their own.
-py::object recorded_algorithm(const py::module_& probe, const json& fidelity) {
+// A digest a run recorded, for parity.probe.begin_digests to find the algorithm it digested with (its prefix; none:
+// SHA-256, what parity recorded before XXH3-128), so that results of either are checked with their own; None for none.
+py::object recorded_digest(const json& fidelity) {
   const auto first = fidelity.begin();
-  return probe.attr("algorithm_of")(first == fidelity.end() ? py::none() : py::object(to_py(*first)));
+  return first == fidelity.end() || !first->is_string() ? py::object(py::none()) : py::str(first->get<std::string>());
 }
 
 // The sides' outputs digested again as the run digested them, the digests begun before the values walk finished
@@ -289,7 +289,7 @@ BegunDigests begin_digests(const ScenarioRecord& g, const ScenarioRecord& c, Reb
     if (!record->fidelity.is_object()) continue;
     side->emplace();
     order.push_back(&**side);
-    sides.append(py::make_tuple(outputs, py::none(), (*side)->arrays, recorded_algorithm(probe, record->fidelity)));
+    sides.append(py::make_tuple(outputs, py::none(), (*side)->arrays, recorded_digest(record->fidelity)));
   }
   const py::tuple started = probe.attr("begin_digests")(sides);
   const py::list jobs = started[0];
