@@ -574,8 +574,8 @@ def test_both_sides_verify_with_one_key_lookup_and_unpickle_as_one_at_a_time(key
     monkeypatch.setattr(trust, "key", lambda create=False: lookups.append(create) or b"k" * 40)
     g, c = probe.verify_both(gold, gold_rebuilt, None, cand, cand_rebuilt, None)
     assert lookups == [False]  # one lookup serves both MACs
-    for (prepared, why), blob, rebuilt in ((g, gold, gold_rebuilt), (c, cand, cand_rebuilt)):
-        assert why is None
+    for (prepared, why, damaged), blob, rebuilt in ((g, gold, gold_rebuilt), (c, cand, cand_rebuilt)):
+        assert why is None is damaged
         obj, error = probe.unpickle_prepared(prepared)
         alone = probe.unpickle(blob, rebuilt)
         assert error is None and alone[1:] == (None, None)
@@ -590,10 +590,27 @@ def test_a_prepared_pickle_that_raises_unpickles_to_its_error(key, tmp_path):
             return (_refuse, ())
 
     blob, rebuilt = written_and_rebuilt({"r": Refusing()}, tmp_path)
-    (prepared, why), _ = probe.verify_both(blob, rebuilt, None, blob, rebuilt, None)
+    (prepared, why, _), _ = probe.verify_both(blob, rebuilt, None, blob, rebuilt, None)
     obj, error = probe.unpickle_prepared(prepared)
     assert why is None and obj is None and error["type"] == "RuntimeError", error
     assert probe.unpickle(blob, rebuilt) == (None, error, None)
+
+
+def test_a_pickle_from_a_result_file_is_checked_whole_before_it_is_verified(key, tmp_path):
+    """verify_both's `whole`: a pickle read from the end of a result file that is not whole (cut short, or added to) is
+    said to be so, which compare makes the scenario's error; one that is whole is verified as ever."""
+    result = tmp_path / "r.parity"
+    offset, error = _appended(result, b"the codec's bytes", {"x": numpy.arange(4.0)})
+    assert error is None
+    stored = result.read_bytes()[offset:]
+    for blob, says in ((stored[:-100], "lengths do not add up"), (stored + b"added", "lengths do not add up"),
+                       (b"not a pickle", "does not begin as parity's pickles do")):
+        (prepared, why, damaged), cand = probe.verify_both(blob, {}, None, stored, {}, None, (True, True))
+        assert prepared is None is why and says in damaged, damaged
+        assert cand[1] is None is cand[2] and cand[0] is not None, cand
+        unchecked, _ = probe.verify_both(blob, {}, None, None, None, None)
+        assert unchecked[0] is None is unchecked[2] and unchecked[1], unchecked  # not whole: its MAC fails
+    assert probe.verify_both(stored, {}, None, None, None, None, (True, False))[1] == (None, None, None)
 
 
 def test_both_sides_without_a_key_say_why_alike(monkeypatch, tmp_path):
@@ -603,7 +620,7 @@ def test_both_sides_without_a_key_say_why_alike(monkeypatch, tmp_path):
     monkeypatch.delenv("PARITY_PROBE_KEY")
     monkeypatch.setenv("PARITY_KEY_FILE", str(tmp_path / "absent"))
     g, c = probe.verify_both(blob, rebuilt, None, blob, rebuilt, None)
-    assert g == c == (None, probe.unpickle(blob, rebuilt)[2]) and "no key" in g[1], g
+    assert g == c == (None, probe.unpickle(blob, rebuilt)[2], None) and "no key" in g[1], g
     unsigned = probe.verify_both(b"x", {}, None, blob, rebuilt, None)
     assert "carries no MAC" in unsigned[0][1] and "no key" in unsigned[1][1], unsigned
 

@@ -848,17 +848,13 @@ def _prepared(blob: bytes, outputs, arrays, key=None):
     return (None, why) if why is not None else ((stream, entries, given), None)
 
 
-def why_not_unpickled(blob: bytes, outputs=None, arrays=None):
-    """None when unpickle would unpickle `blob` (its MAC verifies with the user's key, its buffer table references
-    the arrays of `outputs` as they were when it was signed), else why not; nothing is unpickled."""
-    return _prepared(blob, outputs, arrays)[1]
-
-
-def verify_both(gold_blob: bytes, gold_outputs, gold_arrays, blob: bytes, outputs, arrays) -> tuple:
-    """(gold's, the candidate's) pickle as _prepared() finds it, each (prepared, None) for unpickle_prepared() when its
-    MAC verifies and its buffer table references its outputs' arrays, else (None, why not); nothing is unpickled, and
-    the user's key is looked up once for the two: compare verifies both pickles of a scenario (each lookup reads the
-    environment and lstats the key file), then unpickles gold's only when the candidate's verdict needs it."""
+def verify_both(gold_blob: bytes, gold_outputs, gold_arrays, blob, outputs, arrays, whole=(False, False)) -> tuple:
+    """(gold's, the candidate's) pickle, each (prepared, None, None) for unpickle_prepared() when its MAC verifies and
+    its buffer table references its outputs' arrays, (None, why not, None) when not, or, where `whole` says the blob
+    is the end of a result file (append_pickle's), (None, None, why it is not whole) when it is not (whole_pickle_error:
+    the file cut short or added to); the candidate's (None, None, None) when `blob` is None. Nothing is unpickled, and
+    the user's key is looked up once for the two: compare checks both pickles of a scenario in one call (each lookup
+    reads the environment and lstats the key file), then unpickles gold's only when the candidate's verdict needs it."""
     found = []
 
     def key():  # a NoKey is not kept: the second lookup says the same (functools.lru_cache costs more to make)
@@ -866,7 +862,15 @@ def verify_both(gold_blob: bytes, gold_outputs, gold_arrays, blob: bytes, output
             found.append(trust.key())
         return found[0]
 
-    return _prepared(gold_blob, gold_outputs, gold_arrays, key), _prepared(blob, outputs, arrays, key)
+    def verified(stored, side_outputs, side_arrays, check_whole):
+        if stored is None:
+            return None, None, None
+        damaged = whole_pickle_error(stored) if check_whole else None
+        if damaged is not None:
+            return None, None, damaged
+        return (*_prepared(stored, side_outputs, side_arrays, key), None)
+
+    return (verified(gold_blob, gold_outputs, gold_arrays, whole[0]), verified(blob, outputs, arrays, whole[1]))
 
 
 def unpickle_prepared(prepared) -> tuple:

@@ -116,7 +116,7 @@ StoredResults::Side stored_side(const ScenarioRecord& r, const ResultBytes& byte
 bool has_pickle(const ScenarioRecord& r) { return r.pickle_offset || !r.pickle_file.empty(); }
 
 // Whether both sides' pickles verify with the user's key; a side whose does not gets the probe skipped, saying why.
-// `g`, `c`: parity.probe.verify_both's (prepared, why not) of each side.
+// `g`, `c`: parity.probe.verify_both's (prepared, why not, why not whole) of each side.
 bool pickles_verified(const Side& gold, py::handle g, const Side& cand, py::handle c, CheckList& list) {
   bool verified = true;
   for (const auto& [side, t] : {std::pair{&gold, g}, std::pair{&cand, c}}) {
@@ -142,26 +142,30 @@ bool pickle_refused(const ScenarioRecord& g, const ScenarioRecord& c, const std:
   return true;
 }
 
+// A result file whose end is not a whole pickle (cut short, added to) is the scenario's error, as a damaged file is
+// (compare_files_within_limits), not a pickle that merely fails to verify: this error, saying `why`.
+std::system_error damaged_pickle(const Side& side, const std::string& why) {
+  return std::system_error(std::make_error_code(std::errc::invalid_argument),
+                           (side.manifest.dir / side.record.file).string() + ": the pickle from byte " +
+                               std::to_string(side.record.pickle_offset.value_or(0)) +
+                               " (its record's pickle_offset) " + why);
+}
+
 // A side's pickle: from pickle_offset to the end of its result file (as stored_results kept it), or (manifest version
-// 1) its own file. A result file whose end is not a whole pickle (cut short, added to) is the scenario's error, as a
-// damaged file is (compare_files_within_limits), not a pickle that merely fails to verify.
+// 1) its own file. The first must also be whole (parity.probe.verify_both's `whole`, throw_if_not_whole).
 std::string read_pickle(const Side& side) {
   const ScenarioRecord& r = side.record;
   if (!r.pickle_offset) return read_regular_file(side.manifest.dir, r.pickle_file);
-  const std::string shown = (side.manifest.dir / r.file).string(),
-                    where =
-                        "the pickle from byte " + std::to_string(*r.pickle_offset) + " (its record's pickle_offset)";
-  const auto damaged = [&](const std::string& why) {
-    return std::system_error(std::make_error_code(std::errc::invalid_argument), shown + ": " + where + " " + why);
-  };
   if (!side.stored.pickle)
-    throw damaged("is past the end of the file (" + std::to_string(side.stored.size) + " bytes)");
-  const std::string& stored = *side.stored.pickle;
-  const py::object why =
-      probe_module().attr("whole_pickle_error")(py::memoryview::from_memory(stored.data(), stored.size()));
+    throw damaged_pickle(side, "is past the end of the file (" + std::to_string(side.stored.size) + " bytes)");
+  return *side.stored.pickle;
+}
+
+// `verified`: parity.probe.verify_both's (prepared, why not, why not whole) of `side`.
+void throw_if_not_whole(const Side& side, py::handle verified) {
+  const py::object why = verified[py::int_(2)];
   if (!why.is_none())
-    throw damaged("is not whole: " + why.cast<std::string>() + " (the file was cut short or changed)");
-  return stored;
+    throw damaged_pickle(side, "is not whole: " + why.cast<std::string>() + " (the file was cut short or changed)");
 }
 
 // pickle: what the candidate's own pickling loses, judged against what plain NumPy (gold) loses too.
@@ -170,20 +174,29 @@ void check_pickle(const Side& gold, const Side& cand, bool same_bytes, CheckList
   if (pickle_refused(gold.record, cand.record, gold.name, cand.name, list)) return;
   if (!has_pickle(gold.record) || !has_pickle(cand.record)) return;
   const std::string gold_pickle = read_pickle(gold), cand_pickle = read_pickle(cand);
+  const py::module_ probe = probe_module();
+  const bool gold_whole = gold.record.pickle_offset.has_value(), cand_whole = cand.record.pickle_offset.has_value();
   // The same result file and the same pickle, byte for byte (the MACs too: one key): this process rebuilds both sides'
   // outputs alike and unpickles both pickles alike, so whatever the candidate's pickle loses (or raises) gold's loses
-  // (or raises) at the same paths, nothing NumPy's pickle keeps. The verdict, then, without unpickling either.
+  // (or raises) at the same paths, nothing NumPy's pickle keeps. The verdict, then, without unpickling either: gold's
+  // verified (and checked whole, for either side: the same bytes), the candidate's not again.
   if (same_bytes && gold_pickle == cand_pickle) {
-    const py::object why = probe_module().attr("why_not_unpickled")(py::bytes(gold_pickle), gold.outputs, gold.arrays);
-    if (why.is_none()) return list.pass("pickle");
+    const py::tuple both =
+        probe.attr("verify_both")(py::bytes(gold_pickle), gold.outputs, gold.arrays, py::none(), py::none(), py::none(),
+                                  py::make_tuple(gold_whole || cand_whole, false));
+    const py::tuple verified = both[0];
+    throw_if_not_whole(gold_whole ? gold : cand, verified);
+    if (verified[1].is_none()) return list.pass("pickle");
     for (const char* side : {"gold", "candidate"})  // the same bytes: refused alike, for the same reason
-      list.skipped.push_back({"pickle", side, "unverified-pickle", why.cast<std::string>()});
+      list.skipped.push_back({"pickle", side, "unverified-pickle", verified[1].cast<std::string>()});
     return;
   }
-  // Both verified in one call, the user's key looked up once for the two, nothing unpickled (parity.probe.verify_both).
-  const py::module_ probe = probe_module();
-  const py::tuple both = probe.attr("verify_both")(py::bytes(gold_pickle), gold.outputs, gold.arrays,
-                                                   py::bytes(cand_pickle), cand.outputs, cand.arrays);
+  // Both checked whole and verified in one call, the user's key looked up once for the two, nothing unpickled.
+  const py::tuple both =
+      probe.attr("verify_both")(py::bytes(gold_pickle), gold.outputs, gold.arrays, py::bytes(cand_pickle), cand.outputs,
+                                cand.arrays, py::make_tuple(gold_whole, cand_whole));
+  throw_if_not_whole(gold, both[0]);
+  throw_if_not_whole(cand, both[1]);
   if (!pickles_verified(gold, both[0], cand, both[1], list)) return;
   // The candidate's pickle first, gold's only once the verdict needs it: what gold's raises or loses only excuses what
   // the candidate's does, so a candidate that unpickles and loses nothing passes without it (most scenarios: one
