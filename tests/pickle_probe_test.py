@@ -5,7 +5,7 @@ import pickle
 import numpy
 import pytest
 
-from e2e_test import compare, pickle_regions, read_pickle_region, run, scenario_dir, write_pickle_region
+from e2e_test import compare, parity, pickle_regions, read_pickle_region, run, scenario_dir, write_pickle_region
 from parity import trust
 
 N = 100_000  # 800 kB per array: past the size from which a pickle references an array
@@ -182,6 +182,24 @@ def test_a_candidate_that_loses_nothing_passes_without_golds_pickle_unpickled(tm
     [scenario] = report["scenarios"]
     assert [c["ok"] for c in pickle_checks(report)] == [True], scenario
     assert not scenario.get("skipped_checks"), scenario
+
+
+def test_a_lossy_candidate_gets_no_verdict_where_golds_pickle_raises(tmp_path):
+    # The other side of unpickling gold's pickle only when needed: a candidate that loses something needs gold's
+    # losses to excuse any, and gold's pickle raises here, so what NumPy's pickle keeps is unknown: no verdict (no
+    # pass, no failure), as when both were unpickled first. Only gold's run makes a Fragile (the variable below).
+    source = FRAGILE.replace('return {"f": Fragile(xp.arange(4.0)), "plain": xp.arange(3)}',
+                             'fragile = os.environ.get("PARITY_TEST_FRAGILE") == "1"\n'
+                             '    return {"f": Fragile(xp.arange(4.0)) if fragile else xp.arange(4.0), '
+                             '"plain": xp.arange(3)}')
+    scenarios = scenario_dir(tmp_path, "fragile", "import os\n" + source)
+    parity("run", "--backend", "gold", "--out", tmp_path / "gold", "-q", "--scenarios", scenarios,
+           env={"PARITY_TEST_FRAGILE": "1"}, check=0)
+    run("broken.lossy_pickle", tmp_path / "cand", "--scenarios", scenarios, "--role", "candidate")
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "cand", tmp_path, "--scenarios", scenarios, check=1)
+    [scenario] = report["scenarios"]
+    assert not pickle_checks(report), scenario
+    assert "pickle" not in scenario["coverage"]["checks"], scenario["coverage"]
 
 
 def test_the_same_tampered_pickle_on_both_sides_is_refused_not_unpickled(fragile_runs, tmp_path):
