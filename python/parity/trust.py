@@ -43,24 +43,29 @@ def _key_file_text() -> str:
     return _default_key_file(_getenv("XDG_CONFIG_HOME"), _getenv("HOME"))
 
 
-_environ = os.environ
-_encoded_names: dict = {}
+_encoded_names: dict = {}  # name -> os.environ.encodekey(name), for the os.environ they were encoded by
+_encoded_by = None
 
 
 def _getenv(name: str):
     """os.environ.get(name) for the key's lookup, which reads up to four names once a scenario in each of a run's
     workers and in compare: os.environ.get encodes the name and, for a name that is not set (the commonest case
     here), raises and catches a KeyError inside, ~1 µs a name; os.environ's own mapping of encoded names (`_data`,
-    which its get reads) answers in a twentieth of that. The same answer either way, os.environ.get where CPython's
-    os.environ is not built so."""
-    data = getattr(_environ, "_data", None)
+    which its get reads) answers in a twentieth of that. The same answer either way: os.environ is looked up at each
+    call (a scenario or test may replace it), and its get is used where it is not built so."""
+    global _encoded_by
+    environ = os.environ
+    data = getattr(environ, "_data", None)
     if not isinstance(data, dict):
-        return _environ.get(name)
+        return environ.get(name)
+    if environ is not _encoded_by:
+        _encoded_names.clear()
+        _encoded_by = environ
     encoded = _encoded_names.get(name)
     if encoded is None:
-        encoded = _encoded_names[name] = _environ.encodekey(name)
+        encoded = _encoded_names[name] = environ.encodekey(name)
     value = data.get(encoded)
-    return None if value is None else _environ.decodevalue(value)
+    return None if value is None else environ.decodevalue(value)
 
 
 @functools.lru_cache(maxsize=4)

@@ -282,8 +282,8 @@ def test_a_key_rewritten_in_place_on_a_filesystem_with_coarse_times_is_read_agai
 
 def test_the_key_lookup_reads_the_environment_as_it_is_at_each_lookup(tmp_path, monkeypatch):
     """trust's environment reads (_getenv, os.environ's own mapping read without os.environ.get's costs) see every
-    change made through os.environ, set or removed, as os.environ.get does, and fall back to it where os.environ is
-    built otherwise."""
+    change made through os.environ, set or removed, as os.environ.get does, and os.environ replaced by a plain
+    mapping (its get)."""
     from parity import trust
     for name, value in (("PARITY_TEST_GETENV", "a value"), ("PARITY_TEST_GETENV", "é, \udcff"), ("HOME", "/h")):
         monkeypatch.setenv(name, value)
@@ -298,8 +298,10 @@ def test_the_key_lookup_reads_the_environment_as_it_is_at_each_lookup(tmp_path, 
     assert trust.key() == b"a" * 64
     monkeypatch.setenv(trust.KEY_ENV, "k" * 40)  # set after the last lookup: the next one uses it
     assert trust.key() == b"k" * 40
-    monkeypatch.setattr(trust, "_environ", {trust.KEY_ENV: "g" * 40})  # no `_data`: a plain mapping's get
+    monkeypatch.setattr(os, "environ", {trust.KEY_ENV: "g" * 40})  # replaced, by a plain mapping: its get
     assert trust.key() == b"g" * 40
+    monkeypatch.setattr(os, "environ", {})
+    assert trust._getenv(trust.KEY_ENV) is None
 
 
 # --- D15: a type name in a file never makes compare import a module ---------------------------------------------
