@@ -598,7 +598,8 @@ def test_a_prepared_pickle_that_raises_unpickles_to_its_error(key, tmp_path):
 
 def test_a_pickle_from_a_result_file_is_checked_whole_before_it_is_verified(key, tmp_path):
     """verify_both's `whole`: a pickle read from the end of a result file that is not whole (cut short, or added to) is
-    said to be so, which compare makes the scenario's error; one that is whole is verified as ever."""
+    said to be so, which compare makes the scenario's error, and then neither side is verified (no work a deadline
+    could cut short first); one that is whole is verified as ever."""
     result = tmp_path / "r.parity"
     offset, error = _appended(result, b"the codec's bytes", {"x": numpy.arange(4.0)})
     assert error is None
@@ -607,7 +608,9 @@ def test_a_pickle_from_a_result_file_is_checked_whole_before_it_is_verified(key,
                        (b"not a pickle", "does not begin as parity's pickles do")):
         (prepared, why, damaged), cand = probe.verify_both(blob, {}, None, stored, {}, None, (True, True))
         assert prepared is None is why and says in damaged, damaged
-        assert cand[1] is None is cand[2] and cand[0] is not None, cand
+        assert cand == (None, None, None), cand  # whole, but not verified: the scenario is an error either way
+        gold, (prepared, why, damaged) = probe.verify_both(stored, {}, None, blob, {}, None, (True, True))
+        assert gold == (None, None, None) and prepared is None is why and says in damaged, damaged
         unchecked, _ = probe.verify_both(blob, {}, None, None, None, None)
         assert unchecked[0] is None is unchecked[2] and unchecked[1], unchecked  # not whole: its MAC fails
     assert probe.verify_both(stored, {}, None, None, None, None, (True, False))[1] == (None, None, None)

@@ -852,9 +852,10 @@ def verify_both(gold_blob: bytes, gold_outputs, gold_arrays, blob, outputs, arra
     """(gold's, the candidate's) pickle, each (prepared, None, None) for unpickle_prepared() when its MAC verifies and
     its buffer table references its outputs' arrays, (None, why not, None) when not, or, where `whole` says the blob
     is the end of a result file (append_pickle's), (None, None, why it is not whole) when it is not (whole_pickle_error:
-    the file cut short or added to); the candidate's (None, None, None) when `blob` is None. Nothing is unpickled, and
-    the user's key is looked up once for the two: compare checks both pickles of a scenario in one call (each lookup
-    reads the environment and lstats the key file), then unpickles gold's only when the candidate's verdict needs it."""
+    the file cut short or added to: then neither side is verified, each (None, None, why not whole or None)); the
+    candidate's (None, None, None) when `blob` is None. Nothing is unpickled, and the user's key is looked up once
+    for the two: compare checks both pickles of a scenario in one call (each lookup reads the environment and lstats
+    the key file), then unpickles gold's only when the candidate's verdict needs it."""
     found = []
 
     def key():  # a NoKey is not kept: the second lookup says the same (functools.lru_cache costs more to make)
@@ -862,15 +863,17 @@ def verify_both(gold_blob: bytes, gold_outputs, gold_arrays, blob, outputs, arra
             found.append(trust.key())
         return found[0]
 
-    def verified(stored, side_outputs, side_arrays, check_whole):
-        if stored is None:
-            return None, None, None
-        damaged = whole_pickle_error(stored) if check_whole else None
-        if damaged is not None:
-            return None, None, damaged
-        return (*_prepared(stored, side_outputs, side_arrays, key), None)
+    # Both checked whole before either is verified: a damaged file is the scenario's error, found before any work
+    # (a key lookup, a MAC over the other pickle, its arrays digested again) that a deadline could cut short.
+    damaged = [whole_pickle_error(stored) if check and stored is not None else None
+               for stored, check in ((gold_blob, whole[0]), (blob, whole[1]))]
+    if any(why is not None for why in damaged):
+        return tuple((None, None, why) for why in damaged)
 
-    return (verified(gold_blob, gold_outputs, gold_arrays, whole[0]), verified(blob, outputs, arrays, whole[1]))
+    def verified(stored, side_outputs, side_arrays):
+        return (None, None, None) if stored is None else (*_prepared(stored, side_outputs, side_arrays, key), None)
+
+    return verified(gold_blob, gold_outputs, gold_arrays), verified(blob, outputs, arrays)
 
 
 def unpickle_prepared(prepared) -> tuple:
