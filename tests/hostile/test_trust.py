@@ -180,6 +180,28 @@ def test_a_pickle_offset_past_the_end_of_its_file_is_an_error_naming_the_file(pa
     assert "pickle_offset" in message and "past the end" in message and str(cand / "results") in message, message
 
 
+@pytest.mark.parametrize("candidate", ["whole", "not-whole", "past-the-end"])
+def test_golds_pickle_not_whole_is_the_error_told_whatever_the_candidates(pair_copy, tmp_path, candidate):
+    """Gold's damaged result file is the scenario's error, named, before anything of the candidate's: its pickle
+    whole, not whole, or its offset past its file's end."""
+    gold, cand = pair_copy
+    for file, _ in pickles(gold):
+        file.write_bytes(file.read_bytes() + b"added")
+    if candidate == "not-whole":
+        for file, _ in pickles(cand):
+            file.write_bytes(file.read_bytes() + b"added")
+    elif candidate == "past-the-end":
+        set_pickle_offsets(cand, lambda size, offset: size + 1)
+    report = tmp_path / "r.json"
+    parity("compare", gold, cand, "--json", report, check=1)
+    scenarios = read_json(report)["scenarios"]
+    damaged = [s for s in scenarios if s["status"] == "error"]
+    assert damaged, scenarios
+    for s in damaged:
+        message = s["checks"][0]["message"]
+        assert "is not whole" in message and str(gold / "results") in message, message
+
+
 def test_a_pickle_from_another_key_is_skipped_and_the_shared_key_verifies(tmp_path):
     runs = {}
     for backend in ("gold", "fsproxy"):

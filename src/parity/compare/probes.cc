@@ -161,11 +161,25 @@ std::string read_pickle(const Side& side) {
   return *side.stored.pickle;
 }
 
-// `verified`: parity.probe.verify_both's (prepared, why not, why not whole) of `side`.
-void throw_if_not_whole(const Side& side, py::handle verified) {
-  const py::object why = verified[py::int_(2)];
+// `why`: why `side`'s pickle, the end of its result file, is not whole (parity.probe.whole_pickle_error), or None.
+void throw_if_not_whole(const Side& side, const py::object& why) {
   if (!why.is_none())
     throw damaged_pickle(side, "is not whole: " + why.cast<std::string>() + " (the file was cut short or changed)");
+}
+
+// The candidate's pickle (read_pickle), once gold's is read: where the candidate's cannot be read (past its file's end,
+// a missing file), gold's error comes first when gold's pickle is not whole, as each side's whole check came before the
+// next side was read (verify_both now checks both, on the path where both are read).
+std::string read_pickle_after(const Side& cand, const Side& gold, const std::string& gold_pickle,
+                              const py::module_& probe) {
+  try {
+    return read_pickle(cand);
+  } catch (...) {
+    if (gold.record.pickle_offset)
+      throw_if_not_whole(
+          gold, probe.attr("whole_pickle_error")(py::memoryview::from_memory(gold_pickle.data(), gold_pickle.size())));
+    throw;
+  }
 }
 
 // pickle: what the candidate's own pickling loses, judged against what plain NumPy (gold) loses too.
@@ -173,8 +187,8 @@ void throw_if_not_whole(const Side& side, py::handle verified) {
 void check_pickle(const Side& gold, const Side& cand, bool same_bytes, CheckList& list) {
   if (pickle_refused(gold.record, cand.record, gold.name, cand.name, list)) return;
   if (!has_pickle(gold.record) || !has_pickle(cand.record)) return;
-  const std::string gold_pickle = read_pickle(gold), cand_pickle = read_pickle(cand);
   const py::module_ probe = probe_module();
+  const std::string gold_pickle = read_pickle(gold), cand_pickle = read_pickle_after(cand, gold, gold_pickle, probe);
   const bool gold_whole = gold.record.pickle_offset.has_value(), cand_whole = cand.record.pickle_offset.has_value();
   // The same result file and the same pickle, byte for byte (the MACs too: one key): this process rebuilds both sides'
   // outputs alike and unpickles both pickles alike, so whatever the candidate's pickle loses (or raises) gold's loses
@@ -185,7 +199,7 @@ void check_pickle(const Side& gold, const Side& cand, bool same_bytes, CheckList
         probe.attr("verify_both")(py::bytes(gold_pickle), gold.outputs, gold.arrays, py::none(), py::none(), py::none(),
                                   py::make_tuple(gold_whole || cand_whole, false));
     const py::tuple verified = both[0];
-    throw_if_not_whole(gold_whole ? gold : cand, verified);
+    throw_if_not_whole(gold_whole ? gold : cand, verified[2]);
     if (verified[1].is_none()) return list.pass("pickle");
     for (const char* side : {"gold", "candidate"})  // the same bytes: refused alike, for the same reason
       list.skipped.push_back({"pickle", side, "unverified-pickle", verified[1].cast<std::string>()});
@@ -195,8 +209,8 @@ void check_pickle(const Side& gold, const Side& cand, bool same_bytes, CheckList
   const py::tuple both =
       probe.attr("verify_both")(py::bytes(gold_pickle), gold.outputs, gold.arrays, py::bytes(cand_pickle), cand.outputs,
                                 cand.arrays, py::make_tuple(gold_whole, cand_whole));
-  throw_if_not_whole(gold, both[0]);
-  throw_if_not_whole(cand, both[1]);
+  throw_if_not_whole(gold, both[0][py::int_(2)]);
+  throw_if_not_whole(cand, both[1][py::int_(2)]);
   if (!pickles_verified(gold, both[0], cand, both[1], list)) return;
   // The candidate's pickle first, gold's only once the verdict needs it: what gold's raises or loses only excuses what
   // the candidate's does, so a candidate that unpickles and loses nothing passes without it (most scenarios: one
