@@ -168,14 +168,20 @@ def test_pickles_raising_on_both_sides_give_no_verdict_that_could_hide_a_candida
     assert "pickle" not in report["scenarios"][0]["coverage"]["checks"], report["scenarios"][0]["coverage"]
 
 
+def fragile_returning(body: str) -> str:
+    """FRAGILE with its scenario's body replaced by `body`, so that only one side's run makes a Fragile."""
+    returned = 'return {"f": Fragile(xp.arange(4.0)), "plain": xp.arange(3)}'
+    assert returned in FRAGILE, "FRAGILE's scenario changed: the tests below would no longer make one side differ"
+    return FRAGILE.replace(returned, body)
+
+
 def test_a_candidate_that_loses_nothing_passes_without_golds_pickle_unpickled(tmp_path):
     # compare unpickles gold's pickle only when the candidate's verdict needs it (issue #20, target 2): here gold's
     # would raise, and the candidate's round trip loses nothing, so its verdict is a pass. (Before, both were unpickled
     # first, and gold's error left no verdict.) The two sides' outputs differ, which the values check says.
-    source = FRAGILE.replace('return {"f": Fragile(xp.arange(4.0)), "plain": xp.arange(3)}',
-                             'plain = xp.arange(3)\n'
-                             '    return {"f": Fragile(xp.arange(4.0)) if type(plain) is numpy.ndarray else plain}')
-    scenarios = scenario_dir(tmp_path, "fragile", "import numpy\n" + source)
+    scenarios = scenario_dir(tmp_path, "fragile", "import numpy\n" + fragile_returning(
+        'plain = xp.arange(3)\n'
+        '    return {"f": Fragile(xp.arange(4.0)) if type(plain) is numpy.ndarray else plain}'))
     run("gold", tmp_path / "gold", "--scenarios", scenarios)
     run("fsproxy", tmp_path / "cand", "--scenarios", scenarios, "--role", "candidate")
     _, report, _ = compare(tmp_path / "gold", tmp_path / "cand", tmp_path, "--scenarios", scenarios, check=1)
@@ -188,11 +194,9 @@ def test_a_lossy_candidate_gets_no_verdict_where_golds_pickle_raises(tmp_path):
     # The other side of unpickling gold's pickle only when needed: a candidate that loses something needs gold's
     # losses to excuse any, and gold's pickle raises here, so what NumPy's pickle keeps is unknown: no verdict (no
     # pass, no failure), as when both were unpickled first. Only gold's run makes a Fragile (the variable below).
-    source = FRAGILE.replace('return {"f": Fragile(xp.arange(4.0)), "plain": xp.arange(3)}',
-                             'fragile = os.environ.get("PARITY_TEST_FRAGILE") == "1"\n'
-                             '    return {"f": Fragile(xp.arange(4.0)) if fragile else xp.arange(4.0), '
-                             '"plain": xp.arange(3)}')
-    scenarios = scenario_dir(tmp_path, "fragile", "import os\n" + source)
+    scenarios = scenario_dir(tmp_path, "fragile", "import os\n" + fragile_returning(
+        'fragile = os.environ.get("PARITY_TEST_FRAGILE") == "1"\n'
+        '    return {"f": Fragile(xp.arange(4.0)) if fragile else xp.arange(4.0), "plain": xp.arange(3)}'))
     parity("run", "--backend", "gold", "--out", tmp_path / "gold", "-q", "--scenarios", scenarios,
            env={"PARITY_TEST_FRAGILE": "1"}, check=0)
     run("broken.lossy_pickle", tmp_path / "cand", "--scenarios", scenarios, "--role", "candidate")
