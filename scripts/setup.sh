@@ -10,7 +10,7 @@ venv=${PARITY_VENV:-$repo/.venv}
 base_python=${PARITY_PYTHON:-/usr/bin/python3}
 
 apt_packages=(build-essential cmake ninja-build pkg-config python3 python3-dev python3-venv
-  pybind11-dev libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libpugixml-dev libxxhash-dev
+  pybind11-dev libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libpugixml-dev libxxhash-dev libsimdjson-dev
   clang libclang-rt-14-dev llvm  # scripts/fuzz.sh: clang 14, its libFuzzer/ASan/UBSan runtimes, llvm-symbolizer
   clang-format-14                # tests/format: the C++ sources as .clang-format lays them out
   chromium fonts-dejavu-core     # tests/browser: the HTML report in a real browser (playwright drives it)

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <chrono>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -71,6 +74,242 @@ TEST(ParseJson, ReadsWhatJsonParseReads) {
     SCOPED_TRACE(text);
     EXPECT_NE(refusal(text, "r").find("r: not JSON ("), std::string::npos);
   }
+}
+
+// --- parse_json's two readers: simdjson's rebuilt exactly as nlohmann's ------------------------------------------
+
+// Type for type and bit for bit: nlohmann's == calls 0u and 0, or 0.0 and -0.0, equal, which a reader of the value
+// (is_number_unsigned, a double's sign) tells apart.
+bool identical(const json& a, const json& b) {
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case json::value_t::number_float:
+      return std::bit_cast<std::uint64_t>(a.get<double>()) == std::bit_cast<std::uint64_t>(b.get<double>());
+    case json::value_t::array:
+      if (a.size() != b.size()) return false;
+      for (std::size_t i = 0; i < a.size(); ++i)
+        if (!identical(a[i], b[i])) return false;
+      return true;
+    case json::value_t::object: {
+      if (a.size() != b.size()) return false;
+      for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib)
+        if (ia.key() != ib.key() || !identical(ia.value(), ib.value())) return false;
+      return true;
+    }
+    default:
+      return a == b;
+  }
+}
+
+// What the fast reader did with `text`: "fast" (nlohmann reads the identical value), "declined" (nlohmann reads or
+// refuses it), or what went wrong.
+std::string held_to_nlohmann(const std::string& text, int max_depth = parity::kJsonMaxDepth) {
+  const std::optional<json> fast = parity::detail::parse_json_fast(text, max_depth);
+  json slow;
+  try {
+    slow = parity::detail::parse_json_with_nlohmann(text, "", max_depth);
+  } catch (const nlohmann::json::exception& e) {
+    return fast ? "fast read what nlohmann refuses (" + std::string(e.what()) + ")" : "declined";
+  }
+  if (!fast) return "declined";
+  return identical(*fast, slow) ? "fast" : "fast read " + fast->dump() + ", nlohmann " + slow.dump();
+}
+
+TEST(ParseJsonFast, ReadsParitysOwnDocumentsItself) {
+  // A manifest's record as parity writes it, a worker's reply, numbers of every kind nlohmann keeps.
+  for (const char* text :
+       {R"({"fidelity": {"outputs['a']": "xxh3:7dc61393146eab47"}, "file": "results/m0.s0-0bc1.parity", "id": "m0.s0",
+            "meta": {"atol": null, "line": 5, "params": {"n": 3, "x": -2.5e-3}, "tags": ["a", "b"]},
+            "pickle_offset": 384, "seconds": 0.010264027, "status": "ok"})",
+        R"({"event": "done", "ok": true, "n": -9223372036854775808, "u": 18446744073709551615, "z": 0})",
+        R"([0, -0.0, 0.0, 1e-320, 1.7976931348623157e308, 4.9e-324, 2.4703282292062328e-324, 1E+2, 0.1e1])",
+        R"(["\u0000", "\u00e9\ud83d\ude00", "é", "\"\\\/\b\f\n\r\t", "x-0", {"a": 1, "a": [2], "b": {}}])", " 3 ",
+        "\"x\"", "null", "[]", "{}"}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(held_to_nlohmann(text), "fast");
+  }
+  EXPECT_EQ(held_to_nlohmann(nested(parity::kJsonMaxDepth)), "fast");
+  EXPECT_EQ(held_to_nlohmann(nested(5), 5), "fast");
+}
+
+// Each text where the two could part: the fast reader declines it, and nlohmann reads or refuses it as before.
+TEST(ParseJsonFast, DeclinesWhatNlohmannMightReadOtherwise) {
+  for (const char* text : {"-0",
+                           "[-0]",
+                           R"({"a":-0})",
+                           "[1,\n-0 ]",  // nlohmann: a signed integer
+                           "18446744073709551616",
+                           "-9223372036854775809",  // nlohmann: a double
+                           "\xef\xbb\xbf{}",        // nlohmann skips a byte order mark
+                           "1e999",
+                           "[1,]",
+                           "{} x",
+                           "",
+                           "\"\\ud800\"",
+                           "\"\\udc00\\u0041\"",
+                           "\"a\x01\"",
+                           "\"\xed\xa0\x80\"",
+                           "\"\xff\"",
+                           "01",
+                           "1.",
+                           "-",
+                           "tru",
+                           "[1] [2]",
+                           "NaN",
+                           "[Infinity]"}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(held_to_nlohmann(text), "declined");
+  }
+  EXPECT_EQ(held_to_nlohmann(nested(6), 5), "declined");
+  EXPECT_EQ(held_to_nlohmann(nested(1), 0), "declined");
+  EXPECT_EQ(held_to_nlohmann("[[[1]]]", -1), "declined");
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  EXPECT_EQ(held_to_nlohmann(deep), "declined");
+  // Through parse_json, each still gets nlohmann's value or message.
+  EXPECT_TRUE(parity::parse_json("-0", "").is_number_integer());
+  EXPECT_FALSE(parity::parse_json("-0", "").is_number_unsigned());
+  EXPECT_TRUE(parity::parse_json("18446744073709551616", "").is_number_float());
+  EXPECT_NE(refusal("\"\\ud800\"", "r").find("r: not JSON ("), std::string::npos);
+}
+
+// A document larger than the parser kept per thread is read by one of its own, the same way.
+TEST(ParseJsonFast, ReadsALargeDocumentAsNlohmannDoes) {
+  std::string text = "[";
+  for (int i = 0; i < 20000; ++i)
+    text += (i ? "," : "") + std::string(R"({"id": "m.s)") + std::to_string(i) + R"(", "v": )" +
+            std::to_string(-i * 0.25) + "}";
+  text += "]";
+  ASSERT_GT(text.size(), 64u * 1024);
+  EXPECT_EQ(held_to_nlohmann(text), "fast");
+}
+
+// Random documents and their one-byte mutations, made of the tokens where two JSON readers part most often (numbers at
+// the edges of their types, escapes, surrogates, bytes that are not UTF-8, control characters, depth): the fast reader
+// must give nlohmann's value or decline, and must read most of the unmutated ones itself.
+class RandomJson {
+ public:
+  explicit RandomJson(unsigned seed) : random_(seed) {}
+
+  std::string document(int depth) {
+    std::string text;
+    value(text, depth);
+    return space() + text + space();
+  }
+
+  std::string mutated(std::string text) {
+    static const std::string bytes = "{}[],:\" \\-0123456789.eE+tfnu\x01\x7f\x80\xc3\xa9\xed\xef\xbb\xbf\xff";
+    const std::size_t at = pick(text.size() + 1);
+    const char byte = bytes[pick(bytes.size())];
+    switch (pick(3)) {
+      case 0:
+        return text.insert(at, 1, byte);
+      case 1:
+        return at < text.size() ? text.erase(at, 1) : text;
+      default:
+        return at < text.size() ? (text[at] = byte, text) : text + byte;
+    }
+  }
+
+ private:
+  std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(random_); }
+  template <std::size_t N>
+  const char* one_of(const char* const (&choices)[N]) {
+    return choices[pick(N)];
+  }
+  std::string space() { return one_of({"", "", " ", "\n", "\t\r "}); }
+
+  void value(std::string& out, int depth) {
+    switch (depth > 0 ? pick(7) : pick(4)) {
+      case 0:
+        out += number();
+        return;
+      case 1:
+        out += '"' + string() + '"';
+        return;
+      case 2:
+        out += one_of({"true", "false", "null"});
+        return;
+      case 3:
+        out += number();
+        return;
+      case 4:
+      case 5:
+        container(out, depth, true);
+        return;
+      default:
+        container(out, depth, false);
+        return;
+    }
+  }
+
+  void container(std::string& out, int depth, bool object) {
+    out += object ? '{' : '[';
+    const std::size_t n = pick(4);
+    for (std::size_t i = 0; i < n; ++i) {
+      out += (i ? "," : "") + space();
+      if (object) out += '"' + std::string(one_of({"a", "b", "a", "-0", "\\u0061", "é"})) + "\"" + space() + ':';
+      value(out, depth - 1);
+      out += space();
+    }
+    out += object ? '}' : ']';
+  }
+
+  std::string number() {
+    return one_of({"0",
+                   "-0",
+                   "-0.0",
+                   "0.0",
+                   "1",
+                   "-1",
+                   "42",
+                   "9223372036854775807",
+                   "9223372036854775808",
+                   "-9223372036854775808",
+                   "-9223372036854775809",
+                   "18446744073709551615",
+                   "18446744073709551616",
+                   "1e5",
+                   "1E+2",
+                   "-2.5e-3",
+                   "1.7976931348623157e308",
+                   "1.8e308",
+                   "4.9e-324",
+                   "1e-400",
+                   "-1e-400",
+                   "2.4703282292062328e-324",
+                   "0.30000000000000004",
+                   "123456789012345678901234567890",
+                   "1e999"});
+  }
+
+  std::string string() {
+    std::string text;
+    const std::size_t n = pick(5);
+    for (std::size_t i = 0; i < n; ++i)
+      text += one_of({"a", "-0", "\\u0000", "\\u00e9", "\\ud83d\\ude00", "\\ud800", "\\udc00x", "\\\"", "\\\\", "\\/",
+                      "\\n", "é", "\xf0\x9f\x98\x80", "\x01", "\xc3", "\xed\xa0\x80", "\\x", " "});
+    return text;
+  }
+
+  std::mt19937 random_;
+};
+
+TEST(ParseJsonFast, RandomDocumentsGetNlohmannsValueOrAreDeclined) {
+  RandomJson make(20261205);
+  int fast = 0, documents = 0;
+  for (int i = 0; i < 6000; ++i) {
+    const std::string text = make.document(4);
+    const std::string mutated = make.mutated(text);
+    const int depth = i % 5 == 0 ? 2 : parity::kJsonMaxDepth;
+    for (const std::string& each : {text, mutated}) {
+      SCOPED_TRACE(each);
+      const std::string verdict = held_to_nlohmann(each, depth);
+      ASSERT_TRUE(verdict == "fast" || verdict == "declined") << verdict;
+      fast += verdict == "fast";
+    }
+    ++documents;
+  }
+  EXPECT_GT(fast, documents / 4);  // the fast reader is exercised, not declining everything
 }
 
 // --- glob_match: Python's fnmatch.fnmatchcase ---------------------------------------------------------------------

@@ -1,6 +1,10 @@
 // Parses JSON with a nesting limit (see json_input.h): deep input is refused by the parser's SAX handler as each array
-// and object opens, so no recursive copy, dump or destructor ever meets it.
+// and object opens, so no recursive copy, dump or destructor ever meets it. simdjson reads the text first, and what it
+// reads is rebuilt as the value nlohmann's parser makes of it; nlohmann parses whatever simdjson refuses, so that every
+// document is read, and every error told, as before (issue #20: a manifest's parse was most of compare's serial part).
 #include "json_input.h"
+
+#include <simdjson.h>
 
 #include <fstream>
 #include <sstream>
@@ -37,9 +41,109 @@ class LimitedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
 
 std::string prefixed(const std::string& what, const std::string& why) { return what.empty() ? why : what + ": " + why; }
 
+// Documents up to this size are read by a parser kept per thread (its buffers, ~14 bytes a byte of text, reused);
+// larger ones by a parser of their own, freed with it, so that a large manifest's buffers are not kept.
+constexpr std::size_t kKeptParserBytes = 64 * 1024;
+// simdjson's own nesting bound: above the deepest limit parity asks for, so that rebuild() is what refuses depth.
+constexpr std::size_t kSimdjsonMaxDepth = 4096;
+
+// Whether `text` may hold the integer -0: nlohmann keeps it as a signed integer (which `is_number_unsigned` tells
+// apart), simdjson's DOM as an integer 0 like any other. A number follows a structural character or whitespace.
+bool may_hold_negative_zero(std::string_view text) {
+  for (std::size_t at = text.find("-0"); at != std::string_view::npos; at = text.find("-0", at + 1)) {
+    const char before = at ? text[at - 1] : ' ';
+    const char after = at + 2 < text.size() ? text[at + 2] : ' ';
+    const bool starts_value = std::string_view("[,: \t\n\r").find(before) != std::string_view::npos;
+    const bool ends_number = std::string_view("0123456789.eE").find(after) == std::string_view::npos;
+    if (starts_value && ends_number) return true;
+  }
+  return false;
+}
+
+template <typename T>
+bool scalar(simdjson::dom::element element, json& out) {
+  T value{};
+  if (element.get(value)) return false;
+  if constexpr (std::is_same_v<T, std::string_view>)
+    out = std::string(value);
+  else
+    out = value;
+  return true;
+}
+
+// `element` as nlohmann's parser builds it: a non-negative integer is unsigned, a negative one signed, the last of
+// duplicate keys wins. False where a container would open `depth_left` levels down (parse_json then lets nlohmann
+// refuse it, with its message).
+bool rebuild(simdjson::dom::element element, json& out, int depth_left) {
+  using Type = simdjson::dom::element_type;
+  switch (element.type()) {
+    case Type::ARRAY: {
+      simdjson::dom::array array;
+      if (depth_left <= 0 || element.get(array)) return false;
+      out = json::array();
+      auto& items = out.get_ref<json::array_t&>();
+      for (simdjson::dom::element item : array)
+        if (!rebuild(item, items.emplace_back(), depth_left - 1)) return false;
+      return true;
+    }
+    case Type::OBJECT: {
+      simdjson::dom::object object;
+      if (depth_left <= 0 || element.get(object)) return false;
+      out = json::object();
+      auto& members = out.get_ref<json::object_t&>();
+      for (simdjson::dom::key_value_pair member : object)
+        if (!rebuild(member.value, members[std::string(member.key)], depth_left - 1)) return false;
+      return true;
+    }
+    case Type::INT64: {
+      std::int64_t value = 0;
+      if (element.get(value)) return false;
+      out = value < 0 ? json(value) : json(static_cast<std::uint64_t>(value));
+      return true;
+    }
+    case Type::UINT64:
+      return scalar<std::uint64_t>(element, out);
+    case Type::DOUBLE:
+      return scalar<double>(element, out);
+    case Type::STRING:
+      return scalar<std::string_view>(element, out);
+    case Type::BOOL:
+      return scalar<bool>(element, out);
+    case Type::NULL_VALUE:
+      out = nullptr;
+      return true;
+  }
+  return false;
+}
+
+bool parse_with_simdjson(simdjson::dom::parser& parser, std::string_view text, int max_depth, json& out) {
+  if (parser.max_depth() != kSimdjsonMaxDepth && parser.allocate(text.size(), kSimdjsonMaxDepth)) return false;
+  simdjson::dom::element root;
+  if (parser.parse(text.data(), text.size()).get(root)) return false;  // copies the text into its padded buffer
+  return rebuild(root, out, max_depth);
+}
+
 }  // namespace
 
-json parse_json(std::string_view text, const std::string& what, int max_depth) {
+namespace detail {
+
+std::optional<json> parse_json_fast(std::string_view text, int max_depth) {
+  if (max_depth < 0 || static_cast<std::size_t>(max_depth) >= kSimdjsonMaxDepth || may_hold_negative_zero(text))
+    return std::nullopt;
+  json value;
+  bool read;
+  if (text.size() <= kKeptParserBytes) {
+    thread_local simdjson::dom::parser kept;
+    read = parse_with_simdjson(kept, text, max_depth, value);
+  } else {
+    simdjson::dom::parser own;
+    read = parse_with_simdjson(own, text, max_depth, value);
+  }
+  if (!read) return std::nullopt;
+  return value;
+}
+
+json parse_json_with_nlohmann(std::string_view text, const std::string& what, int max_depth) {
   try {
     json doc;
     LimitedDomParser builder(doc, max_depth);
@@ -53,6 +157,13 @@ json parse_json(std::string_view text, const std::string& what, int max_depth) {
   } catch (const json::parse_error& e) {
     throw JsonInputError(prefixed(what, std::string("not JSON (") + e.what() + ")"));
   }
+}
+
+}  // namespace detail
+
+json parse_json(std::string_view text, const std::string& what, int max_depth) {
+  if (std::optional<json> value = detail::parse_json_fast(text, max_depth)) return std::move(*value);
+  return detail::parse_json_with_nlohmann(text, what, max_depth);
 }
 
 json read_json_file(const std::filesystem::path& file, const std::string& what, int max_depth) {
