@@ -2,6 +2,7 @@
 import json
 import os
 import pickle
+import shutil
 import stat
 import struct
 import subprocess
@@ -200,6 +201,26 @@ def test_golds_pickle_not_whole_is_the_error_told_whatever_the_candidates(pair_c
     for s in damaged:
         message = s["checks"][0]["message"]
         assert "is not whole" in message and str(gold / "results") in message, message
+
+
+def test_the_same_damaged_result_file_on_both_sides_is_the_error_naming_golds(pair_copy, tmp_path):
+    """Both sides wrote the same bytes (gold against a copy of itself), then both had the same bytes added: the short
+    path for the same result file (probes.cc, check_pickle) still checks the pickle whole, and names gold's file, as
+    the path for different files does."""
+    gold, _ = pair_copy
+    twin = tmp_path / "twin"
+    shutil.copytree(gold, twin)
+    for results in (gold, twin):
+        for file, _ in pickles(results):
+            file.write_bytes(file.read_bytes() + b"added")
+    report = tmp_path / "r.json"
+    parity("compare", gold, twin, "--json", report, check=1)
+    damaged = [s for s in read_json(report)["scenarios"] if s["status"] == "error"]
+    assert len(damaged) == len(pickles(gold)), read_json(report)["scenarios"]
+    for s in damaged:
+        message = s["checks"][0]["message"]
+        assert "is not whole" in message and str(gold / "results") in message, message
+        assert str(twin / "results") not in message, message
 
 
 def test_a_pickle_from_another_key_is_skipped_and_the_shared_key_verifies(tmp_path):
