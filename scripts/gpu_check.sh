@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds parity on a GPU machine with no network, runs the bundled corpus gold vs the cupy candidate, reports in $OUT.
 #
-# No network there: the C++ libraries come as Debian .deb files fetched beforehand on a machine that has one
-# (`apt-get download nlohmann-json3-dev libcli11-dev libpugixml-dev libpugixml1v5 libxxhash-dev libxxhash0
-# libsimdjson-dev libsimdjson14` into PARITY_DEBS, and pybind11-dev 2.11 or later, the first to support Python 3.12, from the GPU machine's distribution)
-# and are unpacked with `dpkg -x` into a private prefix, which wins over the python's own pybind11; NumPy, CuPy, jinja2
-# and the corpus's libraries are the machine's own python3's. Python's headers and libpython, when that python3 lacks
-# them, come likewise from PARITY_PYDEBS (its distribution's python3.X-dev, libpython3.X-dev and libpython3.X .debs).
+# No network there: the C++ libraries come as Debian .deb files fetched beforehand on a machine that has one (`apt-get
+# download nlohmann-json3-dev libcli11-dev libpugixml-dev libpugixml1v5 libxxhash-dev libxxhash0 libsimdjson-dev
+# libsimdjson14` into PARITY_DEBS, and pybind11-dev 2.11 or later, the first to support Python 3.12, from the GPU
+# machine's distribution) and are unpacked with `dpkg -x` into a private prefix, which wins over the python's own
+# pybind11; NumPy, CuPy, jinja2 and the corpus's libraries are the machine's own python3's. Python's headers and
+# libpython, when that python3 lacks them, come likewise from PARITY_PYDEBS (its distribution's python3.X-dev,
+# libpython3.X-dev and libpython3.X .debs).
 # Tests, bench and the CTest scenarios are off.
 # The lent machines run Ubuntu 24.04: with a sources list naming `noble main universe` (any
 # folder, `apt-get -oDir::Etc::SourceList=... -oDir::State::Lists=... update`), `apt-get download pybind11-dev

@@ -160,6 +160,10 @@ TEST(ParseJsonFast, DeclinesWhatNlohmannMightReadOtherwise) {
     SCOPED_TRACE(text);
     EXPECT_EQ(held_to_nlohmann(text), "declined");
   }
+  // nlohmann's lexer ends the input at a NUL byte, so what follows one was never read; simdjson refuses it, and the
+  // text keeps being read as before.
+  EXPECT_EQ(held_to_nlohmann(std::string("[1]\0garbage", 11)), "declined");
+  EXPECT_EQ(parity::parse_json(std::string("[1]\0garbage", 11), "").dump(), "[1]");
   EXPECT_EQ(held_to_nlohmann(nested(6), 5), "declined");
   EXPECT_EQ(held_to_nlohmann(nested(1), 0), "declined");
   EXPECT_EQ(held_to_nlohmann("[[[1]]]", -1), "declined");
@@ -170,6 +174,17 @@ TEST(ParseJsonFast, DeclinesWhatNlohmannMightReadOtherwise) {
   EXPECT_FALSE(parity::parse_json("-0", "").is_number_unsigned());
   EXPECT_TRUE(parity::parse_json("18446744073709551616", "").is_number_float());
   EXPECT_NE(refusal("\"\\ud800\"", "r").find("r: not JSON ("), std::string::npos);
+}
+
+// Over kFastJsonMaxBytes, nlohmann alone reads a document: simdjson's DOM beside the value rebuilt from it would
+// raise the peak memory of a very large manifest by half.
+TEST(ParseJsonFast, LeavesAVeryLargeDocumentToNlohmann) {
+  std::string text = "[";
+  while (text.size() <= parity::detail::kFastJsonMaxBytes) text += "12345678,";
+  text += "0]";
+  EXPECT_FALSE(parity::detail::parse_json_fast(text, parity::kJsonMaxDepth));
+  EXPECT_TRUE(parity::detail::parse_json_fast(text.substr(0, 100) + "0]", parity::kJsonMaxDepth).has_value());
+  EXPECT_EQ(parity::parse_json(text, "").size(), (text.size() - 2) / 9 + 1);
 }
 
 // A document larger than the parser kept per thread is read by one of its own, the same way.

@@ -26,17 +26,18 @@ class JsonInputError : public nlohmann::json::exception {
 /// recursive sees the value. `what` (a file name, or "" when the caller's own message names it) opens every message.
 nlohmann::json parse_json(std::string_view text, const std::string& what, int max_depth = kJsonMaxDepth);
 
-/// Reads and parses `file` (see parse_json); the messages name `what` or else the file. Opens only what it can read as
-/// a whole: a missing file is refused with "cannot read it".
 namespace detail {
 /// parse_json's two readers, apart for the tests that hold them to each other. The fast one (simdjson) gives the value
 /// nlohmann's parser would give, type for type, or nothing: for any text it cannot read or that nlohmann might read
-/// otherwise (deeper than `max_depth`, an integer beyond 64 bits, a -0, a byte order mark), for which parse_json
-/// falls back on nlohmann's, which reads it or throws as parse_json documents.
+/// otherwise (deeper than `max_depth`, an integer beyond 64 bits, a -0, a byte order mark), and for a document over
+/// kFastJsonMaxBytes, for which parse_json falls back on nlohmann's, which reads it or throws as parse_json documents.
+inline constexpr std::size_t kFastJsonMaxBytes = 16u << 20;
 std::optional<nlohmann::json> parse_json_fast(std::string_view text, int max_depth);
 nlohmann::json parse_json_with_nlohmann(std::string_view text, const std::string& what, int max_depth);
 }  // namespace detail
 
+/// Reads and parses `file` (see parse_json); the messages name `what` or else the file. Opens only what it can read as
+/// a whole: a missing file is refused with "cannot read it".
 nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& what = "",
                               int max_depth = kJsonMaxDepth);
 
