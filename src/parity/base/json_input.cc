@@ -75,27 +75,36 @@ bool scalar(simdjson::dom::element element, json& out) {
 // duplicate keys wins. False where a container would open `depth_left` levels down (parse_json then lets nlohmann
 // refuse it, with its message). It recurses once a level, at most the caller's max_depth (2,064 for a result file's
 // header): bounded, as the value's own destructor and dump, which recurse the same way.
+bool rebuild(simdjson::dom::element element, json& out, int depth_left);
+
+// An array's or an object's members, each rebuilt where `slot(out, member)` says (the array's next item, the object's
+// member of that key) from the element it names.
+template <typename Container, typename Slot>
+bool rebuild_members(simdjson::dom::element element, json& out, json empty, int depth_left, Slot slot) {
+  Container container;
+  if (depth_left <= 0 || element.get(container)) return false;
+  out = std::move(empty);
+  for (auto member : container) {
+    const auto [target, value] = slot(out, member);
+    if (!rebuild(value, *target, depth_left - 1)) return false;
+  }
+  return true;
+}
+
 bool rebuild(simdjson::dom::element element, json& out, int depth_left) {
   using Type = simdjson::dom::element_type;
+  using Slot = std::pair<json*, simdjson::dom::element>;
   switch (element.type()) {
-    case Type::ARRAY: {
-      simdjson::dom::array array;
-      if (depth_left <= 0 || element.get(array)) return false;
-      out = json::array();
-      auto& items = out.get_ref<json::array_t&>();
-      for (simdjson::dom::element item : array)
-        if (!rebuild(item, items.emplace_back(), depth_left - 1)) return false;
-      return true;
-    }
-    case Type::OBJECT: {
-      simdjson::dom::object object;
-      if (depth_left <= 0 || element.get(object)) return false;
-      out = json::object();
-      auto& members = out.get_ref<json::object_t&>();
-      for (simdjson::dom::key_value_pair member : object)
-        if (!rebuild(member.value, members[std::string(member.key)], depth_left - 1)) return false;
-      return true;
-    }
+    case Type::ARRAY:
+      return rebuild_members<simdjson::dom::array>(element, out, json::array(), depth_left,
+                                                   [](json& array, simdjson::dom::element item) {
+                                                     return Slot{&array.get_ref<json::array_t&>().emplace_back(), item};
+                                                   });
+    case Type::OBJECT:
+      return rebuild_members<simdjson::dom::object>(
+          element, out, json::object(), depth_left, [](json& object, simdjson::dom::key_value_pair member) {
+            return Slot{&object.get_ref<json::object_t&>()[std::string(member.key)], member.value};
+          });
     case Type::INT64: {
       std::int64_t value = 0;
       if (element.get(value)) return false;
