@@ -151,6 +151,23 @@ def test_a_number_overflow_in_shard_times_names_the_file(tmp_path):
     assert "number overflow" in proc.stderr
 
 
+# --- parse_json's two readers: a signed zero where an offset belongs -----------------------------------------------
+
+def test_an_integer_minus_zero_pickle_offset_is_refused_as_a_signed_integer(pair_copy, tmp_path):
+    """`-0` is a signed integer to nlohmann (is_number_unsigned: false), an integer 0 like any other to simdjson's DOM:
+    parse_json leaves such a text to nlohmann (json_input.cc), so a manifest's `"pickle_offset": -0` stays what it was,
+    no byte offset, and the manifest is refused naming the field, not read as an offset of 0."""
+    gold, cand = pair_copy
+    text = manifest(cand).read_text()
+    offset = read_json(manifest(cand))["scenarios"][0]["pickle_offset"]
+    tampered = text.replace(f'"pickle_offset": {offset}', '"pickle_offset": -0', 1)
+    assert tampered != text
+    manifest(cand).write_text(tampered)
+    proc = parity("compare", gold, cand, "--json", tmp_path / "r.json", "-q", timeout=120)
+    assert_refused_naming(proc, manifest(cand))
+    assert "pickle_offset 0 is not a byte offset" in proc.stderr, proc.stderr
+
+
 # --- D13: a mistyped record field is one scenario's error, named -------------------------------------------------
 
 MISTYPED = [
