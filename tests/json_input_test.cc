@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <chrono>
 #include <optional>
 #include <random>
@@ -15,6 +14,7 @@
 #include "glob.h"
 #include "record_check.h"
 #include "shard.h"
+#include "test_support.h"
 
 using json = nlohmann::json;
 
@@ -78,29 +78,6 @@ TEST(ParseJson, ReadsWhatJsonParseReads) {
 
 // --- parse_json's two readers: simdjson's rebuilt exactly as nlohmann's ------------------------------------------
 
-// Type for type and bit for bit: nlohmann's == calls 0u and 0, or 0.0 and -0.0, equal, which a reader of the value
-// (is_number_unsigned, a double's sign) tells apart.
-bool identical(const json& a, const json& b) {
-  if (a.type() != b.type()) return false;
-  switch (a.type()) {
-    case json::value_t::number_float:
-      return std::bit_cast<std::uint64_t>(a.get<double>()) == std::bit_cast<std::uint64_t>(b.get<double>());
-    case json::value_t::array:
-      if (a.size() != b.size()) return false;
-      for (std::size_t i = 0; i < a.size(); ++i)
-        if (!identical(a[i], b[i])) return false;
-      return true;
-    case json::value_t::object: {
-      if (a.size() != b.size()) return false;
-      for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib)
-        if (ia.key() != ib.key() || !identical(ia.value(), ib.value())) return false;
-      return true;
-    }
-    default:
-      return a == b;
-  }
-}
-
 // What the fast reader did with `text`: "fast" (nlohmann reads the identical value), "declined" (nlohmann reads or
 // refuses it), or what went wrong.
 std::string held_to_nlohmann(const std::string& text, int max_depth = parity::kJsonMaxDepth) {
@@ -112,7 +89,9 @@ std::string held_to_nlohmann(const std::string& text, int max_depth = parity::kJ
     return fast ? "fast read what nlohmann refuses (" + std::string(e.what()) + ")" : "declined";
   }
   if (!fast) return "declined";
-  return identical(*fast, slow) ? "fast" : "fast read " + fast->dump() + ", nlohmann " + slow.dump();
+  const std::string difference = parity::testing::json_difference(*fast, slow);
+  return difference.empty() ? "fast"
+                            : "fast read " + fast->dump() + ", nlohmann " + slow.dump() + " (" + difference + ")";
 }
 
 TEST(ParseJsonFast, ReadsParitysOwnDocumentsItself) {

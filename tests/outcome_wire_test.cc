@@ -11,28 +11,17 @@
 #include <stdexcept>
 #include <string>
 
+#include "test_support.h"
+
 using json = nlohmann::json;
 using namespace parity;
 
 namespace {
 
-// Equal and of the same kind all the way down, floats bit for bit (json's == takes 1, 1u and 1.0 as equal, NaN as
-// unequal to itself): what the parent's reports need to be those one process writes.
+// Equal and of the same kind all the way down, floats bit for bit: what the parent's reports need to be those one
+// process writes.
 void expect_same(const json& a, const json& b, const std::string& where = "") {
-  ASSERT_EQ(a.type(), b.type()) << where;
-  if (a.is_number_float()) {
-    EXPECT_EQ(std::bit_cast<std::uint64_t>(a.get<double>()), std::bit_cast<std::uint64_t>(b.get<double>())) << where;
-  } else if (a.is_array() || a.is_object()) {
-    ASSERT_EQ(a.size(), b.size()) << where;
-    for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
-      if (a.is_object()) {
-        EXPECT_EQ(i.key(), j.key()) << where;
-      }
-      expect_same(*i, *j, where + "/" + (a.is_object() ? i.key() : "[]"));
-    }
-  } else {
-    EXPECT_EQ(a, b) << where;
-  }
+  EXPECT_EQ(parity::testing::json_difference(a, b, where), "");
 }
 
 void expect_same_bits(double a, double b) {

@@ -1,12 +1,15 @@
-// Shared by the test files: a per-test temporary directory, `contains`, and the fresh-process half of the codec
-// round-trip test.
+// Shared by the test files: a per-test temporary directory, `contains`, `json_difference`, and the fresh-process half
+// of the codec round-trip test.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <system_error>
 
@@ -51,5 +54,26 @@ class TempDir {
 
 /// Whether `text` holds `part` (what most message checks ask).
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// Where `a` and `b` first differ ("" when nowhere), `where` naming `a` itself: of the same kind all the way down
+/// and floats bit for bit, as a reader of the values tells them apart (json's == takes 1, 1u and 1.0 as equal, 0.0
+/// and -0.0 too, and NaN as unequal to itself).
+inline std::string json_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& where = "") {
+  const std::string at = where.empty() ? "the value" : where;
+  if (a.type() != b.type()) return at + ": a " + a.type_name() + " against a " + b.type_name();
+  if (a.is_number_float())
+    return std::bit_cast<std::uint64_t>(a.get<double>()) == std::bit_cast<std::uint64_t>(b.get<double>())
+               ? ""
+               : at + ": " + a.dump() + " against " + b.dump();
+  if (!a.is_array() && !a.is_object()) return a == b ? "" : at + ": " + a.dump() + " against " + b.dump();
+  if (a.size() != b.size())
+    return at + ": " + std::to_string(a.size()) + " members against " + std::to_string(b.size());
+  for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
+    if (a.is_object() && i.key() != j.key()) return at + ": key " + i.key() + " against " + j.key();
+    const std::string inner = json_difference(*i, *j, where + "/" + (a.is_object() ? i.key() : "[]"));
+    if (!inner.empty()) return inner;
+  }
+  return "";
+}
 
 }  // namespace parity::testing
