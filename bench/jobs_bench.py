@@ -9,7 +9,8 @@ workers and compare processes included), the figure a loaded machine distorts le
 On a loaded machine wall time says nothing about two cores against one, so it also prints, per build, the bound on
 two idle cores: `-j 1` takes at least its CPU, `-j 2` at least its serial part (the run of one scenario: start-up,
 backend, every module imported, which nothing overlaps with a fork server) plus half of the rest of its CPU. It
-prints first what two CPU-bound processes get here against one (two_process_ceiling), the ceiling of any -j 2."""
+prints first what two CPU-bound processes get here against one (pipeline_bench.two_process_ceiling), the ceiling of
+any -j 2."""
 import json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -78,25 +79,11 @@ def compare_main(what, repeat):
               f"(+{100 * (c2 / c1 - 1):.0f}%)")
     shutil.rmtree(TMP, ignore_errors=True)
 
-def two_process_ceiling(repeat=5):
-    """What two CPU-bound processes get here against one, the most any `-j 2` can: a pure Python loop, one copy and
-    then two side by side, median of `repeat`. A VM's two vCPUs need not give 2x (this one's: 1.70-1.99x)."""
-    loop = [sys.executable, "-c", "x = 0\nfor i in range(20_000_000): x += i"]
-    ratios = []
-    for _ in range(repeat):
-        walls = []
-        for n in (1, 2):
-            t = time.perf_counter()
-            for p in [subprocess.Popen(loop) for _ in range(n)]:
-                p.wait()
-            walls.append(time.perf_counter() - t)
-        ratios.append(2 * walls[0] / walls[1])
-    return statistics.median(ratios), min(ratios), max(ratios)
-
 def main():
     what, repeat = sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 3
     print("load average (1, 5, 15 min) at the start:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    print("two CPU-bound processes against one here: %.2fx (%.2f-%.2fx), the ceiling of any -j 2" % two_process_ceiling())
+    print("two CPU-bound processes against one here: %.2fx (%.2f-%.2fx), the ceiling of any -j 2"
+          % pb.two_process_ceiling())
     if what.startswith("compare"):
         return compare_main(what, repeat)
     if what == "corpus":
