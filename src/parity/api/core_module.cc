@@ -18,6 +18,7 @@
 #include "compare_results.h"
 #include "digest.h"
 #include "interpreter.h"
+#include "json_output.h"
 #include "json_report.h"
 #include "manifest.h"
 #include "resources.h"
@@ -32,9 +33,7 @@ namespace parity {
 namespace {
 
 // The report's JSON as the Python objects json.loads makes of it, so that a dict from here is the JSON report's.
-py::object to_python_json(const json& doc) {
-  return py::module_::import("json").attr("loads")(doc.dump(-1, ' ', false, json::error_handler_t::replace));
-}
+py::object to_python_json(const json& doc) { return py::module_::import("json").attr("loads")(dump_json(doc, -1)); }
 
 ReadLimits limits_of(std::optional<std::uint64_t> max_memory) {
   ReadLimits limits;

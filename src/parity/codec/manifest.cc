@@ -14,6 +14,7 @@
 #include "atomic_file.h"
 #include "canonical_json.h"
 #include "json_input.h"
+#include "json_output.h"
 #include "outcome.h"
 #include "safe_file.h"
 
@@ -112,7 +113,7 @@ void check_role(const json& backend, const std::function<ManifestError(const std
 
 constexpr const char* kEntryIndent = "  ";  // a scenario entry's, inside the manifest's "scenarios" array
 
-std::string dump_manifest_json(const json& value) { return value.dump(1, ' ', false, json::error_handler_t::replace); }
+std::string dump_manifest_json(const json& value) { return dump_json(value, 1); }
 
 // Everything but the scenarios, which stay an empty array.
 json manifest_header(const Manifest& m) {

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "json_output.h"
 #include "resources.h"
 
 namespace py = pybind11;
@@ -13,7 +14,7 @@ namespace parity {
 
 std::string report_to_html(const nlohmann::json& report) {
   // As text: the renderer reads it with json.loads, which is faster than converting node by node.
-  const std::string text = report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string text = dump_json(report, -1);
   try {
     py::object render = py::module_::import("parity.html_report").attr("render");
     return render(text, resources().templates).cast<std::string>();

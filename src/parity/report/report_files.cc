@@ -11,6 +11,7 @@
 #include "atomic_file.h"
 #include "html_report.h"
 #include "interpreter.h"
+#include "json_output.h"
 #include "json_report.h"
 #include "junit.h"
 #include "text.h"
@@ -55,9 +56,8 @@ void write_reports(const nlohmann::json& report, const ReportPaths& paths, std::
   // so here): after a compare's last scenario they were its longest serial step (issue #20, target 3). Each is
   // pure C++ reading the one document, which nothing changes meanwhile. Then they are written in this order, and an
   // error is thrown where it was when they were rendered one after the other.
-  std::future<std::string> json_text = render_aside(!paths.json.empty(), [&report] {
-    return report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  });
+  std::future<std::string> json_text =
+      render_aside(!paths.json.empty(), [&report] { return dump_json(report, 1) + "\n"; });
   std::future<std::string> junit_xml =
       render_aside(!paths.junit.empty(), [&report] { return report_to_junit(report); });
   std::optional<std::string> html;

@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "json_input.h"
+#include "json_output.h"
 #include "manifest.h"
 #include "process.h"
 #include "progress.h"
@@ -354,7 +355,7 @@ void Supervisor::send_merge() {
     others.push_back(parts_[slot]);
   }
   first.merge_sent = true;
-  first.process->send_line(json{{protocol::kMerge, others}}.dump(-1, ' ', false, json::error_handler_t::replace));
+  first.process->send_line(dump_json(json{{protocol::kMerge, others}}, -1));
 }
 
 // The ready reply's backend, environment and module errors.
@@ -731,7 +732,7 @@ void Supervisor::dispatch(Progress& progress) {
       const Planned& planned = plan_[*index];
       if (w.queue(*index)) progress.begin(planned.id);
       const json command = {{protocol::kRun, planned.id}, {protocol::field::kFile, planned.file}};
-      if (w.process->send_line(command.dump(-1, ' ', false, json::error_handler_t::replace))) continue;
+      if (w.process->send_line(dump_json(command, -1))) continue;
       if (w.tasks.size() > 1) {
         // It died running the one before: poll_workers records that with how it ended; this one runs elsewhere.
         put_back(w.unqueue());

@@ -22,6 +22,7 @@
 #include "fork_server.h"
 #include "interpreter.h"
 #include "json_input.h"
+#include "json_output.h"
 #include "manifest.h"
 #include "probes.h"
 #include "process.h"
@@ -205,7 +206,7 @@ void flush_python_output() {
 // A reply's text without its newline: the `event` (protocol.h) with its `fields`.
 std::string reply_text(const char* event, json& fields) {
   fields[protocol::kEvent] = event;
-  return fields.dump(-1, ' ', false, json::error_handler_t::replace);
+  return dump_json(fields, -1);
 }
 
 void send_line(std::FILE* channel, const std::string& line, bool flush = true) {
@@ -524,7 +525,7 @@ int list_scenarios(const Selection& selection, bool as_json) {
     else
       std::printf("%s\n", id.c_str());
   }
-  if (as_json) std::printf("%s\n", listing.dump(1, ' ', false, json::error_handler_t::replace).c_str());
+  if (as_json) std::printf("%s\n", dump_json(listing, 1).c_str());
   std::fflush(stdout);
   with_stdout_on_stderr(finish_pytest_sessions);
   return found.attr("errors").cast<py::list>().size() > 0 ? kExitFailed : kExitOk;
