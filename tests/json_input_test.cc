@@ -306,6 +306,36 @@ TEST(ParseJsonFast, RandomDocumentsGetNlohmannsValueOrAreDeclined) {
   EXPECT_GT(fast, documents / 4);  // the fast reader is exercised, not declining everything
 }
 
+// --- find_at: json_pointer's contains and at, in one walk -----------------------------------------------------
+
+// What nlohmann gives for `pointer` in `doc`: the value's address, nullptr where it contains none, or "throws".
+std::string nlohmann_lookup(const nlohmann::json& doc, const std::string& pointer, const nlohmann::json*& found) {
+  try {
+    const nlohmann::json::json_pointer at(pointer);
+    found = doc.contains(at) ? &doc.at(at) : nullptr;
+    return "";
+  } catch (const nlohmann::json::exception&) {
+    return "throws";
+  }
+}
+
+TEST(FindAt, FindsWhatJsonPointerFinds) {
+  const auto doc = nlohmann::json::parse(
+      R"({"a": {"b": [10, {"c": 1}], "s": "x", "n": null, "e~/k": 3, "": {"": 4}, "0": 5}, "top": 2})");
+  for (const std::string pointer :
+       {"",           "/a",          "/a/b",   "/a/b/0", "/a/b/1/c", "/a/b/-",    "/a/b/01", "/a/b/2",
+        "/a/b/x",     "/a/s",        "/a/s/x", "/a/n",   "/a/n/x",   "/a/e~0~1k", "/a/e~2",  "/missing",
+        "/a/missing", "/top/deeper", "/a/",    "//",     "/a/0",     "a",         "~"}) {
+    SCOPED_TRACE("pointer '" + pointer + "'");
+    const nlohmann::json* expected = nullptr;
+    if (nlohmann_lookup(doc, pointer, expected) == "throws") {
+      EXPECT_THROW(parity::find_at(doc, pointer), nlohmann::json::exception);
+      continue;
+    }
+    EXPECT_EQ(parity::find_at(doc, pointer), expected);
+  }
+}
+
 // --- glob_match: Python's fnmatch.fnmatchcase ---------------------------------------------------------------------
 
 TEST(GlobMatch, FollowsFnmatchcase) {

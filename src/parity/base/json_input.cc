@@ -180,6 +180,33 @@ json parse_json(std::string_view text, const std::string& what, int max_depth) {
   return detail::parse_json_with_nlohmann(text, what, max_depth);
 }
 
+namespace {
+
+const json* find_with_json_pointer(const json& doc, std::string_view pointer) {
+  const json::json_pointer at{std::string(pointer)};
+  return doc.contains(at) ? &doc.at(at) : nullptr;
+}
+
+}  // namespace
+
+const json* find_at(const json& doc, std::string_view pointer) {
+  if (pointer.find('~') != std::string_view::npos || (!pointer.empty() && pointer.front() != '/'))
+    return find_with_json_pointer(doc, pointer);
+  const json* at = &doc;
+  for (std::string_view rest = pointer; !rest.empty();) {
+    rest.remove_prefix(1);  // its '/'
+    const std::string_view key = rest.substr(0, rest.find('/'));
+    rest.remove_prefix(key.size());
+    if (at->is_array()) return find_with_json_pointer(doc, pointer);  // an index, "-", or what json_pointer refuses
+    if (!at->is_object()) return nullptr;  // json_pointer's contains: no token goes into a string, number or null
+    const json::object_t& members = *at->get_ptr<const json::object_t*>();
+    const auto found = members.find(key);
+    if (found == members.end()) return nullptr;
+    at = &found->second;
+  }
+  return at;
+}
+
 json read_json_file(const std::filesystem::path& file, const std::string& what, int max_depth) {
   const std::string name = what.empty() ? file.string() : what;
   std::ifstream in(file);

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "json_input.h"
 #include "json_report.h"
 #include "outcome.h"
 #include "text.h"
@@ -27,14 +28,14 @@ std::string as_text(const json& value) {
 }
 
 // The field at a JSON pointer as text, "" when absent.
-std::string text_at(const json& doc, const std::string& pointer) {
-  const json::json_pointer at(pointer);
-  return doc.contains(at) ? as_text(doc.at(at)) : "";
+std::string text_at(const json& doc, std::string_view pointer) {
+  const json* at = find_at(doc, pointer);
+  return at ? as_text(*at) : "";
 }
 
-double seconds_at(const json& doc, const std::string& pointer) {
-  const json::json_pointer at(pointer);
-  return doc.contains(at) && doc.at(at).is_number() ? doc.at(at).get<double>() : 0.0;
+double seconds_at(const json& doc, std::string_view pointer) {
+  const json* at = find_at(doc, pointer);
+  return at && at->is_number() ? at->get<double>() : 0.0;
 }
 
 // Milliseconds, as Ant writes them; plain digits, which every JUnit reader parses.
@@ -64,9 +65,9 @@ void add_properties(pugi::xml_node suite, const json& report) {
     for (const std::string key : {"python", "numpy", "platform"})
       add_property(props, side + "." + key, text_at(report, "/" + side + "/environment/" + key));
     // The libraries the run imported (pandas, scipy, ...): a CI page shows an install that changed one.
-    const json::json_pointer libraries("/" + side + "/environment/libraries");
-    if (report.contains(libraries) && report.at(libraries).is_object())
-      for (const auto& [name, version] : report.at(libraries).items())
+    if (const json* libraries = find_at(report, "/" + side + "/environment/libraries");
+        libraries && libraries->is_object())
+      for (const auto& [name, version] : libraries->items())
         add_property(props, side + ".library." + name, as_text(version));
   }
   const json policy = report.value("policy", json::object());
@@ -160,9 +161,9 @@ void add_location(pugi::xml_node tc, const json& s, AnnotatedFiles& files) {
     if (found == files.end()) found = files.emplace(file, annotated_file(file)).first;
     set(tc, "file", found->second);
   }
-  const json::json_pointer line("/line");
-  if (s.contains(line) && s.at(line).is_number_integer() && s.at(line).get<long long>() > 0)
-    set(tc, "line", std::to_string(s.at(line).get<long long>()));
+  const json* line = find_at(s, "/line");
+  if (line && line->is_number_integer() && line->get<long long>() > 0)
+    set(tc, "line", std::to_string(line->get<long long>()));
 }
 
 // What both sides printed on one stream ("stdout" or "stderr"), each under a label saying whose it is: gold and
@@ -172,9 +173,9 @@ std::string printed(const json& s, const std::string& stream) {
   for (const std::string side : {"gold", "candidate"}) {
     const std::string part = text_at(s, "/output/" + side + "/" + stream);
     if (part.empty()) continue;
-    const json::json_pointer cut("/output/" + side + "/truncated");
-    text += "----- " + side + " " + stream + (s.contains(cut) && s.at(cut) == true ? " (its end only)" : "") +
-            " -----\n" + part + (part.back() == '\n' ? "" : "\n");
+    const json* cut = find_at(s, "/output/" + side + "/truncated");
+    text += "----- " + side + " " + stream + (cut && *cut == true ? " (its end only)" : "") + " -----\n" + part +
+            (part.back() == '\n' ? "" : "\n");
   }
   return text;
 }

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "compare.h"
+#include "json_input.h"
 #include "json_report.h"
 #include "outcome.h"
 #include "safe_file.h"
@@ -71,8 +72,8 @@ std::string describe_values(const json& a, const json& b) {
 }
 
 json value_at(const json& doc, const char* pointer) {
-  const json::json_pointer at(pointer);
-  return doc.contains(at) ? doc.at(at) : json();
+  const json* at = find_at(doc, pointer);
+  return at ? *at : json();
 }
 
 // Refuses inputs that are not shards of one `unit` (compare or run), naming the first two files that disagree.

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "json_input.h"
 #include "outcome.h"
 #include "text.h"
 
@@ -25,8 +26,8 @@ constexpr MarkName kMarks[] = {
     {"new", "new"}, {"still-failing", "still_failing"}, {"fixed", "fixed"}, {"gone", "gone"}};
 
 std::string text_at(const json& doc, const char* pointer) {
-  const json::json_pointer at(pointer);
-  return doc.contains(at) && doc.at(at).is_string() ? doc.at(at).get<std::string>() : "";
+  const json* at = find_at(doc, pointer);
+  return at && at->is_string() ? at->get<std::string>() : "";
 }
 
 bool has_string(const json& object, const char* key) {
