@@ -60,12 +60,11 @@ class Dumper {
   }
   template <class Container, class Each>
   void container(const Container& items, char open, char close, unsigned current, Each each) {
-    if (items.empty()) {
-      out_ += open;
+    out_ += open;
+    if (items.empty()) {  // "{}" and "[]", without a line between them even when pretty
       out_ += close;
       return;
     }
-    out_ += open;
     const unsigned inner = current + (pretty() ? static_cast<unsigned>(indent_) : 0);
     bool first = true;
     for (const auto& item : items) {
