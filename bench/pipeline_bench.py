@@ -260,7 +260,7 @@ def interleaved(pipelines: dict, repeat: int) -> dict:
 def ceiling_ratio(iterations: int = 10_000_000) -> float:
     """One measure of what two CPU-bound processes get here against one, the most any `-j 2` can: a pure Python loop,
     one copy and then two side by side. A VM's two vCPUs need not give 2x, and what they give moves with the host's
-    load (this one's: 1.43-2.10x), so the scaling sections measure it between their own runs (ceiling_pipeline)."""
+    load (this one's: 1.43-2.18x), so the scaling sections measure it between their own runs (ceiling_pipeline)."""
     loop = [sys.executable, "-c", f"x = 0\nfor i in range({iterations}): x += i"]
     walls = []
     for n in (1, 2):
@@ -287,7 +287,7 @@ def any_design_bound(one: float, starts: int, start: float, ceiling: float) -> f
     """The most any design's `--jobs 2` could gain over `one` (its --jobs 1 seconds) here: each of its `starts`
     processes (commands run one after another) first starts Python and imports NumPy (`start` seconds), which nothing
     can run beside to its profit, as every scenario needs them; the rest divides over two processes at best by the
-    machine's `ceiling` (two_process_ceiling). A loose bound: work a design cannot split (imports a scenario needs
+    machine's `ceiling` (ceiling_ratio, measured beside the runs of `one`). A loose bound: work a design cannot split (imports a scenario needs
     before it runs, a report written after the last one) only lowers it."""
     serial = starts * start
     rest = max(one - serial, 0.0)
