@@ -156,6 +156,7 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
       keep(i, one(i));
     }
   } else {
+    probe_module();  // imported once here rather than by every compare process at its first scenario
     fan_out(ids.size(), options.jobs,
             {[&](std::size_t i) { return wire(one(i)); },
              [&](std::size_t i, const std::string& how) {
