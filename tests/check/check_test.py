@@ -124,6 +124,37 @@ def test_check_trusts_the_candidate_and_the_scenarios_it_ran(tmp_path):
     assert kinds == {"untrusted-backend", "untrusted-scenarios"}, alone.get("skipped_checks")
 
 
+def test_its_compare_loads_the_backends_while_the_slower_run_finishes_and_decides_as_compare_does(tmp_path):
+    """Once the gold run has ended, check loads what its compare loads first (the backends' reducers) on the core that
+    run left idle while the candidate run goes on (the candidate's install sleeps here, so the gold run ends first);
+    the compare then decides exactly as `compare` does by hand with the same trust."""
+    marks = tmp_path / "marks"
+    (tmp_path / "slow.py").write_text(FSPROXY.read_text() + textwrap.dedent(f"""
+        import os as _os, time as _time
+        def _mark(what):
+            with open({str(marks)!r}, "a") as f:
+                f.write(f"{{what}} {{_os.getpid()}} {{_time.time()}}\\n")
+        _mark("import")
+        _install = install
+        def install():
+            _time.sleep(1.5)
+            _mark("installed")
+            _install()
+    """))
+    proc = subprocess.Popen([BIN, "check", "--backend", "slow.py", "--scenarios", E2E, "--only", "basic.matrix",
+                             "--only", "basic.raises", "--out", "o", "--json", "r.json"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, err
+    marks = [(what, int(pid), float(at)) for what, pid, at in map(str.split, marks.read_text().splitlines())]
+    loaded = [at for what, pid, at in marks if what == "import" and pid == proc.pid]
+    installed = [at for what, pid, at in marks if what == "installed" and pid != proc.pid]
+    assert loaded and installed and loaded[0] < min(installed), marks
+    parity("compare", "o/gold", "o/candidate", "--trust-backend", tmp_path / "slow.py", "--scenarios", E2E, "--json",
+           "hand.json", cwd=tmp_path, check=1)
+    assert comparable(tmp_path / "r.json", tmp_path) == comparable(tmp_path / "hand.json", tmp_path)
+
+
 def test_the_configuration_file_gives_checks_defaults(tmp_path):
     (tmp_path / "parity.toml").write_text(f'backend = "broken.perturb"\nscenarios = ["{E2E}"]\njson = "r.json"\n')
     proc = parity("check", "--only", "basic.matrix", "--out", "o", cwd=tmp_path, check=1)

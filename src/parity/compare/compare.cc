@@ -169,4 +169,10 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
   return report;
 }
 
+void warm_compare(const json& gold_backend, const json& candidate_backend, const CompareOptions& options) {
+  load_reducers(gold_backend, "gold", options.trusted_backends);  // why one would not load is compare_runs' to say
+  load_reducers(candidate_backend, "candidate", options.trusted_backends);
+  probe_module();
+}
+
 }  // namespace parity

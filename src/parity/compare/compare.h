@@ -100,4 +100,11 @@ std::vector<std::string> ids_to_compare(const Manifest& gold, const Manifest& ca
 /// DifferenceError (before comparing anything) when the candidate manifest's declared differences are malformed.
 CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, const CompareOptions& options);
 
+/// What compare_runs loads before its first scenario, done ahead of it: the backends' reducers, gold's then the
+/// candidate's (each `backend` object as its run's manifest records it, or the {spec, role} its run will record), and
+/// the probes' module, where a second load is then a lookup. `parity check` calls it on the core its faster run left
+/// idle (check.cc); compare_runs loads each again from the manifests, which decide.
+void warm_compare(const nlohmann::json& gold_backend, const nlohmann::json& candidate_backend,
+                  const CompareOptions& options);
+
 }  // namespace parity

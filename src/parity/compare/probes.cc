@@ -411,9 +411,13 @@ bool out_of_time_or_memory(py::error_already_set& e) {
 // The probes rebuild outputs through the backends' reducers, which are registered when their modules load: those
 // of a built-in backend, or of one the user trusts (parity.trust). Returns why they are not loaded, "" if they are.
 std::string load_reducers(const Manifest& m, const std::string& side, const std::vector<std::string>& trusted) {
+  return load_reducers(m.backend, side, trusted);
+}
+
+std::string load_reducers(const json& recorded, const std::string& side, const std::vector<std::string>& trusted) {
   try {
     py::object why =
-        py::module_::import("parity.trust").attr("load_reducers")(to_py(m.backend), side, py::cast(trusted));
+        py::module_::import("parity.trust").attr("load_reducers")(to_py(recorded), side, py::cast(trusted));
     return why.is_none() ? "" : why.cast<std::string>();
   } catch (py::error_already_set& e) {
     return "the " + side + " run's backend cannot be loaded for its reducers: " + e.what();

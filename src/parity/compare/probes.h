@@ -115,5 +115,8 @@ pybind11::module_ probe_module();
 
 /// Loads side `side`'s backend for its reducers when it is built-in or trusted; returns why not, "" when loaded.
 std::string load_reducers(const Manifest& m, const std::string& side, const std::vector<std::string>& trusted);
+/// The same for `recorded`, a manifest's `backend` object (or the {spec, role} its run will record: warm_compare).
+std::string load_reducers(const nlohmann::json& recorded, const std::string& side,
+                          const std::vector<std::string>& trusted);
 
 }  // namespace parity

@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -161,8 +162,9 @@ void stop_other_run(const RunSide& ended, RunSide& other) {
 }
 
 // Forwards both runs' output until both have closed it (their workers' output goes to the runs, never here), reaping
-// each as its output ends: a run that ends the check stops the other once kOtherRunGraceMs have passed.
-void follow_runs(std::array<RunSide, 2>& sides) {
+// each as its output ends: a run that ends the check stops the other once kOtherRunGraceMs have passed. When the
+// first ends and leaves the check going, `first_ended` is called while the other still runs.
+void follow_runs(std::array<RunSide, 2>& sides, const std::function<void()>& first_ended) {
   constexpr auto kNever = std::chrono::steady_clock::time_point::max();
   auto stop_at = kNever;  // set once a run ends the check
   for (;;) {
@@ -189,6 +191,8 @@ void follow_runs(std::array<RunSide, 2>& sides) {
       reap_run(*open[i]);  // its output ended with it
       if (ends_check(open[i]->code) && !open[i]->stopped && !g_check_signal && stop_at == kNever)
         stop_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(kOtherRunGraceMs);
+      else if (count == 2 && !ends_check(open[i]->code) && !g_check_signal && first_ended)
+        first_ended();
     }
   }
 }
@@ -213,8 +217,9 @@ std::string stop_message(const std::array<RunSide, 2>& sides) {
 }
 
 // The two runs side by side, their ends in `sides`; SIGINT and SIGTERM passed on to them meanwhile. The compare that
-// follows handles its signals as `parity compare` does.
-void run_both(const RunOptions& gold, const RunOptions& candidate, std::array<RunSide, 2>& sides) {
+// follows handles its signals as `parity compare` does. `first_ended`: as follow_runs.
+void run_both(const RunOptions& gold, const RunOptions& candidate, std::array<RunSide, 2>& sides,
+              const std::function<void()>& first_ended) {
   StopSignalHandler signals(on_check_signal);
   start_run(sides[0], gold, 0);
   try {
@@ -222,10 +227,22 @@ void run_both(const RunOptions& gold, const RunOptions& candidate, std::array<Ru
   } catch (...) {
     for (RunSide& side : sides)
       if (side.pid > 0) ::kill(side.pid, SIGTERM);
-    follow_runs(sides);
+    follow_runs(sides, nullptr);
     throw;
   }
-  follow_runs(sides);
+  follow_runs(sides, first_ended);
+}
+
+// The compare's set-up that needs neither manifest (warm_compare: the backends' reducers, the probes' module), done
+// once the first run has ended well: until the slower run ends, a core is idle (the gold run of 500 small scenarios
+// ended ~70 ms before the candidate's here), and that set-up had been ~30 ms of the serial step between the runs and
+// the compare's processes (bench/README, issue #20 target 2). The backends as their runs record them.
+void warm_compare_early(const CheckOptions& options) {
+  try {
+    warm_compare({{"spec", "gold"}, {"role", "gold"}}, {{"spec", options.run.backend}, {"role", "candidate"}},
+                 options.compare.options);
+  } catch (const std::exception&) {  // compare_runs loads them again and says what fails
+  }
 }
 
 // What the compare takes from the runs: their directories, the probe, the scenario paths and the backend they ran
@@ -273,7 +290,8 @@ int check_scenarios(CheckOptions& options, CompareReporter& reporter) {
     // Before the forks: the compare needs it, and the runs' workers, forks of the runs given in_process_worker,
     // begin with the interpreter and NumPy loaded instead of each starting its own.
     start_interpreter();
-    run_both(gold, candidate, sides);
+    fill_compare(options);
+    run_both(gold, candidate, sides, [&options] { warm_compare_early(options); });
   } catch (const std::exception& e) {
     print_line("check", printable(e.what(), Newlines::kKeep));
     return kExitUsage;
@@ -282,7 +300,6 @@ int check_scenarios(CheckOptions& options, CompareReporter& reporter) {
     print_line("check", stop_message(sides));
     return code;
   }
-  fill_compare(options);
   const int code = compare_results(options.compare, reporter);
   // A run's failed scenario is a failure of the check even where compare, reading both runs, counted it otherwise.
   const bool run_failed = sides[0].code == kExitFailed || sides[1].code == kExitFailed;
