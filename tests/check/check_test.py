@@ -155,6 +155,47 @@ def test_its_compare_loads_the_backends_while_the_slower_run_finishes_and_decide
     assert comparable(tmp_path / "r.json", tmp_path) == comparable(tmp_path / "hand.json", tmp_path)
 
 
+def test_the_run_still_going_when_the_other_ends_is_given_its_workers_and_decides_as_before(tmp_path):
+    """When one run ends, the other gets as many more workers as each run had (forks of its fork server) for what it has
+    not yet sent: here the candidate, 50 ms slower a scenario, runs 40 scenarios with -j 1 in two processes after the
+    gold run ended. Every scenario still has its one record, in order, and compare decides as it does by hand."""
+    (tmp_path / "s.py").write_text(textwrap.dedent("""
+        import os
+        import parity
+
+        @parity.scenario(params={"k": list(range(40))})
+        def pid(xp, k):
+            with open(os.environ["PIDS"], "a") as f:
+                f.write(f"{os.environ.get('SIDE', 'gold')} {k} {os.getpid()}\\n")
+            return {"k": xp.arange(k + 1) * 0.5}
+    """))
+    (tmp_path / "slow.py").write_text(textwrap.dedent("""
+        import os, time
+        import numpy
+        __version__ = "1.0"
+        def namespace():
+            return numpy
+        def execute(fn, *args, **kwargs):
+            os.environ["SIDE"] = "candidate"
+            time.sleep(0.05)
+            return fn(*args, **kwargs)
+    """))
+    pids = tmp_path / "pids"
+    parity("check", "--backend", "slow.py", "--scenarios", "s.py", "--out", "o", "--json", "r.json", "-j", "1",
+           cwd=tmp_path, env={"PIDS": str(pids)}, check=0)
+    seen = {}
+    for side, k, pid in map(str.split, pids.read_text().splitlines()):
+        seen.setdefault(side, []).append((int(k), int(pid)))
+    assert sorted(k for k, _ in seen["candidate"]) == list(range(40)), seen  # each once
+    assert len({pid for _, pid in seen["gold"]}) == 1, seen
+    assert len({pid for _, pid in seen["candidate"]}) == 2, seen
+    manifest = json.loads((tmp_path / "o" / "candidate" / "manifest.json").read_text())
+    assert [s["id"] for s in manifest["scenarios"]] == [f"s.pid[k={k}]" for k in range(40)]
+    parity("compare", "o/gold", "o/candidate", "--trust-backend", tmp_path / "slow.py", "--scenarios",
+           tmp_path / "s.py", "--json", "hand.json", cwd=tmp_path, check=0)
+    assert comparable(tmp_path / "r.json", tmp_path) == comparable(tmp_path / "hand.json", tmp_path)
+
+
 def test_the_configuration_file_gives_checks_defaults(tmp_path):
     (tmp_path / "parity.toml").write_text(f'backend = "broken.perturb"\nscenarios = ["{E2E}"]\njson = "r.json"\n')
     proc = parity("check", "--only", "basic.matrix", "--out", "o", cwd=tmp_path, check=1)

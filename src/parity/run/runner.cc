@@ -42,6 +42,9 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 // SIGINT and SIGTERM end the run cleanly (workers are in their own process groups and never see a terminal's ^C).
 extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
+volatile std::sig_atomic_t g_more_workers = 0;  ///< SIGUSR1 came: RunOptions::workers_on_signal more are wanted
+extern "C" void on_more_workers_signal(int) { g_more_workers = 1; }
+
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -174,6 +177,10 @@ constexpr std::size_t kQueuedShort = 8;
 // line and a few printed lines; a worker's output pipe holds 1 MiB where the system allows (kOutputPipeBytes).
 constexpr std::size_t kQuietOutput = 4096;
 
+// Scenarios not yet sent below which more workers are not worth a fork (add_workers): one for the new worker while
+// the others run what they were sent.
+constexpr std::size_t kUnsentToGrow = 2;
+
 // One scenario of the plan (what the workers discovered, merged by the first) and its record, once it has one.
 struct Planned {
   std::string id;
@@ -225,6 +232,7 @@ class Supervisor {
 
  private:
   void spawn(Worker& w);
+  void add_workers();
   void take_launch(Worker& w, bool forkable);
   void take_plan(json& ready);
   void take_plain_plan(protocol::PlainReady& ready);
@@ -322,6 +330,23 @@ void Supervisor::spawn(Worker& w) {
   if (offer) argv.push_back(protocol::flag::kForkServer);
   const InProcessEntry* entry = options_.in_process_worker ? &options_.in_process_worker : nullptr;
   w.restart(std::make_unique<ChildProcess>(argv, ChildProcess::kMaxReplyLine, offer, entry), false);
+}
+
+// More workers, forks of the fork server, once `parity check`'s other run ended (RunOptions::workers_on_signal): each
+// takes from the back of the fullest queue, as a worker whose own share is done does. A run of a backend that is not
+// fork-safe would start processes that import their share again, and so adds none.
+void Supervisor::add_workers() {
+  if (!server_ || options_.workers_on_signal <= 0) return;
+  std::size_t unsent = 0;
+  for (const auto& queue : queues_) unsent += queue.size();
+  if (unsent < kUnsentToGrow) return;
+  for (int added = 0; added < options_.workers_on_signal; ++added) {
+    Worker& w = workers_.emplace_back();
+    w.slot = workers_.size() - 1;
+    queues_.emplace_back();
+    parts_.emplace_back();
+    spawn(w);
+  }
 }
 
 // The first worker loaded the backend and said whether it forks the others: if not, they start now, each importing
@@ -837,6 +862,10 @@ bool Supervisor::run(Progress& progress) {
   make_queues();
   while (done_ < plan_.size()) {
     if (g_stop_signal) return false;
+    if (g_more_workers) {
+      g_more_workers = 0;
+      add_workers();
+    }
     dispatch(progress);
     poll_workers(&progress);
     for (Worker& w : workers_) check_limits(w, progress);
@@ -1025,6 +1054,14 @@ void remove_orphaned_temp_directories(const char* command, const std::string& pr
   if (orphans > 0 && verbosity != Verbosity::kQuiet)
     print_line(command, "removed " + std::to_string(orphans) + " temporary director" + (orphans == 1 ? "y" : "ies") +
                             " left by 'parity " + command + "' processes killed outright (" + prefix + "*)");
+}
+
+void catch_more_workers_signal() {
+  struct sigaction action {};
+  action.sa_handler = on_more_workers_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  ::sigaction(SIGUSR1, &action, nullptr);
 }
 
 int run_scenarios(const RunOptions& options) {

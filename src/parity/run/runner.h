@@ -34,7 +34,14 @@ struct RunOptions {
   /// Set by `parity check`, whose process started the interpreter before forking its runs: a worker is then a fork
   /// of the run's process running this with the worker's command line, not `program` executed (process.h).
   InProcessEntry in_process_worker;
+  /// Workers a fork server's run adds on SIGUSR1 (catch_more_workers_signal), 0: none. `parity check` sends it to the
+  /// run still going once the other ended and left its cores idle.
+  int workers_on_signal = 0;
 };
+
+/// Installs the handler of the SIGUSR1 that asks a run for RunOptions::workers_on_signal more workers; the process
+/// forking the runs installs it first, so that no run is ever without it (SIGUSR1's default ends a process).
+void catch_more_workers_signal();
 
 /// The backend a run of `options` loads: its --backend, else $PARITY_BACKEND; empty when neither names one.
 std::string backend_name(const RunOptions& options);
