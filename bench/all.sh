@@ -50,6 +50,7 @@ bench codec "$build/bench/parity_codec_bench" "${quick[@]}" --dir "$log"
 bench pipeline "$python" "$repo/bench/pipeline_bench.py" "${quick[@]}" --keep "$log/pipeline"
 bench probe "$python" "$repo/bench/probe_bench.py" "${quick[@]}"
 bench floor "$python" "$repo/bench/floor_bench.py" "${quick[@]}"
+bench discovery "$python" "$repo/bench/discovery_bench.py" "${quick[@]}"
 if [[ ${#quick[@]} -gt 0 ]]; then
   bench html_report "$python" "$repo/bench/html_report_bench.py" --scenarios 200 --repeat 1
 else
