@@ -71,10 +71,20 @@ def fresh(parent: Path, kind: str) -> Path:
     return path
 
 
-def file_creation_us(parent: Path, count: int = 300) -> float:
+def file_creation_us(parent: Path, count: int = 300, keep: bool = True) -> float:
     """Wall µs to create and write one small file in a new directory under `parent` (the median of `count`): what the
-    file system charges parity's runs a file now. The files stay until the benchmark ends (fresh's reason)."""
+    file system charges parity's runs a file now. The files stay until the benchmark ends (fresh's reason) when `parent`
+    is the benchmark's own directory; elsewhere (`keep` False: the tmpfs beside it, where removing costs nothing later)
+    they go at once, or every run would leave 300 files in memory."""
     where = Path(tempfile.mkdtemp(prefix="file-creation.", dir=parent))
+    try:
+        return _create_files(where, count)
+    finally:
+        if not keep:
+            shutil.rmtree(where, ignore_errors=True)
+
+
+def _create_files(where: Path, count: int) -> float:
     spent = []
     for i in range(count):
         t = time.perf_counter()
@@ -91,7 +101,7 @@ def file_system_state(tmp: Path, report) -> None:
     scenario and side where the reference creates three in all."""
     here = file_creation_us(tmp)
     shm = Path("/dev/shm")
-    there = file_creation_us(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    there = file_creation_us(shm, keep=False) if shm.is_dir() and os.access(shm, os.W_OK) else None
     report.figures.setdefault("file_creation_us", []).append({"here": here, "tmpfs": there})
     line = f"   a file created and written in {tmp.parent}: {here:.1f} µs"
     if there is not None:
