@@ -95,8 +95,7 @@ def main():
 
     def run_j1() -> float:
         shutil.rmtree(out, ignore_errors=True)
-        return pb.timed([pb.BIN, "run", "-q", "--backend", "gold", "--scenarios", args.scenarios, "--out", out,
-                         "--jobs", "1"], ok=(0, 1))[0]
+        return pb.timed(pb.run_command("gold", args.scenarios, out), ok=(0, 1))[0]
 
     measures = {
         "start": lambda: pb.timed([sys.executable, "-c", "import numpy"])[0],
@@ -121,13 +120,14 @@ def main():
     print(f"   parity run --backend gold -j 1     {m['run']:7.3f}; two processes' ceiling {m['ceiling']:.2f}x")
     if args.quick:
         return
-    alone = {name: seconds(args.scenarios, "alone", str(i)) for i, name in enumerate(names)}
-    alone["(pytest suites' collection)"] = seconds(args.scenarios, "alone", "pytest")
+    alone = {name: statistics.median(seconds(args.scenarios, "alone", arg) for _ in range(repeat))
+             for name, arg in [*((name, str(i)) for i, name in enumerate(names)),
+                               ("(pytest suites' collection)", "pytest")]}
     for name in sorted(alone, key=alone.get, reverse=True)[:5]:
         print(f"   alone: {name:<30} {alone[name]:7.3f}")
     largest = max(alone.values())
     serial = m["start"] + largest
-    bound = m["run"] / (serial + (m["run"] - serial) / m["ceiling"])
+    bound = pb.any_design_bound(m["run"], 1, serial, m["ceiling"])  # one "start": Python's, NumPy's and the import
     print(f"   the largest alone is {largest / m['one']:.0%} of one process's discovery: no split of the modules "
           f"imports its parts in less")
     print(f"   any design that plans before it runs: at most {bound:.2f}x at -j 2 (serial {serial:.3f} s: the start "

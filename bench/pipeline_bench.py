@@ -297,8 +297,9 @@ def any_design_bound(one: float, starts: int, start: float, ceiling: float) -> f
     """The most any design's `--jobs 2` could gain over `one` (its --jobs 1 seconds) here: each of its `starts`
     processes (commands run one after another) first starts Python and imports NumPy (`start` seconds), which nothing
     can run beside to its profit, as every scenario needs them; the rest divides over two processes at best by the
-    machine's `ceiling` (ceiling_ratio, measured beside the runs of `one`). A loose bound: work a design cannot split (imports a scenario needs
-    before it runs, a report written after the last one) only lowers it."""
+    machine's `ceiling` (ceiling_ratio, measured beside the runs of `one`). A loose bound: work a design cannot split
+    (imports a scenario needs before it runs, a report written after the last one) only lowers it; discovery_bench
+    passes such a serial part as `start`."""
     serial = starts * start
     rest = max(one - serial, 0.0)
     return one / (serial + rest / ceiling)
