@@ -2,6 +2,7 @@
 import functools
 import inspect
 import json
+from pathlib import Path
 
 import pytest
 
@@ -135,3 +136,65 @@ def test_the_plan_text_is_the_json_text_of_the_plan_entries(tmp_path):
     assert discovery.plan_text([{"meta": {1: "a", "b": 2}}]) is None
     found.scenarios[0].options["atol"] = float("nan")
     assert discovery.plan_text(discovery.plan_entries(found)) is None
+
+
+PLAN_DECLARATIONS = '''import numpy as np
+import parity
+@parity.scenario()
+def plain(xp):
+    return 1
+@parity.scenario(params={"s": ['q"uote', "back\\\\slash", "tab\\t", "caf\\u00e9", "\\ud800", "\\x01"], "n": [1, 2.5],
+                         "d": [np.float32, None, (1, "a")]})
+def params(xp, s, n, d):
+    return 1
+'''
+PLAN_OPTIONS = ["rtol=1e-7", "atol=0.0", "rtol=-0.0", "tolerances={'outputs': {'rtol': 1.0}}", "signed_zeros=True",
+                "policy={'dtype': 'kind'}", "tags=['t']", "xfail={'gold': 'why'}", "timeout=2"]
+
+
+def test_the_plan_text_made_from_the_discovery_is_plan_texts_of_its_entries(tmp_path):
+    """discovery.plan_text_of (the worker's ready reply, worker.cc) fills in the text of a scenario declared with no
+    options from its fields: it is plan_text(plan_entries(found)) for such scenarios, for scenarios with each option
+    set, for ids that need escapes, pytest's tests, the bundled corpus, and declarations changed after discovery to
+    what compares equal to a default but is written otherwise (0 for False); None where plan_text is None."""
+    text = PLAN_DECLARATIONS + "".join(f"@parity.scenario({option})\ndef option{k}(xp):\n    return 1\n"
+                                       for k, option in enumerate(PLAN_OPTIONS))
+    (tmp_path / "declared.py").write_text(text)
+    (tmp_path / "test_suite.py").write_text("import pytest\n@pytest.mark.parametrize('n', [1, 2])\n"
+                                            "def test_one(xp, n):\n    assert n\n")
+    corpus = Path(__file__).resolve().parents[1] / "scenarios"
+    for paths in ([str(tmp_path)], [str(corpus)]):
+        found = discovery.select(discovery.discover(paths), paths=paths)
+        assert len(found.scenarios) >= 20
+        assert discovery.plan_text_of(found) == discovery.plan_text(discovery.plan_entries(found))
+    found = discovery.select(discovery.discover([str(tmp_path)]), paths=[str(tmp_path)])
+    first = found.scenarios[0]
+    assert first.function == "plain"
+    for name, equal_to_default in (("signed_zeros", 0), ("tags", ()), ("tolerances", {}), ("rtol", None)):
+        saved, first.options = first.options, dict(first.options, **{name: equal_to_default})
+        assert discovery.plan_text_of(found) == discovery.plan_text(discovery.plan_entries(found)), name
+        first.options = saved
+    first.line = True
+    assert discovery.plan_text_of(found) == discovery.plan_text(discovery.plan_entries(found))
+    first.options = dict(first.options, atol=float("nan"))
+    assert discovery.plan_text_of(found) is None
+
+
+def test_a_scenario_declared_with_no_options_gets_the_options_checked_defaults_give(tmp_path):
+    """@parity.scenario() skips the options' checks (most scenarios declare none): its options are what checking
+    every default gives, value and type, a dict of its own, and declaring a default explicitly changes nothing."""
+    module = tmp_path / "defaults.py"
+    module.write_text("import parity\n@parity.scenario()\ndef a(xp):\n    return 1\n@parity.scenario\ndef b(xp):\n"
+                      "    return 1\n@parity.scenario(rtol=None, tags=[], params={}, signed_zeros=False)\n"
+                      "def c(xp):\n    return 1\n")
+    checked = _scenario._check_options(None, None, None, False, None, None, None, None)
+    found = discovery.discover([str(module)])
+    assert [s.function for s in found.scenarios] == ["a", "b", "c"]
+    for s in found.scenarios:
+        assert s.options == checked and s.params == {}
+        assert [type(v) for v in s.options.values()] == [type(v) for v in checked.values()]
+        assert list(s.options) == list(checked)
+    assert len({id(s.options) for s in found.scenarios}) == 3
+    assert len({id(s.options["tags"]) for s in found.scenarios}) == 3
+    with pytest.raises(ValueError, match="signed_zeros must be True or False"):
+        _scenario.scenario(signed_zeros=0)

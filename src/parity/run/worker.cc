@@ -360,12 +360,11 @@ int plan(const WorkerOptions& options, std::FILE* channel, CommandLines& command
   json fields = {{kBackend, to_json(backend.attr("info")())},
                  {kEnvironment, to_json(discovery.attr("environment_info")())},
                  {kErrors, errors}};
-  // The plan's entries go out as Python's JSON text (discovery.plan_text), spliced in: the supervisor parses and
+  // The plan's entries go out as Python's JSON text (discovery.plan_text_of), spliced in: the supervisor parses and
   // checks them as any reply, and the serial part of the run is spared a parse and a dump of megabytes.
-  const py::object entries = discovery.attr("plan_entries")(found);
-  const py::object text = discovery.attr("plan_text")(entries);
+  const py::object text = discovery.attr("plan_text_of")(found);
   if (text.is_none()) {
-    fields[kScenarios] = to_json(entries);
+    fields[kScenarios] = to_json(discovery.attr("plan_entries")(found));
     reply(channel, protocol::kReady, std::move(fields));
     return kExitOk;
   }
