@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "atomic_file.h"
 #include "codec.h"
 #include "config.h"
+#include "exit_keep.h"
 #include "fork_server.h"
 #include "interpreter.h"
 #include "json_input.h"
@@ -274,6 +276,15 @@ void announce_next(std::FILE* channel) {
   reply(channel, protocol::kStarted);
 }
 
+// A worker's or the fork server's orderly end (kExitOk): what it discovered is left to the process's end rather than
+// freed object by object, which in a forked worker writes to, and so copies, each page it shares with the fork server
+// (5,000 scenarios: ~5-10 ms a process on the run's last stretch, which waits for its workers' ends; bench/README,
+// issue #20 target 3).
+int keep_to_the_end(std::initializer_list<py::object> objects) {
+  for (const py::object& o : objects) keep_until_exit(o);
+  return kExitOk;
+}
+
 int fatal(std::FILE* channel, const std::string& message, int code = kExitUsage) {
   reply(channel, protocol::kFatal,
         {{protocol::field::kMessage, message}, {protocol::field::kNoTests, code == kExitNoTests}});
@@ -423,7 +434,8 @@ int worker_main(const WorkerOptions& given) {
                               : to_json(py::module_::import("parity.discovery").attr("part_payload")(part))}});
   if (options.part == 0)
     if (const int code = plan(options, channel, commands, backend, part); code != kExitOk) return code;
-  if (options.fork_server && !serve_forks()) return kExitOk;  // the server's end; a worker it forked goes on here
+  // The fork server's end; a worker it forked goes on here.
+  if (options.fork_server && !serve_forks()) return keep_to_the_end({part, backend});
   py::dict runnable = py::module_::import("parity.discovery").attr("runnable")(part).cast<py::dict>();
   const py::object library_versions = py::module_::import("parity.discovery").attr("library_versions");
   py::object sent_libraries = py::none();
@@ -475,7 +487,7 @@ int worker_main(const WorkerOptions& given) {
   // parity never finalizes its interpreter (NumPy cannot be loaded twice), so Python's exit handlers would never
   // run: joblib's would leave its memmapping folders in /dev/shm behind, run after run (the soak test saw them).
   py::module_::import("atexit").attr("_run_exitfuncs")();
-  return kExitOk;
+  return keep_to_the_end({part, runnable, backend});
 }
 
 namespace {
