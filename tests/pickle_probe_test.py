@@ -159,13 +159,25 @@ def test_a_result_that_differs_from_gold_is_unpickled_though_its_pickle_is_the_s
 
 def test_pickles_raising_on_both_sides_give_no_verdict_that_could_hide_a_candidate_loss(fragile_runs, tmp_path):
     # Unpickling stops at the first error: with a Fragile beside it, the lossy candidate's loss at outputs['plain']
-    # is never looked at, so a pass here would hide it. Its coverage shows that pickle reached no leaf.
+    # is never looked at, so a pass here would hide it. Its coverage shows that pickle reached no leaf, and its
+    # skipped check why.
     root, scenarios = fragile_runs
     cand = tmp_path / "cand"
     run("broken.lossy_pickle", cand, "--scenarios", scenarios, "--role", "candidate")
     _, report, _ = compare(root / "gold", cand, tmp_path, "--scenarios", scenarios)
     assert not pickle_checks(report), report["scenarios"]
     assert "pickle" not in report["scenarios"][0]["coverage"]["checks"], report["scenarios"][0]["coverage"]
+    assert_unjudged(report, "raised too")
+
+
+def assert_unjudged(report, what):
+    """The scenario's pickle check is skipped for gold, its reason naming gold's error, and the report's notices say
+    so: the check is missing for a reason a reader can see, not silently."""
+    [scenario] = report["scenarios"]
+    [skipped] = scenario["skipped_checks"]
+    assert (skipped["check"], skipped["side"], skipped["kind"]) == ("pickle", "gold", "unjudged-pickle"), skipped
+    assert "RuntimeError" in skipped["reason"] and f"which {what}" in skipped["reason"], skipped
+    assert [(n["kind"], n["check"], n["scenarios"]) for n in report["notices"]] == [("unjudged-pickle", "pickle", 1)]
 
 
 def fragile_returning(body: str) -> str:
@@ -193,7 +205,8 @@ def test_a_candidate_that_loses_nothing_passes_without_golds_pickle_unpickled(tm
 def test_a_lossy_candidate_gets_no_verdict_where_golds_pickle_raises(tmp_path):
     # The other side of unpickling gold's pickle only when needed: a candidate that loses something needs gold's
     # losses to excuse any, and gold's pickle raises here, so what NumPy's pickle keeps is unknown: no verdict (no
-    # pass, no failure), as when both were unpickled first. Only gold's run makes a Fragile (the variable below).
+    # pass, no failure), as when both were unpickled first, and a skipped check that says why. Only gold's run makes
+    # a Fragile (the variable below).
     scenarios = scenario_dir(tmp_path, "fragile", "import os\n" + fragile_returning(
         'fragile = os.environ.get("PARITY_TEST_FRAGILE") == "1"\n'
         '    return {"f": Fragile(xp.arange(4.0)) if fragile else xp.arange(4.0), "plain": xp.arange(3)}'))
@@ -204,6 +217,7 @@ def test_a_lossy_candidate_gets_no_verdict_where_golds_pickle_raises(tmp_path):
     [scenario] = report["scenarios"]
     assert not pickle_checks(report), scenario
     assert "pickle" not in scenario["coverage"]["checks"], scenario["coverage"]
+    assert_unjudged(report, "loses something")
 
 
 def test_the_same_tampered_pickle_on_both_sides_is_refused_not_unpickled(fragile_runs, tmp_path):

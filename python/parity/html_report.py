@@ -203,7 +203,8 @@ def view_model(report: dict) -> dict:
         "gold": report.get("gold", {}), "candidate": report.get("candidate", {}),
         "differences": report.get("differences", []), "strict_differences": report.get("strict_differences", False),
         "trends": trends, "libraries": _libraries(report),
-        # Checks compare skipped rather than trust the results directory (README, "Safety: what parity trusts").
+        # Checks compare skipped rather than trust the results directory (README, "Safety: what parity trusts") or
+        # for want of a verdict.
         "notices": [n["message"] for n in report.get("notices", []) if isinstance(n, dict)
                     and isinstance(n.get("message"), str)] if isinstance(report.get("notices"), list) else [],
     }

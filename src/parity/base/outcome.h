@@ -117,11 +117,13 @@ struct Check {
 /// A check compare did not run for one side of a scenario because running it would mean trusting the results
 /// directory: its backend is not one the user trusts, its scenario module (whose reducers its outputs need) is not in
 /// a scenario directory the user trusts, or its pickle does not carry the user's MAC (README, "Safety: what parity
-/// trusts"). Reported, never counted as a pass or a failure.
+/// trusts"); or the pickle check, which has no verdict where gold's own pickle raises when unpickled (probes.cc).
+/// Reported, never counted as a pass or a failure.
 struct SkippedCheck {
-  std::string check;   ///< fidelity, attrs or pickle
-  std::string side;    ///< gold or candidate
-  std::string kind;    ///< untrusted-backend, untrusted-scenarios or unverified-pickle: what notices group by
+  std::string check;  ///< fidelity, attrs or pickle
+  std::string side;   ///< gold or candidate
+  /// untrusted-backend, untrusted-scenarios, unverified-pickle or unjudged-pickle: what notices group by
+  std::string kind;
   std::string reason;  ///< why, and what would make compare run it
 };
 
@@ -140,7 +142,7 @@ struct ScenarioOutcome {
   std::string id, status;
   std::string message;                ///< one line on the verdict for people; never the repro, which is `repro`
   std::vector<Check> checks;          ///< failures first, then one summary per check that passed
-  std::vector<SkippedCheck> skipped;  ///< checks not run because they would trust the results directory
+  std::vector<SkippedCheck> skipped;  ///< checks not run for trust, or without a verdict (SkippedCheck)
   nlohmann::json meta;                ///< module, function, params, tags, rtol, atol, tolerances, policy, xfail, source
   nlohmann::json policy;  ///< the policies the outputs were compared under (null when they were not compared)
   std::optional<Coverage> coverage;  ///< what each check covered, when the outputs were compared

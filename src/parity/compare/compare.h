@@ -25,7 +25,7 @@ namespace parity {
 /// ({"leaves", "checks"}, as Coverage::to_json writes it), else "" (also for null or malformed coverage).
 std::string coverage_note(const nlohmann::json& coverage);
 
-/// Failed checks, how many leaves passed each check, and the checks skipped for trust.
+/// Failed checks, how many leaves passed each check, and the checks skipped (for trust, or without a verdict).
 struct CheckList {
   std::vector<Check> failures;
   std::map<std::string, std::int64_t> passed;

@@ -182,6 +182,19 @@ std::string read_pickle_after(const Side& cand, const Side& gold, const std::str
   }
 }
 
+// No pickle verdict: gold's own pickle (NumPy's) raised `gold_error` when unpickled, so what a faithful pickle keeps
+// of these outputs is unknown, and the candidate's pickle, which `what` (raised, or loses something), cannot be judged
+// against it. Neither a pass nor a failure: a skipped check (outcome.h), so that the report says why the check is
+// missing. The reason names the error's type only: notices group the scenarios whose reasons are the same.
+void unjudged_pickle(const Side& gold, py::handle gold_error, const Side& cand, const std::string& what,
+                     CheckList& list) {
+  const std::string type = from_py(gold_error).value("type", "?");
+  list.skipped.push_back({"pickle", "gold", "unjudged-pickle",
+                          "unpickling the " + gold.name + " outputs raised " + type +
+                              ": with nothing known of what a faithful pickle keeps of them, the " + cand.name +
+                              " pickle, which " + what + ", cannot be judged"});
+}
+
 // pickle: what the candidate's own pickling loses, judged against what plain NumPy (gold) loses too.
 // `same_bytes`: both sides wrote the same result file (StoredResults).
 void check_pickle(const Side& gold, const Side& cand, bool same_bytes, CheckList& list) {
@@ -223,7 +236,8 @@ void check_pickle(const Side& gold, const Side& cand, bool same_bytes, CheckList
     return *gold_unpickled;
   };
   if (!c[1].is_none()) {
-    if (!g()[1].is_none()) return;  // both raise: no verdict, which could hide a loss behind the candidate's error
+    // Both raise: no verdict, which could hide a loss behind the candidate's error; the skip says so.
+    if (!g()[1].is_none()) return unjudged_pickle(gold, g()[1], cand, "raised too", list);
     json err = from_py(c[1]);
     return list.failures.push_back(
         {"pickle", false, "outputs",
@@ -233,7 +247,7 @@ void check_pickle(const Side& gold, const Side& cand, bool same_bytes, CheckList
   const py::object losses = probe.attr("losses");
   const py::list cand_losses = losses(cand.outputs, c[0]);
   if (cand_losses.empty()) return list.pass("pickle");  // gold's losses only excuse the candidate's
-  if (!g()[1].is_none()) return;  // gold's raises: what NumPy's pickle keeps is unknown, so no verdict
+  if (!g()[1].is_none()) return unjudged_pickle(gold, g()[1], cand, "loses something", list);
   std::set<std::pair<std::string, std::string>> gold_losses;
   for (py::handle l : losses(gold.outputs, g()[0]))
     gold_losses.emplace(l["path"].cast<std::string>(), l["aspect"].cast<std::string>());

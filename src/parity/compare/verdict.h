@@ -37,7 +37,7 @@ ScenarioOutcome compare_scenario(const Manifest& gold, const Manifest& candidate
 
 /// Records the checks of compared outputs into `out`, as compare does for a scenario whose outputs it compared:
 /// status pass when no check failed, else fail; the failures first, then one entry per check that passed with the
-/// leaves it covered (details {"leaves": n}); the checks skipped for trust; the coverage. parity._core's
+/// leaves it covered (details {"leaves": n}); the checks skipped (SkippedCheck); the coverage. parity._core's
 /// compare_outputs records its verdict the same way.
 void record_checks(CheckList list, ScenarioOutcome& out);
 

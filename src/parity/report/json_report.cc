@@ -125,7 +125,7 @@ json scenario_to_json(const ScenarioOutcome& s) {
   fields.emplace("repro", s.repro);
   // Present only when the outputs were compared: how many leaves there are and how many each check covered.
   if (s.coverage) doc["coverage"] = s.coverage->to_json();
-  // Present only when a check was skipped for trust (README, "Safety: what parity trusts").
+  // Present only when a check was skipped: for trust (README, "Safety: what parity trusts"), or without a verdict.
   for (const SkippedCheck& k : s.skipped)
     doc["skipped_checks"].push_back({{"check", k.check}, {"side", k.side}, {"kind", k.kind}, {"reason", k.reason}});
   return doc;
@@ -155,7 +155,7 @@ json report_to_json(const CompareReport& report, json rendered) {
               {"strict_differences", report.strict_differences},
               {"scenarios", std::move(scenarios)}};
   if (report.shard) doc["shard"] = report.shard->to_json();  // absent from an unsharded compare's report
-  json notices = skipped_notices(doc.at("scenarios"));       // checks skipped for trust, then the compare's own notices
+  json notices = skipped_notices(doc.at("scenarios"));       // checks skipped, then the compare's own notices
   for (const Notice& n : report.notices) notices.push_back({{"kind", n.kind}, {"message", n.message}});
   if (!notices.empty()) doc["notices"] = notices;
   return doc;

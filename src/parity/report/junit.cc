@@ -75,7 +75,8 @@ void add_properties(pugi::xml_node suite, const json& report) {
   // Trends (`--baseline`): how many baselines, and the counts of each mark.
   if (report.contains("baselines") && report["baselines"].is_array())
     add_property(props, "trend.baselines", std::to_string(report["baselines"].size()));
-  // Checks compare skipped rather than trust the results directory: a CI page must show them, not only stderr.
+  // Checks compare skipped (rather than trust the results directory, or without a verdict): a CI page must show
+  // them, not only stderr.
   const json notices = report.value("notices", json::array());
   if (notices.is_array())
     for (const json& notice : notices) add_property(props, "notice", text_at(notice, "/message"));

@@ -31,7 +31,8 @@ void print_stale_differences(const CompareReport& report) {
       report.strict_differences ? " (the library no longer differs there: remove them from its DIFFERENCES)" : "");
 }
 
-// Checks skipped because they would trust the results directory: always shown, -q or not (README, "Safety").
+// Checks skipped (they would trust the results directory, or have no verdict): always shown, -q or not (README,
+// "Safety").
 void print_notices(const nlohmann::json& document) {
   for (const nlohmann::json& notice : document.value("notices", nlohmann::json::array()))
     print_line("compare", "notice: " + notice.value("message", ""));
