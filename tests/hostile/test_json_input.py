@@ -247,3 +247,18 @@ def test_a_huge_recorded_shard_count_is_refused_quickly_naming_the_manifest(pair
     proc = compare(gold, cand, tmp_path, timeout=60)
     assert_refused_naming(proc, manifest(gold))
     assert "total" in proc.stderr
+
+
+def test_a_sparse_manifest_is_refused_at_its_first_nul_naming_the_manifest(pair_copy, tmp_path):
+    """A manifest of a few KB on disk that reads as hundreds of MB of zeros (a sparse file) is refused at its first
+    NUL byte, which no JSON text holds, with the file and the byte named: before, compare read it whole into memory
+    (a 3 GiB one took 4 GB and 6 s here, one larger than memory ran it out) and then called it malformed."""
+    gold, cand = pair_copy
+    with open(manifest(cand), "r+b") as out:
+        out.truncate(0)
+        out.write(b'{"format": "parity-manifest"')
+        out.truncate(256 * 2**20)
+    assert manifest(cand).stat().st_blocks * 512 < 2**20  # sparse: nothing large on disk
+    proc = compare(gold, cand, tmp_path, timeout=60)
+    assert_refused_naming(proc, manifest(cand))
+    assert "byte 28 is NUL" in proc.stderr, proc.stderr

@@ -121,20 +121,36 @@ FileDescriptor open_regular_file(const fs::path& file) {
   return open_regular_file(dir, file.filename());
 }
 
-std::string read_to_end(const FileDescriptor& fd, const fs::path& shown) {
-  std::string text;
+namespace {
+
+// read_to_end, and with `text` the refusal of a NUL byte as each block is read (read_regular_text_file).
+std::string read_all(const FileDescriptor& fd, const fs::path& shown, bool text) {
+  std::string out;
   char buffer[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw std::system_error(errno, std::generic_category(), shown.string());
-    if (n == 0) return text;
-    text.append(buffer, static_cast<std::size_t>(n));
+    if (n == 0) return out;
+    if (const void* nul = text ? std::memchr(buffer, '\0', static_cast<std::size_t>(n)) : nullptr)
+      throw UnsafeFileError(
+          shown.string() + ": byte " +
+          std::to_string(out.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - buffer)) +
+          " is NUL, which no text holds: a damaged file, or a sparse one (read as zeros)");
+    out.append(buffer, static_cast<std::size_t>(n));
   }
 }
 
+}  // namespace
+
+std::string read_to_end(const FileDescriptor& fd, const fs::path& shown) { return read_all(fd, shown, false); }
+
 std::string read_regular_file(const fs::path& dir, const fs::path& relative) {
   return read_to_end(open_regular_file(dir, relative), dir / relative);
+}
+
+std::string read_regular_text_file(const fs::path& dir, const fs::path& relative) {
+  return read_all(open_regular_file(dir, relative), dir / relative, true);
 }
 
 std::string read_regular_file(const fs::path& file) { return read_to_end(open_regular_file(file), file); }

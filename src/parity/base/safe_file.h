@@ -59,6 +59,11 @@ std::string read_to_end(const FileDescriptor& fd, const std::filesystem::path& s
 std::string read_regular_file(const std::filesystem::path& dir, const std::filesystem::path& relative);
 std::string read_regular_file(const std::filesystem::path& file);
 
+/// read_regular_file(dir, relative) of a text, which holds no NUL byte (a JSON text never does): the read stops at the
+/// first block that holds one, with an UnsafeFileError naming the file and the byte's offset. A sparse file reads as
+/// zeros, so one of a few KB on disk and terabytes long costs a block, not memory for its whole length.
+std::string read_regular_text_file(const std::filesystem::path& dir, const std::filesystem::path& relative);
+
 /// Throws UnsafeFileError unless `relative` under `dir` is a regular file reached without a symbolic link
 /// (a check before linking or copying it elsewhere); returns false, touching nothing, when it does not exist.
 bool is_safe_regular_file(const std::filesystem::path& dir, const std::filesystem::path& relative);

@@ -372,7 +372,7 @@ Manifest read_manifest(const std::filesystem::path& dir) {
     throw ManifestError(dir.string() + ": not a results directory (it does not exist or is not a directory)");
   std::string text;
   try {
-    text = read_regular_file(dir, kManifestName);
+    text = read_regular_text_file(dir, kManifestName);
   } catch (const UnsafeFileError& e) {
     throw ManifestError(e.what());
   } catch (const std::system_error& e) {
