@@ -356,7 +356,12 @@ def _user_traceback(tb):
 def json_text(obj, allow_nan: bool = True) -> str:
     """JSON text that is valid UTF-8 even when a message holds lone surrogates (replaced by '?'). `allow_nan`: as
     json.dumps's (False: a NaN or an infinity raises ValueError instead of writing text no JSON parser takes)."""
-    return json.dumps(obj, ensure_ascii=False, allow_nan=allow_nan).encode("utf-8", "replace").decode("utf-8")
+    return valid_utf8(json.dumps(obj, ensure_ascii=False, allow_nan=allow_nan))
+
+
+def valid_utf8(text: str) -> str:
+    """`text` with its lone surrogates replaced by '?', so that it encodes as UTF-8 (what a JSON reader takes)."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def describe_exception(exc: BaseException) -> dict:

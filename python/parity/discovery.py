@@ -338,7 +338,7 @@ def plan_text(entries: list):
         text = _json_text(entries)
     except (ValueError, TypeError):
         return None
-    return text.encode("utf-8", "replace").decode("utf-8")
+    return _scenario.valid_utf8(text)
 
 
 def _json_text(value) -> str:
@@ -385,7 +385,7 @@ def plan_text_of(found: Discovery):
                          f'"tolerances":{{}},"xfail":{{}}}},"part":{part}}}')
     except (ValueError, TypeError):
         return None
-    return ("[" + ",".join(texts) + "]").encode("utf-8", "replace").decode("utf-8")
+    return _scenario.valid_utf8("[" + ",".join(texts) + "]")
 
 
 class SelectionError(ValueError):
