@@ -267,8 +267,10 @@ def waits(xp):
     mine = os.path.join(tempfile.gettempdir(), "in-use")
     with open(mine, "w") as f:
         f.write("written while another run starts")
-    with open(os.environ["FAULTS_TEST_LOG"], "w") as f:
+    # Written whole under another name, then renamed: the test waits for the file to exist and reads it at once.
+    with open(os.environ["FAULTS_TEST_LOG"] + ".part", "w") as f:
         f.write(tempfile.gettempdir())
+    os.replace(os.environ["FAULTS_TEST_LOG"] + ".part", os.environ["FAULTS_TEST_LOG"])
     while not os.path.exists(os.environ["FAULTS_TEST_GO"]):
         time.sleep(0.02)
     if not os.path.exists(mine):
