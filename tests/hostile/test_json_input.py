@@ -1,6 +1,7 @@
 """Hostile JSON from a results directory or a report (issue #16: D3, D4, D7's grid and shard count, D13, number
 overflow): each is refused or made one scenario's error naming the file, never a crash or a hang."""
 import json
+import os
 import struct
 
 import pytest
@@ -262,3 +263,49 @@ def test_a_sparse_manifest_is_refused_at_its_first_nul_naming_the_manifest(pair_
     proc = compare(gold, cand, tmp_path, timeout=60)
     assert_refused_naming(proc, manifest(cand))
     assert "byte 28 is NUL" in proc.stderr, proc.stderr
+
+
+# --- files the user names: a FIFO, a directory, a sparse file --------------------------------------------------------
+
+# Each reader given the named file; `tmp` holds the compare JSON report_json wrote (r.json).
+NAMED_FILE_READERS = {
+    "report": lambda named, tmp: ("report", named, "--html", tmp / "r.html"),
+    "report --baseline": lambda named, tmp: ("report", tmp / "r.json", "--baseline", named, "--html", tmp / "r.html"),
+    "merge": lambda named, tmp: ("merge", "--json", tmp / "m.json", named),
+    "--shard-times": lambda named, tmp: ("run", "--backend", "gold", "--shard", "1/2", "--shard-times", named, "--out",
+                                         tmp / "o"),
+    "--config": lambda named, tmp: ("list", "--config", named),
+}
+
+
+# --shard-times reads a directory's manifest.json, and --config's own validator refuses a directory: not here.
+NAMED_KINDS = [(reader, "fifo") for reader in NAMED_FILE_READERS] + [
+    (reader, "directory") for reader in NAMED_FILE_READERS if reader not in ("--shard-times", "--config")]
+
+
+@pytest.mark.parametrize("reader,kind", NAMED_KINDS)
+def test_a_named_file_that_is_a_fifo_or_a_directory_is_refused_at_once_naming_it(report_json, tmp_path, reader, kind):
+    """A compare JSON, a baseline, a shard's report, --shard-times' file and --config's file were read with an
+    ifstream, whose open of a FIFO waits for a writer: the command hung for ever. Each is refused now, naming the file
+    and what it is (a link to it is followed: the user named it); a directory, which the ifstream read as empty, too."""
+    named = tmp_path / "named.json"
+    os.mkfifo(named) if kind == "fifo" else named.mkdir()
+    link = tmp_path / "link.json"
+    link.symlink_to(named)
+    for given in (named, link):
+        proc = parity(*NAMED_FILE_READERS[reader](given, tmp_path), timeout=30)
+        assert_refused_naming(proc, given)
+        assert ("is a FIFO" if kind == "fifo" else "is a directory") in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("reader", NAMED_FILE_READERS)
+def test_a_named_sparse_file_is_refused_at_its_first_nul_naming_it(report_json, tmp_path, reader):
+    """A named file of a few KB on disk that reads as hundreds of MB of zeros is refused at its first NUL byte, which
+    no JSON or TOML text holds, as a manifest is: not read whole into memory first."""
+    named = tmp_path / "sparse.json"
+    with open(named, "wb") as out:
+        out.write(b'{"format": "parity-compare"')
+        out.truncate(256 * 2**20)
+    proc = parity(*NAMED_FILE_READERS[reader](named, tmp_path), timeout=60)
+    assert_refused_naming(proc, named)
+    assert "byte 27 is NUL" in proc.stderr, proc.stderr

@@ -6,8 +6,9 @@
 
 #include <simdjson.h>
 
-#include <fstream>
-#include <sstream>
+#include <system_error>
+
+#include "safe_file.h"
 
 using json = nlohmann::json;
 
@@ -209,11 +210,15 @@ const json* find_at(const json& doc, std::string_view pointer) {
 
 json read_json_file(const std::filesystem::path& file, const std::string& what, int max_depth) {
   const std::string name = what.empty() ? file.string() : what;
-  std::ifstream in(file);
-  if (!in) throw JsonInputError(name + ": cannot read it (missing, or not a readable file)");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_json(text.str(), name, max_depth);
+  std::string text;
+  try {
+    text = read_named_text_file(file, name);
+  } catch (const std::system_error& e) {
+    throw JsonInputError(name + ": cannot read it (" + e.code().message() + ")");
+  } catch (const UnsafeFileError& e) {
+    throw JsonInputError(e.what());
+  }
+  return parse_json(text, name, max_depth);
 }
 
 }  // namespace parity

@@ -26,8 +26,10 @@ const char* file_kind(mode_t mode) {
   return "not a regular file";
 }
 
-[[noreturn]] void refuse(const fs::path& file, const std::string& why) {
-  throw UnsafeFileError(file.string() + ": " + why + "; parity reads only regular files inside a results directory");
+constexpr const char* kInsideResults = "parity reads only regular files inside a results directory";
+
+[[noreturn]] void refuse(const fs::path& file, const std::string& why, const char* rule = kInsideResults) {
+  throw UnsafeFileError(file.string() + ": " + why + "; " + rule);
 }
 
 // Why `name` under `at` could not be opened by openat(O_NOFOLLOW): ELOOP and ENOTDIR hide a symbolic link.
@@ -69,6 +71,18 @@ int open_in_one_call(int at, const fs::path& relative, bool want_directory) {
   return static_cast<int>(::syscall(SYS_openat2, at, relative.c_str(), &how, sizeof how));
 }
 
+// `opened` (with last_flags) once its status shows the kind wanted, or refused naming `shown`, what it is and `rule`.
+FileDescriptor checked_kind(FileDescriptor opened, const fs::path& shown, bool want_directory, struct stat& st,
+                            const char* rule) {
+  if (::fstat(opened.get(), &st) != 0) throw std::system_error(errno, std::generic_category(), shown.string());
+  if (!(want_directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+    refuse(shown, std::string("is ") + file_kind(st.st_mode), rule);
+  // Reads block as usual from here: O_NONBLOCK only kept open() from waiting on a FIFO's writer. F_SETFL sets only
+  // the status flags, of which the file was opened with O_NONBLOCK alone.
+  if (!want_directory) ::fcntl(opened.get(), F_SETFL, 0);
+  return opened;
+}
+
 // Opens `relative` under `dir` with no symbolic link followed in it; returns the open last component and its
 // status. Refuses lexically first what the kernel would resolve ("..", "."), so both ways refuse alike.
 FileDescriptor open_beneath(const fs::path& dir, const fs::path& relative, bool want_directory, struct stat& st) {
@@ -82,13 +96,7 @@ FileDescriptor open_beneath(const fs::path& dir, const fs::path& relative, bool 
   if (at.get() < 0) throw std::system_error(errno, std::generic_category(), dir.string());
   FileDescriptor opened(open_in_one_call(at.get(), relative, want_directory));
   if (opened.get() < 0) opened = walk_beneath(std::move(at), relative, shown, want_directory);
-  if (::fstat(opened.get(), &st) != 0) throw std::system_error(errno, std::generic_category(), shown.string());
-  if (!(want_directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
-    refuse(shown, std::string("is ") + file_kind(st.st_mode));
-  // Reads block as usual from here: O_NONBLOCK only kept open() from waiting on a FIFO's writer. F_SETFL sets only
-  // the status flags, of which the file was opened with O_NONBLOCK alone.
-  if (!want_directory) ::fcntl(opened.get(), F_SETFL, 0);
-  return opened;
+  return checked_kind(std::move(opened), shown, want_directory, st, kInsideResults);
 }
 
 }  // namespace
@@ -154,6 +162,15 @@ std::string read_regular_text_file(const fs::path& dir, const fs::path& relative
 }
 
 std::string read_regular_file(const fs::path& file) { return read_to_end(open_regular_file(file), file); }
+
+std::string read_named_text_file(const fs::path& file, const std::string& shown) {
+  const fs::path named = shown.empty() ? file : fs::path(shown);
+  // O_NOFOLLOW left out of last_flags: the user named the file, through a link or not.
+  FileDescriptor opened(::open(file.c_str(), last_flags(false) & ~O_NOFOLLOW));
+  if (opened.get() < 0) throw std::system_error(errno, std::generic_category(), named.string());
+  struct stat st {};
+  return read_all(checked_kind(std::move(opened), named, false, st, "parity reads a regular file there"), named, true);
+}
 
 bool is_safe_regular_file(const fs::path& dir, const fs::path& relative) {
   std::error_code ec;

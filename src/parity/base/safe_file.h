@@ -64,6 +64,13 @@ std::string read_regular_file(const std::filesystem::path& file);
 /// zeros, so one of a few KB on disk and terabytes long costs a block, not memory for its whole length.
 std::string read_regular_text_file(const std::filesystem::path& dir, const std::filesystem::path& relative);
 
+/// The whole text of a file the user named (a compare JSON, a baseline, --shard-times' file, a config file). A symbolic
+/// link is followed, since the user named it, but what it reaches must be a regular file: a FIFO is refused without
+/// blocking (a read of one would wait for a writer forever), a device or a directory too, and the read stops at a NUL
+/// byte as read_regular_text_file's does. Throws UnsafeFileError naming the file (or `shown`) and what it is,
+/// std::system_error (with the file) when it cannot be opened.
+std::string read_named_text_file(const std::filesystem::path& file, const std::string& shown = "");
+
 /// Throws UnsafeFileError unless `relative` under `dir` is a regular file reached without a symbolic link
 /// (a check before linking or copying it elsewhere); returns false, touching nothing, when it does not exist.
 bool is_safe_regular_file(const std::filesystem::path& dir, const std::filesystem::path& relative);

@@ -5,15 +5,15 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
+#include <system_error>
 
 #include "compare.h"
 #include "interpreter.h"
 #include "outcome.h"
+#include "safe_file.h"
 #include "text.h"
 
 namespace fs = std::filesystem;
@@ -68,11 +68,13 @@ struct ConfigError : std::runtime_error {
 bool is_pyproject(const fs::path& file) { return file.filename() == "pyproject.toml"; }
 
 std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(file.string() + ": cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    return read_named_text_file(file);
+  } catch (const std::system_error& e) {
+    throw ConfigError(file.string() + ": cannot be read (" + e.code().message() + ")");
+  } catch (const UnsafeFileError& e) {
+    throw ConfigError(e.what());
+  }
 }
 
 // The file's parity table as JSON (null: a pyproject.toml without [tool.parity]), parsed by tomllib (tomli before

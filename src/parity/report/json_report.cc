@@ -1,15 +1,15 @@
 // Builds the versioned compare JSON (see docs/report-json.md).
 #include "json_report.h"
 
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <tuple>
 
 #include "config.h"
 #include "json_input.h"
+#include "safe_file.h"
 
 using json = nlohmann::json;
 
@@ -163,13 +163,17 @@ json report_to_json(const CompareReport& report, json rendered) {
 
 json read_report_json(const std::filesystem::path& file) {
   auto fail = [&](const std::string& why) { return ReportJsonError(file.string() + ": " + why); };
-  std::ifstream in(file);
-  if (!in) throw fail("cannot be read (missing, or not a file): give the JSON that 'parity compare --json' wrote");
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {
+    text = read_named_text_file(file);
+  } catch (const std::system_error& e) {
+    throw fail("cannot be read (" + e.code().message() + "): give the JSON that 'parity compare --json' wrote");
+  } catch (const UnsafeFileError& e) {
+    throw ReportJsonError(e.what());
+  }
   json doc;
   try {
-    doc = parse_json(text.str(), file.string());
+    doc = parse_json(text, file.string());
   } catch (const JsonInputError& e) {
     throw ReportJsonError(e.what());
   }
