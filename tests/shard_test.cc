@@ -274,7 +274,12 @@ TEST_F(ShardTimesFile, ReadsACompareJsonAsTheWholePipelinesTime) {
 TEST_F(ShardTimesFile, RefusesOtherFilesNamingTheFlag) {
   const auto other = write("other.json", json{{"format", "something"}});
   EXPECT_NE(shard_error([&] { load_shard_times(other); }).find("--shard-times " + other.string()), std::string::npos);
-  EXPECT_NE(shard_error([&] { load_shard_times(dir_.path() / "absent"); }).find("cannot read"), std::string::npos);
+  const auto absent = (dir_.path() / "absent").string();
+  EXPECT_EQ(shard_error([&] { load_shard_times(absent); }),
+            "--shard-times " + absent + ": cannot read it (No such file or directory)");  // the file named once
+  EXPECT_EQ(shard_error([&] { load_shard_times(dir_.path()); }),
+            "--shard-times " + dir_.path().string() + ": " + (dir_.path() / "manifest.json").string() +
+                ": cannot read it (No such file or directory)");  // a directory's manifest named too
   std::ofstream(dir_.path() / "garbage.json") << "{not json";
   EXPECT_NE(shard_error([&] { load_shard_times(dir_.path() / "garbage.json"); }).find("not JSON"), std::string::npos);
 }

@@ -33,7 +33,7 @@ const char* non_empty(const char* value) { return value && *value ? value : null
 // --shard-times' file, every failure naming the flag and the file (a number out of range included).
 json read_times_file(const std::filesystem::path& file, const std::string& what) {
   try {
-    return read_json_file(file, what + ": " + file.string());
+    return read_json_file(file, what);
   } catch (const JsonInputError& e) {
     throw ShardError(e.what());
   }
@@ -159,7 +159,8 @@ std::optional<Shard> shard_from_environment(const std::function<const char*(cons
 ShardTimes load_shard_times(const std::filesystem::path& path) {
   const std::string what = "--shard-times " + path.string();
   const auto file = std::filesystem::is_directory(path) ? path / kManifestName : path;
-  const json doc = read_times_file(file, what);
+  // A directory's manifest named after the flag's value; a file named once.
+  const json doc = read_times_file(file, file == path ? what : what + ": " + file.string());
   const std::string format = doc.is_object() ? doc.value("format", "") : "";
   if (format != "parity-manifest" && format != "parity-compare")
     throw ShardError(what + ": neither a results directory, its manifest.json, nor a compare JSON");
