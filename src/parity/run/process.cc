@@ -572,6 +572,9 @@ std::size_t kill_overdue_cleaners(double grace) {
 }
 
 std::size_t kill_children() {
+  // No child left and no cleaner spared, as at an orderly end: one scan of /proc rather than the rounds' four (~1 ms
+  // each here, more on a host running more processes).
+  if (spared_cleaners().empty() && children_of_this_process().empty()) return 0;
   // Everything else first, so that the cleaners' pipes close: they remove what it left and end within the grace.
   std::size_t killed = kill_children_rounds(true);
   wait_for_cleaners(2.0);
