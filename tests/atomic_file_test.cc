@@ -1,7 +1,10 @@
 // Unit tests of AtomicFile: readers see nothing or the whole file, and failures leave no debris behind.
 #include "atomic_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -191,6 +194,31 @@ TEST_F(AtomicFileTest, UncommittedInPlaceFileIsRemoved) {
   } catch (const std::logic_error&) {
   }
   EXPECT_TRUE(entries().empty());
+}
+
+TEST_F(AtomicFileTest, ANamedFileThroughALinkIsWrittenWhereItPointsEvenADanglingOne) {
+  fs::create_directory(dir_.path() / "archive");
+  fs::create_symlink("archive/today.json", dir_.path() / "latest.json");  // dangling, relative
+  fs::create_symlink(dir_.path() / "latest.json", dir_.path() / "chain.json");
+  EXPECT_EQ(parity::followed_links(dir_.path() / "chain.json"), dir_.path() / "archive/today.json");
+  parity::write_named_file(dir_.path() / "chain.json", "{}");
+  EXPECT_TRUE(fs::is_symlink(dir_.path() / "chain.json") && fs::is_symlink(dir_.path() / "latest.json"));
+  EXPECT_EQ(read(dir_.path() / "archive/today.json"), "{}");
+}
+
+TEST_F(AtomicFileTest, ANamedFifoIsWrittenIntoNeverReplacedAndADirectoryRefused) {
+  const fs::path fifo = dir_.path() / "report.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // so that the writer's open finds a reader
+  ASSERT_GE(reader, 0);
+  parity::write_named_file(fifo, "report");
+  char got[16] = {};
+  EXPECT_EQ(::read(reader, got, sizeof got), 6);
+  EXPECT_EQ(std::string(got), "report");
+  ::close(reader);
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+  EXPECT_EQ(entries(), std::vector<std::string>{"report.fifo"});  // no temp file beside it
+  EXPECT_THROW(parity::write_named_file(dir_.path(), "x"), std::runtime_error);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -238,3 +240,61 @@ def test_a_full_disk_fails_the_write_naming_the_file_and_leaves_nothing_half_wri
     report = tmp_path / "report.json"
     parity("compare", out, out, "--json", report, check=1)
     assert statuses(report)["sizes.small"]["status"] == "pass"
+
+
+# --- report destinations: checked before any work, never replaced when they are not files ----------------------------
+
+def test_a_report_into_a_fifo_is_written_into_it_and_the_fifo_stays(pair, tmp_path):
+    """`--json /dev/stdout`, `--junit /dev/null`, a shell's `>(jq ...)`: a report was written beside the name and
+    renamed over it, which replaced the FIFO (and, as root, /dev/null itself) with a regular file and exited 0."""
+    gold, cand = pair
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    parity("compare", gold, cand, "--json", fifo, "-q", check=1)
+    reader.join(timeout=60)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced"
+    assert got and json.loads(got[0])["format"] == "parity-compare"
+
+
+def test_a_report_through_a_link_is_written_where_it_points_and_the_link_stays(pair, tmp_path):
+    gold, cand = pair
+    (tmp_path / "archive").mkdir()
+    (tmp_path / "archive" / "today.json").write_text("yesterday's")
+    latest = tmp_path / "latest.json"
+    latest.symlink_to(Path("archive") / "today.json")
+    parity("compare", gold, cand, "--json", latest, "-q", check=1)
+    assert latest.is_symlink(), "the link was replaced by a file"
+    assert json.loads((tmp_path / "archive" / "today.json").read_text())["format"] == "parity-compare"
+
+
+@pytest.mark.parametrize("command", ["compare", "check"])
+@pytest.mark.parametrize("case", ["missing-directory", "a-directory", "same-file"])
+def test_a_report_that_cannot_be_written_is_refused_before_any_work(pair, tmp_path, command, case):
+    """Found after the work, a report's missing directory had cost a whole check (both runs, the compare) and ended
+    with no report; two reports naming one file had left only the last, and said both were written."""
+    gold, cand = pair
+    reports = {"missing-directory": ["--json", tmp_path / "nowhere" / "r.json"],
+               "a-directory": ["--html", tmp_path],
+               "same-file": ["--json", tmp_path / "r.txt", "--html", tmp_path / "." / "r.txt"]}[case]
+    out = tmp_path / "out"
+    args = (["compare", gold, cand] if command == "compare" else
+            ["check", "--backend", "fsproxy", "--scenarios", E2E_SCENARIOS, "--out", out])
+    proc = parity(*args, *reports, "-q", check=2)
+    said = {"missing-directory": f"--json {reports[1]}: its directory {tmp_path / 'nowhere'} does not exist",
+            "a-directory": f"--html {tmp_path}: is a directory",
+            "same-file": f"--html {tmp_path / '.' / 'r.txt'} names the same file as --json {tmp_path / 'r.txt'}"}[case]
+    assert f"parity {command}: {said}" in proc.stderr, proc.stderr
+    assert not out.exists() and not (tmp_path / "r.txt").exists()  # nothing ran, nothing written
+
+
+def test_report_refuses_to_write_over_its_own_input(pair, tmp_path):
+    gold, cand = pair
+    report = tmp_path / "r.json"
+    parity("compare", gold, cand, "--json", report, "-q", check=1)
+    before = report.read_bytes()
+    proc = parity("report", report, "--junit", report, check=2)
+    assert f"--junit {report} names the same file as the input {report}" in proc.stderr, proc.stderr
+    assert report.read_bytes() == before

@@ -4,6 +4,7 @@
 #include "atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -33,8 +34,10 @@ AtomicFile::AtomicFile(std::filesystem::path path, Publish publish) : path_(std:
     static std::atomic<unsigned> counter{0};  // two files for one target in one process never share a temp
     temp_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  } else {
+  } else if (publish_ == Publish::in_place) {
     fd_ = create_exclusively(temp_);
+  } else {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
   }
   if (fd_ < 0) fail("cannot create");
 }
@@ -42,7 +45,7 @@ AtomicFile::AtomicFile(std::filesystem::path path, Publish publish) : path_(std:
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) {
     ::close(fd_);
-    ::unlink(temp_.c_str());
+    if (publish_ != Publish::into_existing) ::unlink(temp_.c_str());
   }
 }
 
@@ -74,11 +77,11 @@ void AtomicFile::pad(std::size_t count) {
 void AtomicFile::commit() {
   if (::close(fd_) != 0) {
     fd_ = -1;
-    ::unlink(temp_.c_str());
+    if (publish_ != Publish::into_existing) ::unlink(temp_.c_str());
     fail("cannot close");
   }
   fd_ = -1;
-  if (publish_ == Publish::in_place) return;
+  if (publish_ != Publish::by_rename) return;
   if (::rename(temp_.c_str(), path_.c_str()) != 0) {
     const int saved = errno;
     ::unlink(temp_.c_str());
@@ -89,6 +92,26 @@ void AtomicFile::commit() {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
   AtomicFile file(path);
+  file.write(text);
+  file.commit();
+}
+
+std::filesystem::path followed_links(std::filesystem::path path) {
+  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on a path's links
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(path, ec)) break;
+    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+    if (ec) break;
+    path = target.is_absolute() ? target : path.parent_path() / target;
+  }
+  return path;
+}
+
+void write_named_file(const std::filesystem::path& path, std::string_view text) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return write_file_atomically(followed_links(path), text);
+  if (S_ISDIR(st.st_mode)) throw std::runtime_error("cannot write " + path.string() + ": it is a directory");
+  AtomicFile file(path, Publish::into_existing);
   file.write(text);
   file.commit();
 }

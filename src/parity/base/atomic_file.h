@@ -21,11 +21,14 @@ enum class Publish {
   /// supervisor removes it as it records the scenario as crashed or timed out (runner.cc's remove_unrecorded_files),
   /// or, when the whole run was killed, the scenario's next run (--resume) replaces it.
   in_place,
+  /// Written into what is already at the name, neither created nor removed: a device, a FIFO or a socket the user
+  /// named as a destination (write_named_file).
+  into_existing,
 };
 
 /// An output file under construction; commit() completes it. With Publish::by_rename nothing appears at `path` until
-/// commit(); an uncommitted file (its temp file, or with Publish::in_place the file itself) is removed by the
-/// destructor. Errors throw std::runtime_error naming the path and cause.
+/// commit(); an uncommitted file (its temp file, or with Publish::in_place the file itself; never what was there with
+/// Publish::into_existing) is removed by the destructor. Errors throw std::runtime_error naming the path and cause.
 class AtomicFile {
  public:
   explicit AtomicFile(std::filesystem::path path, Publish publish = Publish::by_rename);
@@ -55,5 +58,15 @@ class AtomicFile {
 
 /// Writes `text` to `path` atomically.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
+
+/// `path` with the symbolic links of its last component followed, a dangling one to where it points: where a file the
+/// user named through a link (latest.json -> archive/today.json) is written, so that the link stays a link.
+std::filesystem::path followed_links(std::filesystem::path path);
+
+/// Writes `text` to a file the user named as a destination (a report): a regular file, or none yet, is replaced
+/// atomically at followed_links(path); a device, a FIFO or a socket there (/dev/null, /dev/stdout, a shell's >(...))
+/// is written into as it is, never replaced, which a rename over it did (as root, /dev/null itself); a directory is
+/// refused. Throws std::runtime_error naming the path and cause.
+void write_named_file(const std::filesystem::path& path, std::string_view text);
 
 }  // namespace parity

@@ -86,12 +86,21 @@ struct CompareArgs : CompareCommand {
   std::vector<std::string> baselines;
 };
 
-// A command line's compare, `compare` (compare_results, or check_scenarios ending `parity check`) given the writer of
-// `args`' reports: what it leaves (both manifests and the report: process_ends_after; the reports' document, here) is
-// kept to the process's end (keep_until_exit) instead of freed one allocation at a time, which at thousands of
-// scenarios took tens of milliseconds after the last report was written.
+// Whether the reports asked for can be written (report_paths_problem); where not, says why as `verb`.
+bool reports_can_be_written(const char* verb, const ReportPaths& paths, const std::vector<std::string>& inputs) {
+  const std::string problem = report_paths_problem(paths, inputs);
+  if (!problem.empty()) print_line(verb, problem);
+  return problem.empty();
+}
+
+// A command line's compare, `compare` (compare_results, or check_scenarios ending `parity check`, `verb`) given the
+// writer of `args`' reports, once their destinations can take them (a check found a missing directory only after both
+// runs): what it leaves (both manifests and the report: process_ends_after; the reports' document, here) is kept to
+// the process's end (keep_until_exit) instead of freed one allocation at a time, which at thousands of scenarios took
+// tens of milliseconds after the last report was written.
 template <class Compare>
-int compare_until_exit(CompareArgs& args, Compare&& compare) {
+int compare_until_exit(const char* verb, CompareArgs& args, Compare&& compare) {
+  if (!reports_can_be_written(verb, args.reports, args.baselines)) return kExitUsage;
   args.process_ends_after = true;
   auto reports = std::make_shared<CompareReportWriter>(args.reports, args.baselines);
   const int code = compare(*reports);
@@ -101,7 +110,8 @@ int compare_until_exit(CompareArgs& args, Compare&& compare) {
 
 int compare_command(CompareArgs& args, const std::string& program) {
   args.options.program = program;
-  return compare_until_exit(args, [&args](CompareReporter& reports) { return compare_results(args, reports); });
+  return compare_until_exit("compare", args,
+                            [&args](CompareReporter& reports) { return compare_results(args, reports); });
 }
 
 struct ReportArgs {
@@ -116,6 +126,9 @@ int report_command(const ReportArgs& args) {
     std::fprintf(stderr, "parity report: nothing to write: give --html FILE and/or --junit FILE\n");
     return kExitUsage;
   }
+  std::vector<std::string> inputs = args.baselines;
+  inputs.push_back(args.input);
+  if (!reports_can_be_written("report", args.reports, inputs)) return kExitUsage;
   try {
     nlohmann::json report = read_report_json(args.input);
     write_reports_with_trends(report, args.reports, args.baselines, "report");
@@ -152,6 +165,9 @@ int merge_command(const MergeArgs& args, const std::string& program) {
     return kExitUsage;
   }
   if (!reports) return merge_results_command(args.inputs, args.out, program);
+  std::vector<std::string> inputs = args.inputs;
+  inputs.insert(inputs.end(), args.baselines.begin(), args.baselines.end());
+  if (!reports_can_be_written("merge", args.reports, inputs)) return kExitUsage;
   // The nightly job's final report is a merge: the trends against last night's go into it as compare puts them.
   return merge_reports_command(args.inputs, program, [&args](const nlohmann::json& merged) {
     nlohmann::json report = merged;
@@ -406,7 +422,7 @@ Subcommand define_check(CLI::App& app, const std::string& program) {
             args->run.program = args->compare.options.program = program;
             args->run.in_process_worker = worker_in_process;
             note_policies_given(check, args->compare.options);
-            return compare_until_exit(args->compare, [&args](CompareReporter& reports) {
+            return compare_until_exit("check", args->compare, [&args](CompareReporter& reports) {
               CheckOptions options{args->run, args->compare};
               return check_scenarios(options, reports);
             });

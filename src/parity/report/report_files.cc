@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <future>
+#include <map>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -50,7 +52,48 @@ std::future<std::string> render_aside(bool wanted, Render render) {
   }
 }
 
+// Where `path` leads, as one spelling for each file: its links followed, made absolute, its "." and ".." resolved where
+// they exist. Empty for a device, FIFO or socket, which may take more than one report.
+std::filesystem::path destination_key(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status)) return {};
+  const fs::path key = fs::weakly_canonical(fs::absolute(followed_links(path), ec), ec);
+  return ec ? fs::absolute(path).lexically_normal() : key;
+}
+
+// Why the report `flag` asks for at `path` cannot be written there, "" when it can.
+std::string destination_problem(const std::string& flag, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return flag + " " + path + ": is a directory; give the report's file name";
+  if (destination_key(path).empty()) return "";  // a device, a FIFO or a socket: written into as it is
+  const fs::path parent = followed_links(path).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    return flag + " " + path + ": its directory " + parent.string() + " does not exist";
+  return "";
+}
+
 }  // namespace
+
+std::string report_paths_problem(const ReportPaths& paths, const std::vector<std::string>& inputs) {
+  std::map<std::filesystem::path, std::string> taken;  // destination key -> what names it
+  for (const std::string& input : inputs)
+    if (const auto key = destination_key(input); !key.empty()) taken.emplace(key, "the input " + input);
+  for (const auto& [flag, path] :
+       {std::pair{"--json", &paths.json}, std::pair{"--junit", &paths.junit}, std::pair{"--html", &paths.html}}) {
+    if (path->empty()) continue;
+    if (std::string problem = destination_problem(flag, *path); !problem.empty()) return problem;
+    const auto key = destination_key(*path);
+    if (key.empty()) continue;
+    const auto [at, added] = taken.emplace(key, std::string(flag) + " " + *path);
+    if (!added)
+      return std::string(flag) + " " + *path + " names the same file as " + at->second +
+             ": each report needs a file of its own, and no input may be overwritten";
+  }
+  return "";
+}
 
 void write_reports(const nlohmann::json& report, const ReportPaths& paths, std::vector<WrittenReport>& written) {
   // The JSON text and the JUnit XML are rendered on threads of their own while this one renders the HTML (Python's,
@@ -70,7 +113,7 @@ void write_reports(const nlohmann::json& report, const ReportPaths& paths, std::
   }
   auto write = [&](const char* label, const std::string& path, auto text) {
     if (path.empty()) return;
-    write_file_atomically(path, text());
+    write_named_file(path, text());
     written.push_back({label, path});
   };
   write("JSON report", paths.json, [&] { return json_text.get(); });

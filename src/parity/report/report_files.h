@@ -17,6 +17,12 @@ struct ReportPaths {
   std::string json, junit, html;
 };
 
+/// Why the reports asked for cannot be written, found before any work ("" when they can): a destination that is a
+/// directory or whose directory does not exist, two reports naming one file, or a report naming a file the command
+/// reads (`inputs`: its compare JSON, baselines, shard JSONs), which it would overwrite. Each is named by its flag.
+/// A device, FIFO or socket may take more than one report (/dev/null); links are followed (write_named_file).
+std::string report_paths_problem(const ReportPaths& paths, const std::vector<std::string>& inputs);
+
 /// Writes every report asked for from the one JSON document, so each report shows the same facts; adds each to
 /// `written` once it is on disk (a failure later still lists the ones before it). Throws std::runtime_error.
 void write_reports(const nlohmann::json& report, const ReportPaths& paths, std::vector<WrittenReport>& written);
