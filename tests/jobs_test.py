@@ -459,3 +459,68 @@ def test_run_of_short_scenarios_sent_ahead_in_batches_blames_each_fault_on_its_o
     assert [(s["id"], s["status"]) for s in records] == [
         (f"short.short[n={n}]", faults.get(n, "ok")) for n in range(60)]
     assert all((out / s["file"]).is_file() for s in records if s["status"] == "ok")
+
+
+SLOW_REDUCER = """
+    import os
+    import time
+
+    import parity
+    import parity.reducers
+
+
+    class Slow:
+        def __init__(self, v):
+            self.v = v
+
+
+    def rebuild(state):
+        mark = os.environ.get("JOBS_TEST_MARK")
+        if mark and not os.path.exists(mark):  # the first rebuild of this compare: the test signals now
+            open(mark, "w").close()
+            time.sleep(1)
+        return Slow(state["v"])
+
+
+    parity.reducers.register(Slow, reduce=lambda s: {"v": s.v}, rebuild=rebuild)
+
+
+    @parity.scenario(params={"i": list(range(4))})
+    def slow(xp, i):
+        return {"s": Slow(i), "a": xp.arange(4.0) + i}
+"""
+
+
+@pytest.mark.parametrize("command", ["compare", "check"])
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("how", ["SIGINT to the group", "SIGTERM to parity"])
+def test_compare_stopped_by_a_signal_writes_no_report_and_exits_130(tmp_path, command, jobs, how):
+    """Ctrl-C (SIGINT to the whole group) or a CI job's cancel (SIGTERM to parity) during a compare, `check`'s too: it
+    was each compare process's current scenario's 'internal error: KeyboardInterrupt', the rest compared on and the
+    reports written (exit 1), which a later --baseline took for new failures; SIGTERM killed it (143)."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "slow_mod.py").write_text(textwrap.dedent(SLOW_REDUCER))
+    if command == "compare":
+        for side in ("gold", "cand"):
+            parity("run", "--backend", "gold", "--out", tmp_path / side, "-q", "--scenarios", scenarios, check=0)
+        args = ["compare", tmp_path / "gold", tmp_path / "cand"]
+    else:
+        args = ["check", "--backend", "fsproxy", "--out", tmp_path / "check"]
+    mark, report = tmp_path / "rebuilding", tmp_path / "r.json"
+    proc = subprocess.Popen([BIN, *args, "--jobs", str(jobs), "--scenarios", scenarios, "--json", report],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "JOBS_TEST_MARK": str(mark)}, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert mark.exists(), "no rebuild began"
+    sig = signal.SIGINT if how == "SIGINT to the group" else signal.SIGTERM
+    if how == "SIGINT to the group":
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert re.search(rf"parity compare: stopped by signal {int(sig)} after \d of 4 scenarios; no report written", err), err
+    assert not report.exists() and "KeyboardInterrupt" not in out + err

@@ -1,7 +1,9 @@
-// A time limit on one scenario's compare (`compare --timeout`), checked by its long loops as they go.
+// A time limit on one scenario's compare (`compare --timeout`), and a stop signal, checked by its long loops as they
+// go.
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -13,12 +15,29 @@ struct TimeLimitExceeded : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown by check_deadline() and check_interrupted() once a stop signal came (Ctrl-C, SIGTERM): the compare stops,
+/// writes no report and exits 130. Not a std::exception, so that no scenario's handler takes it for that scenario's
+/// error (before, a Ctrl-C was each compare process's current scenario's "internal error: KeyboardInterrupt", the
+/// rest compared on, and the reports written with it, exit 1).
+struct Interrupted {
+  int signal;
+};
+
 namespace detail {
 inline std::optional<std::chrono::steady_clock::time_point>& current_deadline() {
   static std::optional<std::chrono::steady_clock::time_point> deadline;
   return deadline;
 }
+inline volatile std::sig_atomic_t stop_signal = 0;  ///< set by note_stop_signal, a signal handler
 }  // namespace detail
+
+/// A signal handler (StopSignalHandler, run/process.h) for SIGINT and SIGTERM: check_interrupted throws from then on.
+extern "C" inline void note_stop_signal(int sig) { detail::stop_signal = sig; }
+
+/// Throws Interrupted once note_stop_signal has run: between scenarios, and in check_deadline's loops.
+inline void check_interrupted() {
+  if (const int sig = detail::stop_signal) throw Interrupted{sig};
+}
 
 /// Sets the deadline `seconds` from now (none for seconds <= 0) while it lives; the previous one after.
 class ScopedDeadline {
@@ -41,6 +60,7 @@ class ScopedDeadline {
 /// Throws TimeLimitExceeded (naming `where`) when the current deadline has passed. Cheap enough for every
 /// block of elements or node of a walk.
 inline void check_deadline(const char* where) {
+  check_interrupted();
   const auto& deadline = detail::current_deadline();
   if (deadline && std::chrono::steady_clock::now() > *deadline)
     throw TimeLimitExceeded(std::string("time limit reached while comparing ") + where);

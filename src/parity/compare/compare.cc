@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "compare_internal.h"
+#include "deadline.h"
 #include "fan_out.h"
 #include "outcome_wire.h"
 #include "probes.h"
@@ -142,6 +143,7 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
   const std::vector<std::string> ids = ids_to_compare(gold, candidate, options);
   const RecordIndex gold_index(gold), candidate_index(candidate);
   const auto one = [&](std::size_t i) {
+    check_interrupted();  // a stop signal ends the compare here, in this process or a --jobs child
     return compare_scenario(gold, candidate, gold_index.find(ids[i]), candidate_index.find(ids[i]), ids[i], trusting,
                             report.differences);
   };

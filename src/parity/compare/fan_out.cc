@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "deadline.h"
 #include "descriptor_io.h"
 
 namespace parity {
@@ -50,6 +51,8 @@ constexpr std::chrono::duration<double> kQueued = std::chrono::milliseconds(4);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "parity: a compare process failed: %s\n", e.what());
     status = 3;
+  } catch (const Interrupted& e) {  // Ctrl-C reaches every process of the group: the parent says it, once
+    status = 128 + e.signal;
   }
   PyRun_SimpleString("import sys\nfor s in (sys.stdout, sys.stderr):\n    s.flush()\n");
   std::fflush(nullptr);
@@ -88,6 +91,7 @@ class Pool {
     std::fflush(nullptr);  // what is buffered here would otherwise be written again by every child
     for (Child& c : children_) spawn(c);
     while (delivered_ < count_) {
+      if (detail::stop_signal) stop();
       feed();
       if (ahead() > kMinAhead && std::all_of(children_.begin(), children_.end(),
                                              [](const Child& c) { return c.fd < 0 || c.sent.size() >= kMinAhead; }))
@@ -225,6 +229,19 @@ class Pool {
       results_.erase(it);
       ++delivered_;
     }
+  }
+
+  // A stop signal came: every child is killed and reaped, then Interrupted thrown (check_interrupted).
+  void stop() {
+    for (Child& c : children_) {
+      if (c.fd < 0) continue;
+      ::kill(c.pid, SIGKILL);
+      while (::waitpid(c.pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      ::close(c.fd);
+      c.fd = -1;
+    }
+    check_interrupted();
   }
 
   void end(Child& c) {

@@ -21,7 +21,8 @@ struct FanOut {
 /// k-th of as many contiguous ranges of items, then taking the far end of the longest range left (items queued ahead,
 /// so none idles on a round trip: two, or a few milliseconds' worth where items are short, their replies then read
 /// in batches); a child that dies gets its item recorded by `f.lost`, the items queued to it go back to its range, and
-/// a new child takes its place. With jobs <= 1 (or one item) everything runs here, no fork.
+/// a new child takes its place. With jobs <= 1 (or one item) everything runs here, no fork. Once a stop signal came
+/// (note_stop_signal, deadline.h) the children are killed and Interrupted is thrown.
 /// Call it from the thread holding the GIL, with no other thread running Python.
 void fan_out(std::size_t count, int jobs, const FanOut& f);
 

@@ -13,8 +13,10 @@
 #include <utility>
 
 #include "config.h"
+#include "deadline.h"
 #include "exit_keep.h"
 #include "interpreter.h"
+#include "process.h"
 #include "runner.h"
 #include "text.h"
 
@@ -125,6 +127,10 @@ void CompareReporter::refuse(const std::string& message) { print_line("compare",
 
 int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   CompareCommand args = command;  // its options get the shard, the timeout and the progress hooks
+  // Ctrl-C and SIGTERM stop the compare at its next check (deadline.h): no report, exit 130. Installed before the
+  // interpreter starts, so Python installs no KeyboardInterrupt handler of its own (and replaces one it had).
+  detail::stop_signal = 0;
+  const StopSignalHandler signals(note_stop_signal);
   Manifest gold, candidate;
   std::exception_ptr no_interpreter;  // thrown where the interpreter's start came before: after every refusal
   try {
@@ -156,7 +162,9 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   Progress progress(args.terminal, progress_options(args.terminal, "compare", total, args.verbosity));
   args.options.on_start = [&progress](const std::string& id, std::size_t, std::size_t) { progress.begin(id); };
   const bool verbose = args.verbosity == Verbosity::kVerbose;
-  args.options.on_outcome = [&progress, &reporter, verbose](const ScenarioOutcome& s) {
+  std::size_t compared = 0;
+  args.options.on_outcome = [&progress, &reporter, verbose, &compared](const ScenarioOutcome& s) {
+    ++compared;
     progress.end(to_shown(s, verbose));
     reporter.outcome(s);
   };
@@ -166,6 +174,11 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
     report = compare_runs(gold, candidate, args.options);
   } catch (const DifferenceError& e) {
     return refused(reporter, e.what());
+  } catch (const Interrupted& e) {
+    progress.summary({});
+    print_line("compare", "stopped by signal " + std::to_string(e.signal) + " after " + std::to_string(compared) +
+                              " of " + std::to_string(total) + " scenarios; no report written");
+    return kExitInterrupted;
   }
   report.started = started;
   std::vector<WrittenReport> written;
@@ -177,7 +190,11 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   }
   progress.summary(written);
   reporter.tell(report, args.verbosity);
-  const int code = report.failed() ? kExitFailed : kExitOk;
+  int code = report.failed() ? kExitFailed : kExitOk;
+  if (const int sig = detail::stop_signal) {  // it came after the last scenario: the reports are whole
+    print_line("compare", "stopped by signal " + std::to_string(sig) + " as the reports were written");
+    code = kExitInterrupted;
+  }
   if (args.process_ends_after) {
     keep_until_exit(std::move(report));
     keep_until_exit(std::move(gold));
