@@ -298,3 +298,45 @@ def test_report_refuses_to_write_over_its_own_input(pair, tmp_path):
     proc = parity("report", report, "--junit", report, check=2)
     assert f"--junit {report} names the same file as the input {report}" in proc.stderr, proc.stderr
     assert report.read_bytes() == before
+
+
+# --- values a script gets wrong: an unset variable, a number out of reach ---------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["list", "--scenarios", ""],
+    ["run", "--backend", "gold", "--out", ""],
+    ["compare", "GOLD", "CAND", "--json", ""],
+    ["compare", "", "CAND"],
+    ["compare", "GOLD", "CAND", "--baseline", ""],
+    ["report", "", "--html", "r.html"],
+], ids=["list --scenarios", "run --out", "compare --json", "compare gold", "compare --baseline", "report"])
+def test_an_empty_path_is_a_usage_error_naming_the_option(pair, tmp_path, args):
+    """`--json "$REPORT"` with REPORT unset wrote no report and exited 0; `--scenarios ''` imported every module under
+    the current directory (their code ran); `--out ''` was an internal error."""
+    gold, cand = pair
+    (tmp_path / "tool.py").write_text("import pathlib\npathlib.Path('IMPORTED').write_text('ran')\n")
+    args = [gold if a == "GOLD" else cand if a == "CAND" else a for a in args]
+    proc = demo_run.subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "an empty path (an unset variable?)" in proc.stderr, proc.stderr
+    assert not (tmp_path / "IMPORTED").exists()
+
+
+@pytest.mark.parametrize("option,value,said", [("--timeout", "nan", "'nan' is not a finite number"),
+                                               ("--timeout", "-1", "'-1' must be 0 or more"),
+                                               ("--jobs", "0", "'0' must be above 0")])
+def test_a_number_out_of_range_is_refused_saying_what_is_expected(pair, option, value, said):
+    """A NaN timeout had been taken for none; 0 jobs was refused with 'Value 0 not in range 0.000000 to 1797...'
+    (309 digits)."""
+    gold, cand = pair
+    proc = parity("compare", gold, cand, option, value, "-q", check=2)
+    assert f"{option}: {said}" in proc.stderr and "179769" not in proc.stderr, proc.stderr
+
+
+def test_a_timeout_beyond_the_clocks_reach_is_none(pair, tmp_path):
+    """`--timeout 1e10` (recorded by a run, or given to compare) overflowed the clock's nanoseconds: every scenario
+    was a timeout at once."""
+    gold, cand = pair
+    report = tmp_path / "r.json"
+    parity("compare", gold, cand, "--timeout", "1e10", "--json", report, "-q", check=1)  # basic.raises raises
+    assert "timeout" not in {s["status"] for s in statuses(report).values()}

@@ -39,11 +39,17 @@ inline void check_interrupted() {
   if (const int sig = detail::stop_signal) throw Interrupted{sig};
 }
 
-/// Sets the deadline `seconds` from now (none for seconds <= 0) while it lives; the previous one after.
+/// Seconds from which a deadline is none (ScopedDeadline).
+inline constexpr double kNoDeadlineBeyond = 1e9;
+
+/// Sets the deadline `seconds` from now (none for seconds <= 0 or beyond kNoDeadlineBeyond) while it lives; the
+/// previous one after.
 class ScopedDeadline {
  public:
   explicit ScopedDeadline(double seconds) : previous_(detail::current_deadline()) {
-    detail::current_deadline() = seconds > 0
+    // Beyond ~31 years none either: a time point past ~292 years overflows the clock's nanoseconds (undefined; it
+    // had made every compare of a run recorded with --timeout 1e10 a timeout at once). NaN is none too.
+    detail::current_deadline() = seconds > 0 && seconds < kNoDeadlineBeyond
                                      ? std::optional(std::chrono::steady_clock::now() +
                                                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                          std::chrono::duration<double>(seconds)))

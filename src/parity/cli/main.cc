@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,6 +35,29 @@
 
 namespace parity {
 namespace {
+
+// A number option's check: CLI11's PositiveNumber and NonNegativeNumber let "nan" through (a NaN timeout was no
+// timeout) and refuse 0 with "Value 0 not in range 0.000000 to 1797..." (309 digits), which says it is in range.
+CLI::Validator finite_number(bool positive) {
+  return CLI::Validator(
+      [positive](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size()) return "'" + text + "' is not a number";
+        if (!std::isfinite(value)) return "'" + text + "' is not a finite number";
+        if (positive ? value <= 0 : value < 0) return "'" + text + "' must be " + (positive ? "above 0" : "0 or more");
+        return "";
+      },
+      positive ? "POSITIVE" : "NONNEGATIVE");
+}
+const CLI::Validator kPositive = finite_number(true), kNonNegative = finite_number(false);
+
+// A path option's check: an empty value (an unset variable: --json "$REPORT") was taken for no report (nothing
+// written, exit 0), --scenarios '' for the current directory (every module under it imported), --out '' for an
+// internal error.
+const CLI::Validator kPath(
+    [](std::string& text) { return text.empty() ? std::string("an empty path (an unset variable?)") : std::string(); },
+    "");
 
 std::string self_path(const char* argv0) {
   std::error_code ec;
@@ -206,11 +230,11 @@ void add_run_flags(CLI::App* cmd, RunOptions& options) {
   cmd->add_flag("!--no-pickle-probe", options.pickle_probe, "do not store the outputs pickled for the pickle check");
   add_selection(cmd, options.selection);
   cmd->add_option("-j,--jobs", options.jobs, "worker processes running scenarios at once (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--timeout", options.timeout,
                   "seconds a scenario may run before its worker is stopped (a scenario's timeout= wins; 0: none)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--max-memory", options.max_memory_mb,
                   "megabytes of resident memory a worker may use before it is stopped (default: no limit)");
   add_sharding(cmd, options.sharding);
@@ -245,10 +269,10 @@ Subcommand define_coverage(CLI::App& app, const std::string& program) {
   coverage->add_option("--json", coverage_options.json,
                        "write the coverage JSON here (percent, per namespace, callables with their scenarios)");
   coverage->add_option("-j,--jobs", coverage_options.run.jobs, "worker processes running scenarios at once (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   coverage->add_option("--timeout", coverage_options.run.timeout, "seconds a scenario may run (0: none)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   return {coverage, [args, program] {
             if (args->run.selection.paths.empty()) args->run.selection.paths.push_back(resources().scenarios);
             args->run.program = program;
@@ -276,10 +300,10 @@ Subcommand define_shrink(CLI::App& app, const std::string& program) {
       ->add_option("--max-examples", shrink_options.max_examples,
                    "cases to run at most (each: gold, candidate, compare)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   shrink->add_option("--timeout", shrink_options.timeout, "seconds each side's run of a case may take (0: none)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   shrink->add_option("--check", shrink_options.check, "the failed check to keep (default: the scenario's first)");
   shrink
       ->add_option("--trust-backend", shrink_options.trusted_backends,
@@ -335,7 +359,7 @@ void add_compare_flags(CLI::App* cmd, CompareArgs& args) {
                   "bytes of memory one result file may expand to when read (copies of its values); a file "
                   "past it is that scenario's error")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
 }
 
 // After parsing: the policies given on the command line, which win over the candidate backend's POLICY.
@@ -366,11 +390,11 @@ Subcommand define_compare(CLI::App& app, const std::string& program) {
       ->add_option("--timeout", compare_args.timeout,
                    "seconds one scenario's compare may take before it is recorded as timeout and the next one "
                    "compared (default: the runs' own --timeout, as their manifests record it; 0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   compare
       ->add_option("-j,--jobs", compare_args.options.jobs,
                    "processes comparing scenarios at once (default 1); the reports do not depend on it")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   add_sharding(compare, compare_args.sharding);
   return {compare, [args, compare, program] {
             note_policies_given(compare, args->options);
@@ -501,6 +525,18 @@ void guard_option_values(CLI::App& command, const std::set<std::string>& names) 
   for (CLI::App* subcommand : command.get_subcommands({})) guard_option_values(*subcommand, names);
 }
 
+// Every option of `command` and its subcommands that names a file or directory gets kPath's check.
+void guard_empty_paths(CLI::App& command) {
+  static const std::set<std::string> kPaths = {"scenarios",   "out",    "json", "junit",     "html",   "baseline",
+                                               "shard-times", "config", "gold", "candidate", "report", "inputs"};
+  for (CLI::Option* option : command.get_options({})) {
+    std::string name = option->get_name();
+    name.erase(0, name.find_first_not_of('-'));
+    if (kPaths.count(name)) option->check(kPath);
+  }
+  for (CLI::App* subcommand : command.get_subcommands({})) guard_empty_paths(*subcommand);
+}
+
 int main_impl(int argc, char** argv) {
   CLI::App app{"parity: does a proxy-array library behave like NumPy, after its results have travelled?"};
   app.require_subcommand(1);
@@ -525,6 +561,7 @@ int main_impl(int argc, char** argv) {
   std::set<std::string> option_names;  // read by guard_option_values' checks as the command line is parsed
   collect_option_names(app, option_names);
   guard_option_values(app, option_names);
+  guard_empty_paths(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
