@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import demo_run
+from e2e_test import results_copy  # the shared e2e helpers (tests/conftest.py)
 
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
@@ -238,7 +239,7 @@ def test_a_full_disk_fails_the_write_naming_the_file_and_leaves_nothing_half_wri
     assert "cannot write" in big["error"]["message"] and str(out / "results") in big["error"]["message"]
     assert [p.name for p in (out / "results").iterdir() if p.name.startswith("sizes.big")] == []
     report = tmp_path / "report.json"
-    parity("compare", out, out, "--json", report, check=1)
+    parity("compare", out, results_copy(out), "--json", report, check=1)
     assert statuses(report)["sizes.small"]["status"] == "pass"
 
 
@@ -340,3 +341,12 @@ def test_a_timeout_beyond_the_clocks_reach_is_none(pair, tmp_path):
     report = tmp_path / "r.json"
     parity("compare", gold, cand, "--timeout", "1e10", "--json", report, "-q", check=1)  # basic.raises raises
     assert "timeout" not in {s["status"] for s in statuses(report).values()}
+
+
+def test_one_results_directory_given_twice_is_refused(pair, tmp_path):
+    """`compare $GOLD $GOLD`, a script's typo, passed every scenario and exited 0: a green night that checked nothing.
+    The same directory by another path (a link) is the same directory."""
+    gold, _ = pair
+    (tmp_path / "link").symlink_to(gold)
+    proc = parity("compare", gold, tmp_path / "link", "-q", check=2)
+    assert f"{gold} and {tmp_path / 'link'} are the same results directory" in proc.stderr, proc.stderr

@@ -105,6 +105,17 @@ def shm_leftovers(before=(), makers=None):
     return found
 
 
+def results_copy(results, fresh=False) -> Path:
+    """A copy of the results directory `results` beside it (made once, or again if `fresh`), for a compare that checks
+    one run reads back whole: compare refuses one directory given twice."""
+    copy = Path(results).with_name(Path(results).name + "-copy")
+    if fresh:
+        shutil.rmtree(copy, ignore_errors=True)
+    if not copy.exists():
+        shutil.copytree(results, copy, symlinks=True)
+    return copy
+
+
 def manifest_entries(results):
     """The manifest's scenario entries by id."""
     return {s["id"]: s for s in json.loads((results / "manifest.json").read_text())["scenarios"]}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_test import not_fork_safe_backend, shm_leftovers  # the shared e2e helpers (tests/conftest.py)
+from e2e_test import not_fork_safe_backend, results_copy, shm_leftovers  # the shared e2e helpers (tests/conftest.py)
 
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
@@ -88,7 +88,7 @@ def test_the_ordinary_scenarios_around_the_faults_pass_and_keep_their_results(fa
     for scenario in ORDINARY:
         assert by_id[scenario]["status"] == "ok", by_id[scenario]
         assert (out / by_id[scenario]["file"]).is_file()
-    proc = subprocess.run([BIN, "compare", out, out, "--only", ORDINARY[0], "--only", ORDINARY[1]],
+    proc = subprocess.run([BIN, "compare", out, results_copy(out), "--only", ORDINARY[0], "--only", ORDINARY[1]],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
@@ -111,7 +111,7 @@ def test_results_do_not_depend_on_the_number_of_workers(tmp_path):
 def test_compare_reports_a_crashed_side_as_an_error_naming_how_it_ended(faulty_run, tmp_path):
     out, _, _, _ = faulty_run
     report = tmp_path / "report.json"
-    subprocess.run([BIN, "compare", out, out, "--json", report], capture_output=True, timeout=120)
+    subprocess.run([BIN, "compare", out, results_copy(out), "--json", report], capture_output=True, timeout=120)
     by_id = {s["id"]: s for s in json.loads(report.read_text())["scenarios"]}
     check = next(c for c in by_id["faults.segfaults"]["checks"] if not c["ok"])
     assert by_id["faults.segfaults"]["status"] == "error" and check["check"] == "error"

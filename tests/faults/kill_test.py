@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from e2e_test import results_copy  # the shared e2e helpers (tests/conftest.py)
+
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 KILLS = 8
@@ -30,14 +32,14 @@ def result_files(out):
 
 def assert_consistent(out):
     """The manifest parses, every file it lists is there, and compare reads them all back (an incomplete run's
-    directory compared with itself passes; one killed before its first scenario finished has nothing to compare,
+    directory compared with a copy of itself passes; one killed before its first scenario finished has nothing to compare,
     which compare reports as the usage error it is)."""
     manifest = json.loads((out / "manifest.json").read_text())
     for s in manifest["scenarios"]:
         for key in ("file", "pickle_file"):
             if s.get(key):
                 assert (out / s[key]).is_file(), (s["id"], s[key])
-    proc = subprocess.run([BIN, "compare", out, out, "-q"], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([BIN, "compare", out, results_copy(out, fresh=True), "-q"], capture_output=True, text=True, timeout=600)
     if manifest["scenarios"]:
         assert proc.returncode == 0, proc.stderr
     else:

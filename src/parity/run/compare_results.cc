@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <set>
@@ -49,10 +50,14 @@ int refused(CompareReporter& reporter, const std::string& message) {
   return kExitUsage;
 }
 
-// Two results directories that cannot be meant as this pair: given the wrong way round, or runs of different
-// scenario sets (nothing in common to compare). Empty when the pair is usable.
+// Two results directories that cannot be meant as this pair: one directory twice, given the wrong way round, or runs
+// of different scenario sets (nothing in common to compare). Empty when the pair is usable.
 std::string pairing_mistake(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
   const std::string g = gold.dir.string(), c = candidate.dir.string();
+  std::error_code ec;
+  if (std::filesystem::equivalent(gold.dir, candidate.dir,
+                                  ec))  // a script's typo ($GOLD $GOLD): a pass that checks nothing
+    return g + " and " + c + " are the same results directory: compare a candidate backend's run with a gold run";
   if (gold.backend.value("role", "") == "candidate" && candidate.backend.value("role", "") == "gold")
     return g + " is a candidate run and " + c +
            " a gold run: they are swapped; give the gold run first: parity compare " + c + " " + g;
