@@ -124,6 +124,25 @@ def test_resume_refuses_a_directory_without_a_run_or_of_another_backend(tmp_path
     assert f"{out} holds a run of backend 'gold', not 'fsproxy': resume it with --backend gold" in proc.stderr
 
 
+@pytest.mark.parametrize("changed,said", [
+    ([], 'paths: ["E2E"], now ['),  # the bundled corpus's path
+    (["--only", "basic.integers", "--scenarios", "E2E"], 'only: ["basic.matrix"], now ["basic.integers"]'),
+    (["--only", "basic.matrix", "--scenarios", "E2E", "-k", "matrix"], 'keyword: "", now "matrix"'),
+], ids=["without its --scenarios", "another --only", "a -k added"])
+def test_resume_refuses_another_selection(tmp_path, changed, said):
+    """A resume with another selection (forgetting --scenarios ran the bundled corpus) ended 'complete' and exit 0,
+    the first selection's finished scenarios dropped from the manifest and their result files left behind."""
+    e2e, out = REPO / "tests" / "e2e" / "scenarios", tmp_path / "gold"
+    assert run(out, "--only", "basic.matrix", "--scenarios", e2e).returncode == 0
+    before = (out / "manifest.json").read_bytes()
+    changed = [str(e2e) if a == "E2E" else a for a in changed]
+    proc = run(out, "--resume", *changed)
+    assert proc.returncode == 2, proc.stderr
+    said = said.replace("E2E", str(e2e))
+    assert f"{out} holds a run of another selection ({said}" in proc.stderr, proc.stderr
+    assert (out / "manifest.json").read_bytes() == before
+
+
 
 def gone_within(pidfd, seconds):
     """Whether the process of `pidfd` has ended within `seconds` (a pidfd reads as ready once it has; never another

@@ -678,11 +678,31 @@ void Supervisor::add_libraries(const json& libraries) {
   for (const auto& [name, version] : libraries.items()) manifest_.environment["libraries"][name] = version;
 }
 
+namespace {
+
+// --resume finishes the run in the directory: the same selection (its --scenarios, --only and -k as recorded, where
+// the manifest records them). Another one had ended 'complete' with the finished scenarios of the first selection
+// dropped from the manifest and their files left behind (a resume without its --scenarios ran the bundled corpus).
+void check_resume_selection(const Manifest& previous, const nlohmann::json& now) {
+  for (const char* key : {"paths", "only", "keyword"}) {
+    const auto before = previous.run.find(key);
+    if (before == previous.run.end() || *before == now.at(key)) continue;
+    const auto shown = [](const nlohmann::json& v) {
+      return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    };
+    throw RunAbort{previous.dir.string() + " holds a run of another selection (" + key + ": " + shown(*before) +
+                   ", now " + shown(now.at(key)) + "): resume it with the --scenarios, --only and -k it was run with"};
+  }
+}
+
+}  // namespace
+
 std::size_t Supervisor::adopt(const Manifest& previous) {
   const std::string before = previous.backend.value("spec", "?"), now = manifest_.backend.value("spec", "?");
   if (before != now)
     throw RunAbort{previous.dir.string() + " holds a run of backend '" + before + "', not '" + now +
                    "': resume it with --backend " + before + ", or write this run elsewhere"};
+  check_resume_selection(previous, manifest_.run);
   remove_partial_files(previous.dir / kResultsSubdir);
   std::map<std::string, const ScenarioRecord*> by_id;
   for (const ScenarioRecord& r : previous.scenarios) by_id[r.id] = &r;
