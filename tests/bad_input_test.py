@@ -7,6 +7,7 @@ import signal
 import stat
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -350,3 +351,44 @@ def test_one_results_directory_given_twice_is_refused(pair, tmp_path):
     (tmp_path / "link").symlink_to(gold)
     proc = parity("compare", gold, tmp_path / "link", "-q", check=2)
     assert f"{gold} and {tmp_path / 'link'} are the same results directory" in proc.stderr, proc.stderr
+
+
+WAITS_FOR_GO = '''
+import os
+import time
+
+import parity
+
+
+@parity.scenario(timeout=120)
+def waits(xp):
+    open(os.environ["BAD_INPUT_STARTED"], "w").close()
+    while not os.path.exists(os.environ["BAD_INPUT_GO"]):
+        time.sleep(0.02)
+    return {"x": xp.arange(3.0)}
+'''
+
+
+def test_a_second_run_into_a_results_directory_being_written_is_refused(tmp_path):
+    """Two runs into one --out at once both ended 'results <out>', exit 0: the manifest was the last one's, the other's
+    results lost. The second is refused (exit 2) before it writes anything; the first ends as if alone."""
+    scenarios, out = tmp_path / "scenarios", tmp_path / "out"
+    scenarios.mkdir()
+    (scenarios / "slow.py").write_text(WAITS_FOR_GO)
+    started, go = tmp_path / "started", tmp_path / "go"
+    env = {**os.environ, "BAD_INPUT_STARTED": str(started), "BAD_INPUT_GO": str(go)}
+    first = subprocess.Popen([BIN, "run", "--backend", "gold", "--scenarios", scenarios, "--out", out, "-q"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert started.exists(), first.stderr.read() if first.poll() is not None else "the scenario never started"
+        second = run("fsproxy", out, check=2)
+        assert f"{out} is being written by another parity run" in second.stderr, second.stderr
+    finally:
+        go.touch()
+        _, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["backend"]["name"] == "gold" and [s["id"] for s in manifest["scenarios"]] == ["slow.waits"]

@@ -4,14 +4,17 @@
 // crash or timeout, the worker is replaced, and the run goes on. Nothing here waits on a worker without a deadline.
 #include "runner.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <sys/file.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -1043,6 +1046,17 @@ ShardPlan narrow_to_shard(const ShardRequest& request, Supervisor& supervisor, M
   return plan;
 }
 
+// The results directory `out`, open and locked (flock) while this run writes it: two runs writing one --out at once
+// had both ended 'results <out>', exit 0, the manifest the last one wrote, the other's results lost. A second one is
+// refused before it writes anything. On a file system without flock (some NFS mounts) it is left unlocked.
+FileDescriptor lock_results_directory(const std::filesystem::path& out) {
+  FileDescriptor dir(::open(out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) throw RunAbort{"cannot open the results directory " + out.string() + ": " + std::strerror(errno)};
+  if (::flock(dir.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+    throw RunAbort{out.string() + " is being written by another parity run: wait for it to end, or write elsewhere"};
+  return dir;
+}
+
 // --resume finishes the run in the directory: the same shard of the same partition, or unsharded both.
 void check_resume_shard(const Manifest& previous, const std::optional<ShardPlan>& now) {
   std::optional<ShardPlan> before;
@@ -1114,8 +1128,10 @@ int run_scenarios(const RunOptions& options) {
   // Declared before the supervisor, so it ends after the workers: then it kills what their scenarios left running.
   OrphanReaper reaper;
   Supervisor supervisor(options, manifest);
+  FileDescriptor locked;
   try {
     supervisor.start(backend);  // the workers create the results directory once backend and selection are good
+    locked = lock_results_directory(options.out);
   } catch (const RunAbort& e) {
     print_line("run", e.message);
     return e.code;
