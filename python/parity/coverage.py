@@ -217,12 +217,9 @@ def summary_text(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(calls_folder, json_path="") -> int:
-    """What `parity coverage` runs after the gold run: prints the summary and writes the JSON."""
+def texts(calls_folder) -> tuple:
+    """What `parity coverage` makes after the gold run (coverage.cc): the JSON's text, which it writes where --json
+    says as it writes every report, and the summary it prints."""
     result = report(calls_folder)
-    if json_path:
-        Path(json_path).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    sys.stdout.write(summary_text(result))
-    sys.stdout.flush()
-    return 0
+    return json.dumps(result, indent=1) + "\n", summary_text(result)
 

@@ -96,3 +96,17 @@ def test_a_selection_of_nothing_exits_5(tmp_path):
     folder.mkdir()
     (folder / "known.py").write_text(textwrap.dedent(SCENARIOS))
     parity("coverage", "--scenarios", folder, "-k", "nothing_matches_this", check=5)
+
+
+def test_a_json_destination_that_cannot_be_written_is_refused_before_the_run(tmp_path):
+    """Found after the whole gold run, a missing directory was a Python traceback (FileNotFoundError), a directory an
+    IsADirectoryError; a FIFO or a link was replaced by a file. Refused at once now, as every report's destination."""
+    coverage(tmp_path)  # writes the scenarios
+    missing = tmp_path / "nowhere" / "c.json"
+    proc = parity("coverage", "--scenarios", tmp_path / "scenarios", "--json", missing, check=2)
+    assert f"parity coverage: --json {missing}: its directory" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and "parity run:" not in proc.stderr  # nothing ran
+    (tmp_path / "archive").mkdir()
+    (tmp_path / "latest.json").symlink_to(tmp_path / "archive" / "c.json")
+    parity("coverage", "--scenarios", tmp_path / "scenarios", "--json", tmp_path / "latest.json", check=0)
+    assert (tmp_path / "latest.json").is_symlink() and json.loads((tmp_path / "archive" / "c.json").read_text())["total"]

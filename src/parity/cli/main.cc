@@ -274,6 +274,7 @@ Subcommand define_coverage(CLI::App& app, const std::string& program) {
       ->capture_default_str()
       ->check(kNonNegative);
   return {coverage, [args, program] {
+            if (!reports_can_be_written("coverage", ReportPaths{args->json, "", ""}, {})) return int{kExitUsage};
             if (args->run.selection.paths.empty()) args->run.selection.paths.push_back(resources().scenarios);
             args->run.program = program;
             args->run.verbosity = Verbosity::kQuiet;  // the coverage summary is the output

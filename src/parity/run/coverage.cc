@@ -5,9 +5,12 @@
 #include <stdlib.h>
 
 #include <cstdio>
+#include <exception>
 #include <filesystem>
+#include <string>
 #include <system_error>
 
+#include "atomic_file.h"
 #include "interpreter.h"
 #include "outcome.h"
 #include "temp_directory.h"
@@ -20,11 +23,16 @@ namespace {
 
 constexpr const char* kWorkPrefix = "parity-coverage-";
 
+// The summary printed and the JSON written (write_named_file, as every report: main.cc checked where before the run).
 int report(const std::filesystem::path& calls, const std::string& json) {
   start_interpreter();
   try {
-    return py::module_::import("parity.coverage").attr("main")(calls.string(), json).cast<int>();
-  } catch (py::error_already_set& e) {
+    const py::tuple texts = py::module_::import("parity.coverage").attr("texts")(calls.string());
+    if (!json.empty()) write_named_file(json, texts[0].cast<std::string>());
+    std::fputs(texts[1].cast<std::string>().c_str(), stdout);
+    std::fflush(stdout);
+    return kExitOk;
+  } catch (const std::exception& e) {  // Python's error (error_already_set), or the file's
     std::fprintf(stderr, "parity coverage: %s\n", printable(e.what(), Newlines::kKeep).c_str());
     return kExitUsage;
   }
