@@ -392,3 +392,36 @@ def test_a_second_run_into_a_results_directory_being_written_is_refused(tmp_path
     assert first.returncode == 0, err
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["backend"]["name"] == "gold" and [s["id"] for s in manifest["scenarios"]] == ["slow.waits"]
+
+
+SLOW_TO_IMPORT = '''
+import os
+import time
+
+import parity
+
+open(os.environ["BAD_INPUT_STARTED"], "w").close()
+time.sleep(60)
+
+
+@parity.scenario
+def never(xp):
+    return {"x": xp.arange(2)}
+'''
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_list_stopped_by_a_signal_while_a_module_imports_exits_130(tmp_path, sig):
+    """Ctrl-C during `list` was 'parity: internal error (Python): KeyboardInterrupt' with a traceback, exit 2; SIGTERM
+    killed it (143). Both are an interruption, 130, as for run and compare."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "slow.py").write_text(SLOW_TO_IMPORT)
+    started = tmp_path / "started"
+    proc = subprocess.Popen([BIN, "list", "--scenarios", tmp_path / "scenarios"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "BAD_INPUT_STARTED": str(started)})
+    deadline = time.monotonic() + 120
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "parity: stopped by a signal" in err and "internal error" not in err, err

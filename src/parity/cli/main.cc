@@ -582,6 +582,11 @@ int run_main(int argc, char** argv) {
   try {
     return main_impl(argc, argv);
   } catch (const pybind11::error_already_set& e) {
+    // Ctrl-C (or list's SIGTERM) while Python ran a command's own code: an interruption (exit 130), not parity's bug.
+    if (e.matches(PyExc_KeyboardInterrupt)) {
+      std::fprintf(stderr, "parity: stopped by a signal (Ctrl-C or SIGTERM)\n");
+      return kExitInterrupted;
+    }
     std::fprintf(stderr, "parity: internal error (Python): %s\n", printable(e.what(), Newlines::kKeep).c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "parity: %s\n", printable(e.what(), Newlines::kKeep).c_str());

@@ -512,6 +512,9 @@ void with_stdout_on_stderr(Step&& step) {
 
 int list_scenarios(const Selection& selection, bool as_json) {
   start_interpreter();
+  // SIGTERM as Ctrl-C: a KeyboardInterrupt in the module importing, which main ends with exit 130, as run's.
+  const py::module_ signal = py::module_::import("signal");
+  signal.attr("signal")(signal.attr("SIGTERM"), signal.attr("default_int_handler"));
   py::object found;
   try {
     with_stdout_on_stderr([&] { found = discover(selection); });
