@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from e2e_test import results_copy  # the shared e2e helpers (tests/conftest.py)
+
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 
@@ -112,7 +114,7 @@ def test_flags_win_over_the_file(project):
     assert len(pids(log)) == 1
     manifest = json.loads((project / "gold" / "manifest.json").read_text())
     assert manifest["backend"]["name"] == "gold" and manifest["run"]["timeout"] == 9
-    parity("compare", project / "gold", project / "gold", "--json", project / "mine.json", "--dtype-policy", "exact",
+    parity("compare", project / "gold", results_copy(project / "gold"), "--json", project / "mine.json", "--dtype-policy", "exact",
            cwd=cwd, check=0)
     assert json.loads((project / "mine.json").read_text())["policy"]["dtype"] == "exact"
     assert not (project / "reports" / "report.json").exists()  # --json replaced the file's json, not added to it
@@ -229,4 +231,4 @@ def test_a_runs_supervisor_reads_the_file_without_importing_numpy(project):
     assert "numpy" not in imported
     manifest = json.loads((project / "gold" / "manifest.json").read_text())
     assert sorted(s["id"] for s in manifest["scenarios"]) == IDS
-    parity("compare", project / "gold", project / "gold", cwd=project, check=0)
+    parity("compare", project / "gold", results_copy(project / "gold"), cwd=project, check=0)

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from e2e_test import results_copy  # the shared e2e helpers (tests/conftest.py)
+
 REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[2]))
 BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
 REPORT = REPO / "tests" / "e2e" / "report"
@@ -190,7 +192,7 @@ def test_compare_refuses_a_baseline_that_is_not_a_compare_json(compares, tmp_pat
 def test_compare_refuses_a_baseline_of_another_candidate_backend(compares, tmp_path):
     tmp = compares["tmp"]
     other = tmp_path / "gold-vs-gold.json"
-    parity("compare", tmp / "gold", tmp / "gold", "--json", other, check=1)  # known_difference: an xpass
+    parity("compare", tmp / "gold", results_copy(tmp / "gold"), "--json", other, check=1)  # known_difference: an xpass
     proc = refused("compare", tmp / "gold", tmp / "mixed-0.1.0", "--baseline", other,
                    complaint="compares candidate backend 'gold', not 'mixed.py'", check_file=other)
     assert proc.stderr.startswith("parity compare: baseline "), proc.stderr
