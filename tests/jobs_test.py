@@ -476,9 +476,14 @@ SLOW_REDUCER = """
 
     def rebuild(state):
         mark = os.environ.get("JOBS_TEST_MARK")
-        if mark and not os.path.exists(mark):  # the first rebuild of this compare: the test signals now
+        if mark and not os.path.exists(mark):  # the first rebuild of this compare: the test signals, then says so
             open(mark, "w").close()
-            time.sleep(1)
+            deadline = time.monotonic() + 60
+            while not os.path.exists(mark + ".signalled") and time.monotonic() < deadline:
+                time.sleep(0.01)
+        if os.environ.get("JOBS_TEST_FOREVER"):  # a reducer that never returns: no check of the compare's is reached
+            while True:
+                time.sleep(0.01)
         return Slow(state["v"])
 
 
@@ -520,7 +525,39 @@ def test_compare_stopped_by_a_signal_writes_no_report_and_exits_130(tmp_path, co
         os.killpg(proc.pid, sig)
     else:
         proc.send_signal(sig)
+    Path(f"{mark}.signalled").touch()
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, err)
     assert re.search(rf"parity compare: stopped by signal {int(sig)} after \d of 4 scenarios; no report written", err), err
     assert not report.exists() and "KeyboardInterrupt" not in out + err
+
+
+def test_a_second_ctrl_c_ends_a_compare_whose_reducer_never_returns(tmp_path):
+    """The first Ctrl-C waits for the compare's next check; Python code that never reaches one (a scenario's reducer
+    in an endless loop, under --jobs 1) had left no way to stop it but SIGKILL. The second ends it by SIGINT."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "slow_mod.py").write_text(textwrap.dedent(SLOW_REDUCER))
+    for side in ("gold", "cand"):
+        parity("run", "--backend", "gold", "--out", tmp_path / side, "-q", "--scenarios", scenarios, check=0)
+    mark = tmp_path / "rebuilding"
+    Path(f"{mark}.signalled").touch()  # the reducer goes on at once, into its endless loop
+    proc = subprocess.Popen([BIN, "compare", tmp_path / "gold", tmp_path / "cand", "--jobs", "1", "--scenarios",
+                             scenarios],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "JOBS_TEST_MARK": str(mark), "JOBS_TEST_FOREVER": "1"})
+    try:
+        deadline = time.monotonic() + 120
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert mark.exists(), "no rebuild began"
+        os.killpg(proc.pid, signal.SIGINT)
+        with pytest.raises(subprocess.TimeoutExpired):  # the first waits for a check that never comes
+            proc.wait(timeout=0.5)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    assert proc.returncode == -signal.SIGINT

@@ -32,7 +32,15 @@ inline volatile std::sig_atomic_t stop_signal = 0;  ///< set by note_stop_signal
 }  // namespace detail
 
 /// A signal handler (StopSignalHandler, run/process.h) for SIGINT and SIGTERM: check_interrupted throws from then on.
-extern "C" inline void note_stop_signal(int sig) { detail::stop_signal = sig; }
+/// A second signal ends the process by that signal at once: code that never reaches a check (a scenario's reducer in
+/// an endless loop, under compare --jobs 1) is stopped by the second Ctrl-C.
+extern "C" inline void note_stop_signal(int sig) {
+  if (detail::stop_signal) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);  // delivered once this handler returns (the signal is blocked while it runs)
+  }
+  detail::stop_signal = sig;
+}
 
 /// Throws Interrupted once note_stop_signal has run: between scenarios, and in check_deadline's loops.
 inline void check_interrupted() {

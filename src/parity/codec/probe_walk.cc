@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "codec.h"
+#include "deadline.h"
 #include "digest.h"
 #include "numpy_api.h"
 
@@ -264,6 +265,10 @@ class Walk {
   }
 
   void check_deadline() {
+    if (detail::stop_signal) {  // a Ctrl-C during a compare (deadline.h): the walk of a large object ends with it
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw py::error_already_set();
+    }
     if (deadline_.is_none()) return;
     timespec now{};
     ::clock_gettime(CLOCK_MONOTONIC, &now);  // time.monotonic()'s clock

@@ -144,8 +144,10 @@ CompareReport compare_runs(const Manifest& gold, const Manifest& candidate, cons
   const RecordIndex gold_index(gold), candidate_index(candidate);
   const auto one = [&](std::size_t i) {
     check_interrupted();  // a stop signal ends the compare here, in this process or a --jobs child
-    return compare_scenario(gold, candidate, gold_index.find(ids[i]), candidate_index.find(ids[i]), ids[i], trusting,
-                            report.differences);
+    ScenarioOutcome outcome = compare_scenario(gold, candidate, gold_index.find(ids[i]), candidate_index.find(ids[i]),
+                                               ids[i], trusting, report.differences);
+    check_interrupted();  // ... and a scenario it cut short (a walk ended by KeyboardInterrupt) is no outcome
+    return outcome;
   };
   const auto keep = [&](std::size_t i, ScenarioOutcome outcome) {
     if (options.on_start && options.jobs > 1) options.on_start(ids[i], i, ids.size());  // the live line: in order
