@@ -247,6 +247,51 @@ def test_compare_results_prints_nothing_unless_asked(runs, capfd):
     assert "| compare " in err and "parity compare: 1 scenarios in" in err, err
 
 
+INTERRUPTS = """
+import os
+import signal
+
+import parity
+import parity.reducers
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+
+def rebuild(state):
+    if os.environ.pop("API_TEST_INTERRUPT", None):  # as if Ctrl-C came while the compare rebuilt this output
+        os.kill(os.getpid(), signal.SIGINT)
+    return Box(state["v"])
+
+
+parity.reducers.register(Box, reduce=lambda b: {"v": b.v}, rebuild=rebuild)
+
+
+@parity.scenario
+def boxed(xp):
+    return {"b": Box(1), "a": xp.arange(3.0)}
+"""
+
+
+def test_a_ctrl_c_during_compare_results_is_a_keyboard_interrupt_and_the_next_compare_works(tmp_path, monkeypatch):
+    """compare_results installs the compare's own SIGINT handler while it runs: a Ctrl-C then returned None, as if a
+    report, and left the stop flag set, so that the caller's next compare_outputs failed at once ("unknown
+    exception")."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "interrupts.py").write_text(INTERRUPTS)
+    for side in ("gold", "cand"):
+        run("gold", tmp_path / side, "--scenarios", scenarios)
+    monkeypatch.setenv("API_TEST_INTERRUPT", "1")
+    with pytest.raises(KeyboardInterrupt):
+        parity.compare_results(tmp_path / "gold", tmp_path / "cand", trust_scenarios=[scenarios])
+    assert "API_TEST_INTERRUPT" not in os.environ, "the reducer never ran"
+    assert parity.compare_outputs(np.arange(3.0), np.arange(3.0))["status"] == "pass"
+    report = parity.compare_results(tmp_path / "gold", tmp_path / "cand", trust_scenarios=[scenarios])
+    assert report["summary"]["pass"] == 1, report["summary"]
+
 def test_paths_outside_the_program_are_the_extension_modules_grammar():
     """parity.paths has no grammar of its own: outside the parity program it is parity._core's, paths.cc's code."""
     from parity import paths

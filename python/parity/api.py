@@ -81,8 +81,9 @@ def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(),
     compare's --only, --NAME-policy, --strict-differences, --timeout and --max-result-memory. Nothing is printed
     unless `progress`: then stderr shows what `parity compare` shows. Raises ValueError
     (parity._core.CompareRefused) with parity's message for a pair `parity compare` refuses: a missing or malformed
-    manifest, runs given the wrong way round or with no scenario in common, a compare of 0 scenarios (an `only`
-    naming none of them), runs whose shards do not line up, or malformed declared differences."""
+    manifest, runs given the wrong way round or with no scenario in common, one directory given as both, a compare of
+    0 scenarios (an `only` naming none of them), runs whose shards do not line up, or malformed declared differences.
+    A Ctrl-C (SIGINT, or SIGTERM) during the compare stops it at its next check and raises KeyboardInterrupt."""
     return _core().compare_results(os.fspath(gold), os.fspath(candidate), list(only), dict(policy or {}),
                                    list(trust_backends), [os.fspath(d) for d in trust_scenarios], bool(pickle_probe),
                                    bool(strict_differences), None if timeout is None else float(timeout),

@@ -189,8 +189,12 @@ py::object compare_dirs(const std::filesystem::path& gold_dir, const std::filesy
   if (!nowhere) throw std::system_error(errno, std::generic_category(), "fopen /dev/null");
   command.terminal = given.progress ? stderr : nowhere.get();
   KeptReport kept;
-  if (compare_results(command, kept) == kExitUsage)
-    throw CompareRefused(kept.refusal().empty() ? "the compare was refused" : kept.refusal());
+  const int code = compare_results(command, kept);
+  if (code == kExitUsage) throw CompareRefused(kept.refusal().empty() ? "the compare was refused" : kept.refusal());
+  if (code == kExitInterrupted) {  // a Ctrl-C, caught by compare_results' own handler: Python's way to say it
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
   return to_python_json(kept.document());
 }
 
