@@ -15,9 +15,11 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "deadline.h"
 #include "interpreter.h"
 #include "outcome.h"
 #include "process.h"
@@ -289,10 +291,15 @@ int check_scenarios(CheckOptions& options, CompareReporter& reporter) {
   candidate.out = check_candidate_dir(run.out);
   g_check_signal = 0;
   std::array<RunSide, 2> sides{RunSide("gold"), RunSide("candidate")};
+  std::optional<StopSignalHandler> until_compare;
   try {
     // Before the forks: the compare needs it, and the runs' workers, forks of the runs given in_process_worker,
     // begin with the interpreter and NumPy loaded instead of each starting its own.
     start_interpreter();
+    // Between the runs (run_both's own handler) and the compare (compare_results'), a Ctrl-C or SIGTERM is the
+    // compare's (deadline.h): it stops at once, no report, exit 130. Python's handler, back there, had made it a
+    // KeyboardInterrupt in the first scenario's reducer, that scenario's error, and the rest compared on.
+    until_compare.emplace(note_stop_signal);
     catch_more_workers_signal();  // before the forks: each run has it from its first instruction
     fill_compare(options);
     run_both(gold, candidate, sides, [&options](RunSide& other) {
