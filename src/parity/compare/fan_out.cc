@@ -213,6 +213,7 @@ class Pool {
     }
     ::close(c.fd);
     c.fd = -1;
+    if (detail::stop_signal) stop();  // it ended on the stop signal (exit 130): nothing lost, no process started again
     if (!c.sent.empty()) {
       const std::size_t lost = c.sent.front();
       results_[lost] = f_.lost(lost, how_it_ended(status));
