@@ -23,6 +23,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "safe_file.h"
+
 namespace parity {
 namespace {
 
@@ -438,16 +440,23 @@ std::string ChildProcess::finish(double grace) {
 bool ChildProcess::wait_until(double seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   if (exited() || seconds <= 0) return waited_;
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+  // Readable once the process has ended; -1 where the kernel has no pidfd_open (before 5.3): a 5 ms poll then.
+  const FileDescriptor pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
+  bool said_ended = false;  // the pidfd became readable
   while (!exited()) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
-    pollfd ended{pidfd, POLLIN, 0};  // readable once the process has ended
-    if (pidfd >= 0 && ::poll(&ended, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1000))) >= 0) continue;
-    if (pidfd < 0 || errno != EINTR) std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(5)));
+    if (pidfd.get() >= 0 && !said_ended) {
+      pollfd ended{pidfd.get(), POLLIN, 0};
+      const int ready = ::poll(&ended, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1000)));
+      said_ended = ready > 0;
+      if (ready >= 0 || errno == EINTR) continue;
+    }
+    // No pidfd, or one that said the process ended where waitid cannot see it (reaped elsewhere: ECHILD; it stays
+    // readable): polled every 5 ms, not spun on to the deadline.
+    std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(5)));
   }
-  if (pidfd >= 0) ::close(pidfd);
   return waited_;
 }
 
