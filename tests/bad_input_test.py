@@ -394,6 +394,22 @@ def test_a_second_run_into_a_results_directory_being_written_is_refused(tmp_path
     assert manifest["backend"]["name"] == "gold" and [s["id"] for s in manifest["scenarios"]] == ["slow.waits"]
 
 
+def test_a_resume_takes_the_lock_before_it_reads_the_manifest(tmp_path):
+    """--resume read the manifest, then started its workers, then locked: it could read a manifest another run was
+    replacing. Here a directory that another process holds locked, with no manifest yet, is "being written", not
+    "nothing to resume"."""
+    import fcntl
+    out = tmp_path / "out"
+    out.mkdir()
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        proc = run("gold", out, "--resume", check=2)
+    finally:
+        os.close(fd)
+    assert f"{out} is being written by another parity run" in proc.stderr, proc.stderr
+    assert list(out.iterdir()) == []
+
 SLOW_TO_IMPORT = '''
 import os
 import time

@@ -143,6 +143,21 @@ def test_resume_refuses_another_selection(tmp_path, changed, said):
     assert (out / "manifest.json").read_bytes() == before
 
 
+def test_resume_takes_the_same_selection_however_it_is_spelled(tmp_path):
+    """The selection was compared as typed: a config file's absolute --scenarios against the command line's relative
+    one, "./scen/" against "scen", or --only in another order, were "another selection" and the resume refused (a
+    relative path is taken from where the command runs, as it always is)."""
+    out = tmp_path / "gold"
+    first = subprocess.run([BIN, "run", "--backend", "gold", "--out", out, "-q", "--scenarios", "./tests/e2e/scenarios/",
+                            "--only", "basic.matrix", "--only", "basic.integers"],
+                           capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert first.returncode == 0, first.stderr
+    proc = subprocess.run([BIN, "run", "--backend", "gold", "--out", out, "-q", "--resume", "--scenarios",
+                           REPO / "tests" / "e2e" / "scenarios", "--only", "basic.integers", "--only", "basic.matrix"],
+                          capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 of 2 scenarios already finished" in proc.stderr, proc.stderr
+
 
 def gone_within(pidfd, seconds):
     """Whether the process of `pidfd` has ended within `seconds` (a pidfd reads as ready once it has; never another

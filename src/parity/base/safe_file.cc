@@ -182,4 +182,9 @@ bool is_safe_regular_file(const fs::path& dir, const fs::path& relative) {
   return true;
 }
 
+fs::path absolute_spelling(const fs::path& path) {
+  fs::path normal = fs::absolute(path).lexically_normal();
+  return normal.has_filename() || normal == normal.root_path() ? normal : normal.parent_path();
+}
+
 }  // namespace parity

@@ -71,6 +71,10 @@ std::string read_regular_text_file(const std::filesystem::path& dir, const std::
 /// std::system_error (with the file) when it cannot be opened.
 std::string read_named_text_file(const std::filesystem::path& file, const std::string& shown = "");
 
+/// `path` as one spelling of the place a user typed, which need not exist: absolute against the working directory, its
+/// "." and ".." resolved lexically, no trailing slash ("./out/" and "out" are one).
+std::filesystem::path absolute_spelling(const std::filesystem::path& path);
+
 /// Throws UnsafeFileError unless `relative` under `dir` is a regular file reached without a symbolic link
 /// (a check before linking or copying it elsewhere); returns false, touching nothing, when it does not exist.
 bool is_safe_regular_file(const std::filesystem::path& dir, const std::filesystem::path& relative);

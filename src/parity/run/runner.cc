@@ -683,13 +683,28 @@ void Supervisor::add_libraries(const json& libraries) {
 
 namespace {
 
+// A recorded selection's `key` as compared: --scenarios' paths in one spelling each (absolute_spelling: a config
+// file's paths are absolute, the command line's as typed), --scenarios and --only as sets (their order selects
+// nothing), -k as given.
+nlohmann::json comparable_selection(const std::string& key, const nlohmann::json& value) {
+  if (!value.is_array()) return value;
+  std::set<std::string> items;
+  for (const nlohmann::json& item : value) {
+    if (!item.is_string()) return value;
+    const std::string& text = item.get_ref<const std::string&>();
+    items.insert(key == "paths" && !text.empty() ? absolute_spelling(text).string() : text);
+  }
+  return items;
+}
+
 // --resume finishes the run in the directory: the same selection (its --scenarios, --only and -k as recorded, where
 // the manifest records them). Another one had ended 'complete' with the finished scenarios of the first selection
 // dropped from the manifest and their files left behind (a resume without its --scenarios ran the bundled corpus).
 void check_resume_selection(const Manifest& previous, const nlohmann::json& now) {
   for (const char* key : {"paths", "only", "keyword"}) {
     const auto before = previous.run.find(key);
-    if (before == previous.run.end() || *before == now.at(key)) continue;
+    if (before == previous.run.end() || comparable_selection(key, *before) == comparable_selection(key, now.at(key)))
+      continue;
     const auto shown = [](const nlohmann::json& v) {
       return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     };
@@ -1112,10 +1127,18 @@ int run_scenarios(const RunOptions& options) {
     print_line("run", e.what());
     return kExitUsage;
   }
+  // Declared first, so it is released last, once the workers are gone; taken before a resumed run's manifest is read
+  // (another run may be writing it), else once the workers have made the directory (lock_results_directory).
+  FileDescriptor locked;
   std::optional<Manifest> previous;
   if (options.resume) {
     try {
+      std::error_code ec;
+      if (std::filesystem::is_directory(options.out, ec)) locked = lock_results_directory(options.out);
       previous = read_manifest(options.out);
+    } catch (const RunAbort& e) {
+      print_line("run", e.message);
+      return e.code;
     } catch (const ManifestError& e) {
       print_line("run", std::string("--resume: nothing to resume: ") + e.what());
       return kExitUsage;
@@ -1128,10 +1151,9 @@ int run_scenarios(const RunOptions& options) {
   // Declared before the supervisor, so it ends after the workers: then it kills what their scenarios left running.
   OrphanReaper reaper;
   Supervisor supervisor(options, manifest);
-  FileDescriptor locked;
   try {
     supervisor.start(backend);  // the workers create the results directory once backend and selection are good
-    locked = lock_results_directory(options.out);
+    if (locked.get() < 0) locked = lock_results_directory(options.out);
   } catch (const RunAbort& e) {
     print_line("run", e.message);
     return e.code;
