@@ -221,4 +221,37 @@ TEST_F(AtomicFileTest, ANamedFifoIsWrittenIntoNeverReplacedAndADirectoryRefused)
   EXPECT_THROW(parity::write_named_file(dir_.path(), "x"), std::runtime_error);
 }
 
+TEST_F(AtomicFileTest, AFifoThatNothingReadsIsRefusedNotWaitedOn) {
+  const fs::path fifo = dir_.path() / "unread.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    parity::write_named_file(fifo, "report");  // it had blocked in open() until a reader came
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("nothing reads it"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+}
+
+TEST_F(AtomicFileTest, AnOpenFileNamedThroughProcIsWrittenWhereItStandsNeverReplaced) {
+  const fs::path log = dir_.path() / "build.log";
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "before\n", 7), 7);
+  struct stat before {};
+  ASSERT_EQ(::fstat(fd, &before), 0);
+  const fs::path link = "/dev/fd/" + std::to_string(fd);  // /dev/fd -> /proc/self/fd
+  EXPECT_EQ(parity::open_file_link(link),
+            fs::path("/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fd)));
+  EXPECT_EQ(parity::open_file_link(log), std::nullopt);
+  parity::write_named_file(link, "report\n");
+  ASSERT_EQ(::write(fd, "after\n", 6), 6);  // the report moved the descriptor on, as the process's own writes do
+  ::close(fd);
+  struct stat now {};
+  ASSERT_EQ(::stat(log.c_str(), &now), 0);
+  EXPECT_EQ(now.st_ino, before.st_ino);
+  EXPECT_EQ(read(log), "before\nreport\nafter\n");
+  EXPECT_EQ(entries(), std::vector<std::string>{"build.log"});
+}
+
 }  // namespace

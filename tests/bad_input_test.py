@@ -272,6 +272,44 @@ def test_a_report_through_a_link_is_written_where_it_points_and_the_link_stays(p
     assert json.loads((tmp_path / "archive" / "today.json").read_text())["format"] == "parity-compare"
 
 
+@pytest.mark.parametrize("spelling", ["/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"])
+def test_a_report_to_stdout_that_is_a_file_goes_into_that_file_not_over_it(pair, tmp_path, spelling):
+    """`parity compare ... --json /dev/stdout > build.log`: /dev/stdout's link was followed to build.log, and a
+    report renamed over it, which replaced the shell's file (what the run printed before was gone, what it printed
+    after went to the unlinked one). Now the report is written through the process's own descriptor, as its output
+    is, and two reports may go there."""
+    gold, cand = pair
+    log = tmp_path / "build.log"
+    with open(log, "w") as stdout:
+        stdout.write("before\n")
+        stdout.flush()
+        proc = subprocess.run([BIN, "compare", gold, cand, "--json", spelling, "--junit", spelling, "-q"],
+                              stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=300)
+        inode = os.fstat(stdout.fileno()).st_ino
+    assert proc.returncode == 1, proc.stderr
+    assert os.stat(log).st_ino == inode, "the file the shell opened was replaced"
+    text = log.read_text()
+    assert text.startswith("before\n{"), text[:200]
+    document, end = json.JSONDecoder().raw_decode(text, len("before\n"))
+    assert document["format"] == "parity-compare"
+    assert text[end:].lstrip().startswith("<?xml"), text[end:end + 200]
+
+
+def test_a_fifo_that_nothing_reads_is_refused_at_once_not_waited_on(pair, tmp_path):
+    """A report into a FIFO no process had open for reading blocked in open() until one came, forever in a
+    nightly job whose reader had died: now it is an error naming the FIFO (exit 2)."""
+    gold, cand = pair
+    report = tmp_path / "r.json"
+    parity("compare", gold, cand, "--json", report, "-q", check=1)
+    fifo = tmp_path / "unread.fifo"
+    os.mkfifo(fifo)
+    proc = subprocess.run([BIN, "report", report, "--junit", fifo], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot write {fifo}: nothing reads it" in proc.stderr, proc.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+
 @pytest.mark.parametrize("command", ["compare", "check"])
 @pytest.mark.parametrize("case", ["missing-directory", "a-directory", "same-file"])
 def test_a_report_that_cannot_be_written_is_refused_before_any_work(pair, tmp_path, command, case):

@@ -4,15 +4,22 @@
 #include "atomic_file.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <cstdio>
 #include <cstring>
+#include <optional>
+#include <regex>
 #include <stdexcept>
 #include <string>
+
+#include "deadline.h"
 
 namespace parity {
 
@@ -26,7 +33,51 @@ int create_exclusively(const std::filesystem::path& path) {
   return ::open(path.c_str(), kFlags, 0644);
 }
 
+// The descriptor `link` (OpenFileLink::link) is in this process: /proc/<this pid>/fd/N or
+// /proc/<this pid>/task/<tid>/fd/N. -1 for another process's.
+int own_descriptor(const std::filesystem::path& link) {
+  const std::string text = link.string();
+  const std::string own = "/proc/" + std::to_string(::getpid()) + "/";
+  if (text.rfind(own, 0) != 0) return -1;
+  const std::string name = link.filename().string();
+  int fd = -1;
+  const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), fd);
+  return error == std::errc() && end == name.data() + name.size() ? fd : -1;
+}
+
+// Opens what is at `path` to write into it as it is (Publish::into_existing). This process's own open file named
+// through /proc (/dev/stdout) is its descriptor, duplicated, and written where that file stands, as the process's own
+// output is: opened again, a socket cannot be, and a file (`> build.log`) would be written over from its start.
+// O_NONBLOCK: the open of a FIFO that no process reads blocks until one does, which may be never; ENXIO says so at once
+// (then the writes block as usual). O_APPEND: another process's file, or a device, is written at its end.
+int open_existing(const std::filesystem::path& path) {
+  if (const auto link = open_file_link(path)) {
+    if (const int own = own_descriptor(*link); own >= 0) {
+      std::fflush(nullptr);  // what this process printed before stays before the report
+      return ::fcntl(own, F_DUPFD_CLOEXEC, 0);
+    }
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
 }  // namespace
+
+std::optional<std::filesystem::path> open_file_link(std::filesystem::path path) {
+  namespace fs = std::filesystem;
+  static const std::regex kDescriptors(R"(/proc/[0-9]+(/task/[0-9]+)?/fd)");
+  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on a path's links
+    std::error_code ec;
+    if (!fs::is_symlink(path, ec)) return std::nullopt;
+    const fs::path directory = fs::canonical(fs::absolute(path, ec).parent_path(), ec);
+    if (!ec && std::regex_match(directory.string(), kDescriptors)) return directory / path.filename();
+    const fs::path target = fs::read_symlink(path, ec);
+    if (ec) return std::nullopt;
+    path = target.is_absolute() ? target : path.parent_path() / target;
+  }
+  return std::nullopt;
+}
 
 AtomicFile::AtomicFile(std::filesystem::path path, Publish publish) : path_(std::move(path)), publish_(publish) {
   temp_ = path_;  // in place: the file is its own temp, removed the same way when it is not committed
@@ -37,7 +88,11 @@ AtomicFile::AtomicFile(std::filesystem::path path, Publish publish) : path_(std:
   } else if (publish_ == Publish::in_place) {
     fd_ = create_exclusively(temp_);
   } else {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    fd_ = open_existing(path_);
+    if (fd_ < 0 && errno == ENXIO)
+      throw std::runtime_error("cannot write " + path_.string() +
+                               ": nothing reads it (a FIFO that no process has open for reading, or a socket)");
+    if (fd_ < 0) fail("cannot open");
   }
   if (fd_ < 0) fail("cannot create");
 }
@@ -57,7 +112,13 @@ void AtomicFile::write(const void* data, std::size_t size) {
   const char* bytes = static_cast<const char*>(data);
   while (size > 0) {
     const ssize_t n = ::write(fd_, bytes, size);
+    if (n < 0 && errno == EINTR && publish_ == Publish::into_existing) check_interrupted();  // a reader that stalls
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {  // a descriptor shared with another (stdout) that someone made non-blocking
+      pollfd ready{fd_, POLLOUT, 0};
+      ::poll(&ready, 1, -1);
+      continue;
+    }
     if (n < 0) fail("cannot write");
     bytes += n;
     size -= static_cast<std::size_t>(n);
@@ -109,7 +170,9 @@ std::filesystem::path followed_links(std::filesystem::path path) {
 
 void write_named_file(const std::filesystem::path& path, std::string_view text) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return write_file_atomically(followed_links(path), text);
+  const bool stream = open_file_link(path).has_value();
+  if (!stream && (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)))
+    return write_file_atomically(followed_links(path), text);
   if (S_ISDIR(st.st_mode)) throw std::runtime_error("cannot write " + path.string() + ": it is a directory");
   AtomicFile file(path, Publish::into_existing);
   file.write(text);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 namespace parity {
@@ -63,10 +64,17 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
 /// user named through a link (latest.json -> archive/today.json) is written, so that the link stays a link.
 std::filesystem::path followed_links(std::filesystem::path path);
 
+/// Where `path`'s links pass through an open file's link in /proc (/dev/stdout, /dev/fd/3, /proc/self/fd/1): that
+/// link, /proc/<pid>/fd/N. What it names is an open file of a process (a pipe, a terminal, a file a shell opened), not
+/// the name its link's text shows.
+std::optional<std::filesystem::path> open_file_link(std::filesystem::path path);
+
 /// Writes `text` to a file the user named as a destination (a report): a regular file, or none yet, is replaced
-/// atomically at followed_links(path); a device, a FIFO or a socket there (/dev/null, /dev/stdout, a shell's >(...))
-/// is written into as it is, never replaced, which a rename over it did (as root, /dev/null itself); a directory is
-/// refused. Throws std::runtime_error naming the path and cause.
+/// atomically at followed_links(path); a device, a FIFO or a socket there (/dev/null, a shell's >(...)), or an open
+/// file named through /proc (open_file_link: /dev/stdout, even where it is `> build.log`), is written into as it is,
+/// never replaced, which a rename over it did (as root, /dev/null itself; the user's build.log); a directory is
+/// refused, and so is a FIFO that no process reads (rather than waiting for one). Throws std::runtime_error naming
+/// the path and cause; throws Interrupted (deadline.h) when a stop signal comes while a reader keeps it waiting.
 void write_named_file(const std::filesystem::path& path, std::string_view text);
 
 }  // namespace parity

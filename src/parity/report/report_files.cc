@@ -53,9 +53,11 @@ std::future<std::string> render_aside(bool wanted, Render render) {
 }
 
 // Where `path` leads, as one spelling for each file: its links followed, made absolute, its "." and ".." resolved where
-// they exist. Empty for a device, FIFO or socket, which may take more than one report.
+// they exist. Empty for a device, FIFO or socket, or an open file named through /proc (/dev/stdout), which may take
+// more than one report.
 std::filesystem::path destination_key(const std::string& path) {
   namespace fs = std::filesystem;
+  if (open_file_link(path)) return {};
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status)) return {};
@@ -68,7 +70,7 @@ std::string destination_problem(const std::string& flag, const std::string& path
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) return flag + " " + path + ": is a directory; give the report's file name";
-  if (destination_key(path).empty()) return "";  // a device, a FIFO or a socket: written into as it is
+  if (destination_key(path).empty()) return "";  // a device, FIFO, socket or open file: written into as it is
   const fs::path parent = followed_links(path).parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec))
     return flag + " " + path + ": its directory " + parent.string() + " does not exist";
