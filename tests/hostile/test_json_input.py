@@ -3,10 +3,12 @@ overflow): each is refused or made one scenario's error naming the file, never a
 import json
 import os
 import struct
+import subprocess
+import threading
 
 import pytest
 
-from conftest import parity, read_json, statuses
+from conftest import BIN, parity, read_json, statuses
 
 DEEP = 200_000
 DEEP_ARRAY = "[" * DEEP + "]" * DEEP
@@ -297,6 +299,23 @@ def test_a_named_file_that_is_a_fifo_or_a_directory_is_refused_at_once_naming_it
         assert_refused_naming(proc, given)
         assert ("is a FIFO" if kind == "fifo" else "is a directory") in proc.stderr, proc.stderr
 
+
+@pytest.mark.parametrize("reader", ["report", "report --baseline"])
+def test_a_shells_process_substitution_is_read_not_refused_as_a_fifo(report_json, tmp_path, reader):
+    """`parity report <(gunzip -c r.json.gz)`: the shell names a pipe it opened, /dev/fd/63, which was refused as a
+    FIFO (that no writer might ever open). A pipe already open in the process is read to its end."""
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(write_end, (tmp_path / "r.json").read_bytes()),
+                                              os.close(write_end)), daemon=True)
+    writer.start()
+    try:
+        proc = subprocess.run([BIN, *map(str, NAMED_FILE_READERS[reader](f"/dev/fd/{read_end}", tmp_path))],
+                              capture_output=True, text=True, timeout=60, pass_fds=[read_end])
+    finally:
+        os.close(read_end)
+        writer.join(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "r.html").is_file()
 
 @pytest.mark.parametrize("reader", NAMED_FILE_READERS)
 def test_a_named_sparse_file_is_refused_at_its_first_nul_naming_it(report_json, tmp_path, reader):

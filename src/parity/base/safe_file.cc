@@ -11,6 +11,8 @@
 #include <cstring>
 #include <system_error>
 
+#include "atomic_file.h"
+
 namespace parity {
 namespace {
 
@@ -169,6 +171,12 @@ std::string read_named_text_file(const fs::path& file, const std::string& shown)
   FileDescriptor opened(::open(file.c_str(), last_flags(false) & ~O_NOFOLLOW));
   if (opened.get() < 0) throw std::system_error(errno, std::generic_category(), named.string());
   struct stat st {};
+  // A pipe already open in a process, named through /proc: a shell's `<(gunzip -c r.json.gz)` is /dev/fd/63, whose
+  // writer the shell started. Read to its end, as the user asked. A FIFO named otherwise may never have a writer.
+  if (open_file_link(file) && ::fstat(opened.get(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+    ::fcntl(opened.get(), F_SETFL, 0);
+    return read_all(opened, named, true);
+  }
   return read_all(checked_kind(std::move(opened), named, false, st, "parity reads a regular file there"), named, true);
 }
 

@@ -67,7 +67,8 @@ std::string read_regular_text_file(const std::filesystem::path& dir, const std::
 /// The whole text of a file the user named (a compare JSON, a baseline, --shard-times' file, a config file). A symbolic
 /// link is followed, since the user named it, but what it reaches must be a regular file: a FIFO is refused without
 /// blocking (a read of one would wait for a writer forever), a device or a directory too, and the read stops at a NUL
-/// byte as read_regular_text_file's does. Throws UnsafeFileError naming the file (or `shown`) and what it is,
+/// byte as read_regular_text_file's does. A pipe named through /proc (open_file_link: a shell's `<(...)`, /dev/fd/63)
+/// is read to its end. Throws UnsafeFileError naming the file (or `shown`) and what it is,
 /// std::system_error (with the file) when it cannot be opened.
 std::string read_named_text_file(const std::filesystem::path& file, const std::string& shown = "");
 
