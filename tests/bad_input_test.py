@@ -309,26 +309,50 @@ def test_a_fifo_that_nothing_reads_is_refused_at_once_not_waited_on(pair, tmp_pa
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+def test_check_writes_its_report_into_the_out_directory_it_makes(tmp_path):
+    """`check --out DIR --json DIR/report.json` was refused before any work ("its directory DIR does not exist"),
+    though the check makes DIR before it writes the report."""
+    out = tmp_path / "new"
+    parity("check", "--backend", "fsproxy", "--scenarios", E2E_SCENARIOS, "--out", out, "--json", out / "r.json",
+           "-q", check=1)
+    assert json.loads((out / "r.json").read_text())["format"] == "parity-compare"
+
 
 @pytest.mark.parametrize("command", ["compare", "check"])
-@pytest.mark.parametrize("case", ["missing-directory", "a-directory", "same-file"])
+@pytest.mark.parametrize("case", ["missing-directory", "a-directory", "same-file", "link-loop"])
 def test_a_report_that_cannot_be_written_is_refused_before_any_work(pair, tmp_path, command, case):
     """Found after the work, a report's missing directory had cost a whole check (both runs, the compare) and ended
     with no report; two reports naming one file had left only the last, and said both were written."""
     gold, cand = pair
     reports = {"missing-directory": ["--json", tmp_path / "nowhere" / "r.json"],
                "a-directory": ["--html", tmp_path],
-               "same-file": ["--json", tmp_path / "r.txt", "--html", tmp_path / "." / "r.txt"]}[case]
+               "same-file": ["--json", tmp_path / "r.txt", "--html", tmp_path / "." / "r.txt"],
+               "link-loop": ["--json", tmp_path / "a.json"]}[case]
+    (tmp_path / "a.json").symlink_to("b.json")  # a loop of links: its last link had been replaced by the report
+    (tmp_path / "b.json").symlink_to("a.json")
     out = tmp_path / "out"
     args = (["compare", gold, cand] if command == "compare" else
             ["check", "--backend", "fsproxy", "--scenarios", E2E_SCENARIOS, "--out", out])
     proc = parity(*args, *reports, "-q", check=2)
     said = {"missing-directory": f"--json {reports[1]}: its directory {tmp_path / 'nowhere'} does not exist",
             "a-directory": f"--html {tmp_path}: is a directory",
-            "same-file": f"--html {tmp_path / '.' / 'r.txt'} names the same file as --json {tmp_path / 'r.txt'}"}[case]
+            "same-file": f"--html {tmp_path / '.' / 'r.txt'} names the same file as --json {tmp_path / 'r.txt'}",
+            "link-loop": f"--json {tmp_path / 'a.json'}: its symbolic links make a loop"}[case]
     assert f"parity {command}: {said}" in proc.stderr, proc.stderr
     assert not out.exists() and not (tmp_path / "r.txt").exists()  # nothing ran, nothing written
+    assert (tmp_path / "a.json").is_symlink() and (tmp_path / "b.json").is_symlink()
 
+
+@pytest.mark.parametrize("side", ["gold", "candidate"])
+def test_a_report_over_a_compared_runs_manifest_is_refused(pair, tmp_path, side):
+    """`--json $GOLD/manifest.json`, a report meant to sit beside the run, was written over its manifest: the run
+    was gone, and the next compare refused it."""
+    gold, cand = (shutil.copytree(d, tmp_path / d.name, symlinks=True) for d in pair)
+    target = (gold if side == "gold" else cand) / "manifest.json"
+    before = target.read_bytes()
+    proc = parity("compare", gold, cand, "--json", target, "-q", check=2)
+    assert f"--json {target} names the same file as the input {target}" in proc.stderr, proc.stderr
+    assert target.read_bytes() == before
 
 def test_report_refuses_to_write_over_its_own_input(pair, tmp_path):
     gold, cand = pair
@@ -430,6 +454,7 @@ def test_a_second_run_into_a_results_directory_being_written_is_refused(tmp_path
     assert first.returncode == 0, err
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["backend"]["name"] == "gold" and [s["id"] for s in manifest["scenarios"]] == ["slow.waits"]
+
 
 
 def test_a_resume_takes_the_lock_before_it_reads_the_manifest(tmp_path):

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include "coverage.h"
 #include "exit_keep.h"
 #include "json_report.h"
+#include "manifest.h"
 #include "merge.h"
 #include "progress.h"
 #include "protocol.h"
@@ -110,9 +112,11 @@ struct CompareArgs : CompareCommand {
   std::vector<std::string> baselines;
 };
 
-// Whether the reports asked for can be written (report_paths_problem); where not, says why as `verb`.
-bool reports_can_be_written(const char* verb, const ReportPaths& paths, const std::vector<std::string>& inputs) {
-  const std::string problem = report_paths_problem(paths, inputs);
+// Whether the reports asked for can be written (report_paths_problem, `created` as there); where not, says why as
+// `verb`.
+bool reports_can_be_written(const char* verb, const ReportPaths& paths, const std::vector<std::string>& inputs,
+                            const std::string& created = "") {
+  const std::string problem = report_paths_problem(paths, inputs, created);
   if (!problem.empty()) print_line(verb, problem);
   return problem.empty();
 }
@@ -121,10 +125,14 @@ bool reports_can_be_written(const char* verb, const ReportPaths& paths, const st
 // writer of `args`' reports, once their destinations can take them (a check found a missing directory only after both
 // runs): what it leaves (both manifests and the report: process_ends_after; the reports' document, here) is kept to
 // the process's end (keep_until_exit) instead of freed one allocation at a time, which at thousands of scenarios took
-// tens of milliseconds after the last report was written.
+// tens of milliseconds after the last report was written. `results`: the two results directories, whose manifests no
+// report may overwrite (`--json gold/manifest.json` had); `created`: the directory a check makes (its --out).
 template <class Compare>
-int compare_until_exit(const char* verb, CompareArgs& args, Compare&& compare) {
-  if (!reports_can_be_written(verb, args.reports, args.baselines)) return kExitUsage;
+int compare_until_exit(const char* verb, CompareArgs& args, Compare&& compare,
+                       const std::array<std::filesystem::path, 2>& results, const std::string& created = "") {
+  std::vector<std::string> inputs = args.baselines;
+  for (const std::filesystem::path& dir : results) inputs.push_back((dir / kManifestName).string());
+  if (!reports_can_be_written(verb, args.reports, inputs, created)) return kExitUsage;
   args.process_ends_after = true;
   auto reports = std::make_shared<CompareReportWriter>(args.reports, args.baselines);
   const int code = compare(*reports);
@@ -135,7 +143,8 @@ int compare_until_exit(const char* verb, CompareArgs& args, Compare&& compare) {
 int compare_command(CompareArgs& args, const std::string& program) {
   args.options.program = program;
   return compare_until_exit("compare", args,
-                            [&args](CompareReporter& reports) { return compare_results(args, reports); });
+                            [&args](CompareReporter& reports) { return compare_results(args, reports); },
+                            {args.gold, args.candidate});
 }
 
 struct ReportArgs {
@@ -447,10 +456,13 @@ Subcommand define_check(CLI::App& app, const std::string& program) {
             args->run.program = args->compare.options.program = program;
             args->run.in_process_worker = worker_in_process;
             note_policies_given(check, args->compare.options);
-            return compare_until_exit("check", args->compare, [&args](CompareReporter& reports) {
+            const auto check_and_compare = [&args](CompareReporter& reports) {
               CheckOptions options{args->run, args->compare};
               return check_scenarios(options, reports);
-            });
+            };
+            const std::filesystem::path& out = args->run.out;
+            return compare_until_exit("check", args->compare, check_and_compare,
+                                      {check_gold_dir(out), check_candidate_dir(out)}, out.string());
           }};
 }
 

@@ -21,7 +21,10 @@ struct ReportPaths {
 /// directory or whose directory does not exist, two reports naming one file, or a report naming a file the command
 /// reads (`inputs`: its compare JSON, baselines, shard JSONs), which it would overwrite. Each is named by its flag.
 /// A device, FIFO or socket may take more than one report (/dev/null); links are followed (write_named_file).
-std::string report_paths_problem(const ReportPaths& paths, const std::vector<std::string>& inputs);
+/// `created`: a directory the command makes before it writes the reports (a check's --out), so a report there is no
+/// missing directory.
+std::string report_paths_problem(const ReportPaths& paths, const std::vector<std::string>& inputs,
+                                 const std::string& created = "");
 
 /// Writes every report asked for from the one JSON document, so each report shows the same facts; adds each to
 /// `written` once it is on disk (a failure later still lists the ones before it). Throws std::runtime_error.
