@@ -295,18 +295,55 @@ def test_a_report_to_stdout_that_is_a_file_goes_into_that_file_not_over_it(pair,
     assert text[end:].lstrip().startswith("<?xml"), text[end:end + 200]
 
 
-def test_a_fifo_that_nothing_reads_is_refused_at_once_not_waited_on(pair, tmp_path):
-    """A report into a FIFO no process had open for reading blocked in open() until one came, forever in a
-    nightly job whose reader had died: now it is an error naming the FIFO (exit 2)."""
+def test_a_fifos_late_reader_gets_the_report_and_a_sigterm_ends_the_wait_with_130(pair, tmp_path):
+    """A report into a FIFO waits for its reader (one started after parity gets it whole); a SIGTERM while it waits,
+    a CI job's cancel, ended the compare with exit 2 ("cannot create"), as a failed write, not an interruption."""
     gold, cand = pair
-    report = tmp_path / "r.json"
-    parity("compare", gold, cand, "--json", report, "-q", check=1)
-    fifo = tmp_path / "unread.fifo"
+    fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
-    proc = subprocess.run([BIN, "report", report, "--junit", fifo], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2, proc.stderr
-    assert f"cannot write {fifo}: nothing reads it" in proc.stderr, proc.stderr
+    proc = subprocess.Popen([BIN, "compare", gold, cand, "--json", fifo], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    got = fifo.read_bytes()  # the reader comes late
+    assert proc.wait(timeout=60) == 1, proc.stderr.read()
+    assert json.loads(got)["format"] == "parity-compare"
+    proc = subprocess.Popen([BIN, "compare", gold, cand, "--json", fifo], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in proc.stderr:  # the last scenario's line, then the report's wait for a reader
+        lines.append(line)
+        if line.startswith("[4/4]"):
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    err = "".join(lines) + proc.stderr.read()
+    assert proc.wait(timeout=60) == 130, err
+    assert "stopped by signal 15 while a report was written" in err, err
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_sigterm_while_a_stalled_pipe_holds_a_report_ends_the_compare_with_130(pair):
+    """`parity compare ... --json /dev/stdout | slow-consumer`: a SIGTERM while the full pipe held the report back
+    was retried as an interrupted write, for ever; an Interrupted thrown for it then aborted the process (134)."""
+    import fcntl
+    gold, cand = pair
+    proc = subprocess.Popen([BIN, "compare", gold, cand, "--json", "/dev/stdout"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        fcntl.fcntl(proc.stdout.fileno(), fcntl.F_SETPIPE_SZ, 4096)  # smaller than the report: the write blocks
+        lines = []
+        for line in proc.stderr:
+            lines.append(line)
+            if line.startswith("[4/4]"):
+                break
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 130, "".join(lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        out, err = proc.communicate(timeout=60)
+    assert "stopped by signal 15 while a report was written" in err, err
 
 
 def test_check_writes_its_report_into_the_out_directory_it_makes(tmp_path):

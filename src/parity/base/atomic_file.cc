@@ -48,8 +48,8 @@ int own_descriptor(const std::filesystem::path& link) {
 // Opens what is at `path` to write into it as it is (Publish::into_existing). This process's own open file named
 // through /proc (/dev/stdout) is its descriptor, duplicated, and written where that file stands, as the process's own
 // output is: opened again, a socket cannot be, and a file (`> build.log`) would be written over from its start.
-// O_NONBLOCK: the open of a FIFO that no process reads blocks until one does, which may be never; ENXIO says so at once
-// (then the writes block as usual). O_APPEND: another process's file, or a device, is written at its end.
+// Another's is opened to append. The open of a FIFO waits for its reader (a consumer started after parity gets the
+// report), until a stop signal (check_interrupted).
 int open_existing(const std::filesystem::path& path) {
   if (const auto link = open_file_link(path)) {
     if (const int own = own_descriptor(*link); own >= 0) {
@@ -57,9 +57,11 @@ int open_existing(const std::filesystem::path& path) {
       return ::fcntl(own, F_DUPFD_CLOEXEC, 0);
     }
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
-  if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return fd;
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0 || errno != EINTR) return fd;
+    check_interrupted();
+  }
 }
 
 }  // namespace
@@ -91,7 +93,7 @@ AtomicFile::AtomicFile(std::filesystem::path path, Publish publish) : path_(std:
     fd_ = open_existing(path_);
     if (fd_ < 0 && errno == ENXIO)
       throw std::runtime_error("cannot write " + path_.string() +
-                               ": nothing reads it (a FIFO that no process has open for reading, or a socket)");
+                               ": a socket (or a device with nothing behind it) cannot be opened by name");
     if (fd_ < 0) fail("cannot open");
   }
   if (fd_ < 0) fail("cannot create");
@@ -108,21 +110,30 @@ void AtomicFile::fail(const char* what) const {
   throw std::runtime_error(std::string(what) + " " + path_.string() + ": " + std::strerror(errno));
 }
 
+// A stop signal that came while a reader kept a report waiting (EINTR, or a write cut short) ends the write: only a
+// report written into a pipe, a FIFO or a device (Publish::into_existing) can wait on another process.
+void AtomicFile::stop_if_signalled() const {
+  if (publish_ == Publish::into_existing) check_interrupted();
+}
+
 void AtomicFile::write(const void* data, std::size_t size) {
   const char* bytes = static_cast<const char*>(data);
   while (size > 0) {
     const ssize_t n = ::write(fd_, bytes, size);
-    if (n < 0 && errno == EINTR && publish_ == Publish::into_existing) check_interrupted();  // a reader that stalls
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINTR) {
+      stop_if_signalled();
+      continue;
+    }
     if (n < 0 && errno == EAGAIN) {  // a descriptor shared with another (stdout) that someone made non-blocking
       pollfd ready{fd_, POLLOUT, 0};
-      ::poll(&ready, 1, -1);
+      if (::poll(&ready, 1, -1) < 0 && errno == EINTR) stop_if_signalled();
       continue;
     }
     if (n < 0) fail("cannot write");
     bytes += n;
     size -= static_cast<std::size_t>(n);
     written_ += static_cast<std::size_t>(n);
+    if (size > 0) stop_if_signalled();  // a blocked write that a signal cut short returns what it wrote
   }
 }
 

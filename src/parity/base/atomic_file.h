@@ -50,6 +50,7 @@ class AtomicFile {
 
  private:
   [[noreturn]] void fail(const char* what) const;
+  void stop_if_signalled() const;
 
   std::filesystem::path path_, temp_;
   Publish publish_;
@@ -73,8 +74,8 @@ std::optional<std::filesystem::path> open_file_link(std::filesystem::path path);
 /// atomically at followed_links(path); a device, a FIFO or a socket there (/dev/null, a shell's >(...)), or an open
 /// file named through /proc (open_file_link: /dev/stdout, even where it is `> build.log`), is written into as it is,
 /// never replaced, which a rename over it did (as root, /dev/null itself; the user's build.log); a directory is
-/// refused, and so is a FIFO that no process reads (rather than waiting for one). Throws std::runtime_error naming
-/// the path and cause; throws Interrupted (deadline.h) when a stop signal comes while a reader keeps it waiting.
+/// refused. A FIFO's reader is waited for. Throws std::runtime_error naming the path and cause; throws Interrupted
+/// (deadline.h) when a stop signal comes while a reader keeps it waiting (a FIFO with none yet, a pipe that is full).
 void write_named_file(const std::filesystem::path& path, std::string_view text);
 
 }  // namespace parity

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "config_file.h"
 #include "coverage.h"
+#include "deadline.h"
 #include "exit_keep.h"
 #include "json_report.h"
 #include "manifest.h"
@@ -602,6 +603,9 @@ int run_main(int argc, char** argv) {
     std::fprintf(stderr, "parity: internal error (Python): %s\n", printable(e.what(), Newlines::kKeep).c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "parity: %s\n", printable(e.what(), Newlines::kKeep).c_str());
+  } catch (const Interrupted& e) {  // a stop signal (deadline.h) that no command caught: still an interruption
+    std::fprintf(stderr, "parity: stopped by signal %d\n", e.signal);
+    return kExitInterrupted;
   }
   return kExitUsage;
 }

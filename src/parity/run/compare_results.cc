@@ -197,6 +197,10 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   } catch (const std::runtime_error& e) {
     progress.summary(written);
     return refused(reporter, std::string("cannot write the report: ") + e.what());
+  } catch (const Interrupted& e) {  // a reader that stalled (a pipe, a FIFO) kept a report waiting: it is not whole
+    progress.summary(written);
+    print_line("compare", "stopped by signal " + std::to_string(e.signal) + " while a report was written");
+    return kExitInterrupted;
   }
   progress.summary(written);
   reporter.tell(report, args.verbosity);
