@@ -31,11 +31,16 @@ inline std::optional<std::chrono::steady_clock::time_point>& current_deadline() 
 inline volatile std::sig_atomic_t stop_signal = 0;  ///< set by note_stop_signal, a signal handler
 }  // namespace detail
 
+/// Whether a second stop signal ends the process (note_stop_signal): the parity program's, set by its main. Not in
+/// the Python API's host, whose interpreter (a REPL, a notebook's kernel) a second Ctrl-C must not kill.
+inline volatile std::sig_atomic_t second_stop_signal_ends_process = 0;
+
 /// A signal handler (StopSignalHandler, run/process.h) for SIGINT and SIGTERM: check_interrupted throws from then on.
-/// A second signal ends the process by that signal at once: code that never reaches a check (a scenario's reducer in
-/// an endless loop, under compare --jobs 1) is stopped by the second Ctrl-C.
+/// In the parity program (second_stop_signal_ends_process), a second signal ends the process by that signal at once:
+/// code that never reaches a check (a scenario's reducer in an endless loop, under compare --jobs 1) is stopped by the
+/// second Ctrl-C.
 extern "C" inline void note_stop_signal(int sig) {
-  if (detail::stop_signal) {
+  if (detail::stop_signal && second_stop_signal_ends_process) {
     std::signal(sig, SIG_DFL);
     std::raise(sig);  // delivered once this handler returns (the signal is blocked while it runs)
   }

@@ -592,6 +592,7 @@ int main_impl(int argc, char** argv) {
 
 // main_impl with parity's last word on what escaped it.
 int run_main(int argc, char** argv) {
+  second_stop_signal_ends_process = 1;  // a program's Ctrl-C twice (deadline.h), not the Python API host's
   try {
     return main_impl(argc, argv);
   } catch (const pybind11::error_already_set& e) {
