@@ -41,6 +41,13 @@ extern "C" void on_check_signal(int sig) {
     if (pid > 0) ::kill(pid, SIGTERM);
 }
 
+// Outside the runs (before they start, between them and the compare): the check's signal and the compare's
+// (deadline.h), so that no run starts and the compare, should it already be on its way, stops at once.
+extern "C" void on_check_or_compare_signal(int sig) {
+  on_check_signal(sig);
+  note_stop_signal(sig);
+}
+
 // One of the two runs: a forked copy of this process doing what `parity run` does.
 struct RunSide {
   explicit RunSide(const char* run_name) : name(run_name) {}
@@ -64,6 +71,7 @@ constexpr int kOtherRunGraceMs = 1000;
 [[noreturn]] void run_in_child(const RunOptions& options, int output, pid_t check) {
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
+  detail::stop_signal = 0;  // the compare's flag (a signal before this fork) is not the run's
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != check) ::_exit(kExitInterrupted);  // ... even one that died before the line above
   ::dup2(output, STDOUT_FILENO);
@@ -212,6 +220,7 @@ int stop_code(const std::array<RunSide, 2>& sides) {
 }
 
 std::string stop_message(const std::array<RunSide, 2>& sides) {
+  if (sides[0].pid < 0) return "stopped by signal " + std::to_string(g_check_signal) + " before the runs: nothing run";
   std::string ended;
   for (const RunSide& side : sides)
     ended += std::string(ended.empty() ? "" : ", ") + "the " + side.name + " run exited " + std::to_string(side.code);
@@ -223,6 +232,7 @@ std::string stop_message(const std::array<RunSide, 2>& sides) {
 void run_both(const RunOptions& gold, const RunOptions& candidate, std::array<RunSide, 2>& sides,
               const std::function<void(RunSide&)>& first_ended) {
   StopSignalHandler signals(on_check_signal);
+  if (g_check_signal) return;  // it came before this handler: no run starts (stop_code says interrupted)
   start_run(sides[0], gold, 0);
   try {
     start_run(sides[1], candidate, 1);
@@ -296,10 +306,11 @@ int check_scenarios(CheckOptions& options, CompareReporter& reporter) {
     // Before the forks: the compare needs it, and the runs' workers, forks of the runs given in_process_worker,
     // begin with the interpreter and NumPy loaded instead of each starting its own.
     start_interpreter();
-    // Between the runs (run_both's own handler) and the compare (compare_results'), a Ctrl-C or SIGTERM is the
-    // compare's (deadline.h): it stops at once, no report, exit 130. Python's handler, back there, had made it a
-    // KeyboardInterrupt in the first scenario's reducer, that scenario's error, and the rest compared on.
-    until_compare.emplace(note_stop_signal);
+    // Before the runs and between them (run_both's own handler) and the compare (compare_results'), a Ctrl-C or
+    // SIGTERM stops the check: no run starts, or the compare stops at once; no report, exit 130. Python's handler,
+    // back between the runs and the compare, had made it a KeyboardInterrupt in the first scenario's reducer, that
+    // scenario's error, and the rest compared on.
+    until_compare.emplace(on_check_or_compare_signal);
     catch_more_workers_signal();  // before the forks: each run has it from its first instruction
     fill_compare(options);
     run_both(gold, candidate, sides, [&options](RunSide& other) {
