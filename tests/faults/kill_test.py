@@ -157,6 +157,24 @@ def test_resume_takes_the_same_selection_however_it_is_spelled(tmp_path):
                           capture_output=True, text=True, timeout=600, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert "2 of 2 scenarios already finished" in proc.stderr, proc.stderr
+    (tmp_path / "link").symlink_to(REPO / "tests" / "e2e" / "scenarios")  # the same place through a link
+    proc = run(out, "--resume", "--scenarios", tmp_path / "link", "--only", "basic.matrix", "--only", "basic.integers")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_resume_refuses_a_path_spelled_alike_that_leads_elsewhere(tmp_path):
+    """"a/link/../scenarios" leads where the link leads, not to "a/scenarios": compared lexically, one was taken for
+    the other."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "link").symlink_to(REPO / "tests" / "e2e" / "scenarios")
+    (tmp_path / "a" / "scenarios").mkdir()  # another directory, which the lexical spelling names
+    (tmp_path / "a" / "scenarios" / "basic.py").write_text(
+        "import parity\n\n\n@parity.scenario\ndef matrix(xp):\n    return {'x': xp.arange(2)}\n")
+    out = tmp_path / "gold"
+    first = run(out, "--only", "basic.matrix", "--scenarios", f"{tmp_path}/a/link/../scenarios")
+    assert first.returncode == 0, first.stderr
+    proc = run(out, "--resume", "--only", "basic.matrix", "--scenarios", tmp_path / "a" / "scenarios")
+    assert proc.returncode == 2 and f"{out} holds a run of another selection" in proc.stderr, proc.stderr
 
 
 def gone_within(pidfd, seconds):

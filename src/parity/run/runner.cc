@@ -683,16 +683,22 @@ void Supervisor::add_libraries(const json& libraries) {
 
 namespace {
 
-// A recorded selection's `key` as compared: --scenarios' paths in one spelling each (absolute_spelling: a config
-// file's paths are absolute, the command line's as typed), --scenarios and --only as sets (their order selects
-// nothing), -k as given.
+// A recorded selection's `key` as compared: --scenarios' paths as the places they are (a config file's paths are
+// absolute, the command line's as typed; links and ".." resolved where they exist, so "link/../x" is where it
+// leads), --scenarios and --only as sets (their order selects nothing), -k as given.
+std::string place_of(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path place = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
+  return absolute_spelling(ec ? std::filesystem::path(path) : place).string();
+}
+
 nlohmann::json comparable_selection(const std::string& key, const nlohmann::json& value) {
   if (!value.is_array()) return value;
   std::set<std::string> items;
   for (const nlohmann::json& item : value) {
     if (!item.is_string()) return value;
     const std::string& text = item.get_ref<const std::string&>();
-    items.insert(key == "paths" && !text.empty() ? absolute_spelling(text).string() : text);
+    items.insert(key == "paths" && !text.empty() ? place_of(text) : text);
   }
   return items;
 }
