@@ -353,6 +353,12 @@ def test_check_writes_its_report_into_the_out_directory_it_makes(tmp_path):
     parity("check", "--backend", "fsproxy", "--scenarios", E2E_SCENARIOS, "--out", out, "--json", out / "r.json",
            "-q", check=1)
     assert json.loads((out / "r.json").read_text())["format"] == "parity-compare"
+    # ... but not as one of the two results directories it makes there: that failed only after both runs
+    other = tmp_path / "other"
+    proc = parity("check", "--backend", "fsproxy", "--scenarios", E2E_SCENARIOS, "--out", other, "--junit",
+                  other / "candidate", "-q", check=2)
+    assert f"--junit {other / 'candidate'} names the same file as the input {other / 'candidate'}" in proc.stderr
+    assert not other.exists()
 
 
 @pytest.mark.parametrize("command", ["compare", "check"])

@@ -126,13 +126,17 @@ bool reports_can_be_written(const char* verb, const ReportPaths& paths, const st
 // writer of `args`' reports, once their destinations can take them (a check found a missing directory only after both
 // runs): what it leaves (both manifests and the report: process_ends_after; the reports' document, here) is kept to
 // the process's end (keep_until_exit) instead of freed one allocation at a time, which at thousands of scenarios took
-// tens of milliseconds after the last report was written. `results`: the two results directories, whose manifests no
-// report may overwrite (`--json gold/manifest.json` had); `created`: the directory a check makes (its --out).
+// tens of milliseconds after the last report was written. `results`: the two results directories, which no report
+// may be, nor their manifests (`--json gold/manifest.json` had overwritten one; a check's `--json OUT/gold` had failed
+// after both runs); `created`: the directory a check makes (its --out).
 template <class Compare>
 int compare_until_exit(const char* verb, CompareArgs& args, Compare&& compare,
                        const std::array<std::filesystem::path, 2>& results, const std::string& created = "") {
   std::vector<std::string> inputs = args.baselines;
-  for (const std::filesystem::path& dir : results) inputs.push_back((dir / kManifestName).string());
+  for (const std::filesystem::path& dir : results) {
+    inputs.push_back(dir.string());
+    inputs.push_back((dir / kManifestName).string());
+  }
   if (!reports_can_be_written(verb, args.reports, inputs, created)) return kExitUsage;
   args.process_ends_after = true;
   auto reports = std::make_shared<CompareReportWriter>(args.reports, args.baselines);
