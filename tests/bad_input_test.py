@@ -322,6 +322,31 @@ def test_a_fifos_late_reader_gets_the_report_and_a_sigterm_ends_the_wait_with_13
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_report_waiting_on_a_fifos_reader_stops_on_a_signal_with_130(pair, tmp_path, sig):
+    """`parity report r.json --html FIFO` starts an interpreter (the HTML is rendered by Python), whose handler only
+    noted a Ctrl-C: the wait for the FIFO's reader went on through any number of them."""
+    gold, cand = pair
+    report = tmp_path / "r.json"
+    parity("compare", gold, cand, "--json", report, "-q", check=1)
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([BIN, "report", report, "--html", fifo], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        # Until it waits in the FIFO's open (its interpreter started first); where the kernel hides wchan, 10 s.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and Path(f"/proc/{proc.pid}/wchan").read_text() != "wait_for_partner":
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        assert proc.wait(timeout=60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _, err = proc.communicate(timeout=60)
+    assert f"stopped by signal {int(sig)}" in err, err
+
+
 def test_a_sigterm_while_a_stalled_pipe_holds_a_report_ends_the_compare_with_130(pair):
     """`parity compare ... --json /dev/stdout | slow-consumer`: a SIGTERM while the full pipe held the report back
     was retried as an interrupted write, for ever; an Interrupted thrown for it then aborted the process (134)."""

@@ -51,6 +51,7 @@ int own_descriptor(const std::filesystem::path& link) {
 // Another's is opened to append. The open of a FIFO waits for its reader (a consumer started after parity gets the
 // report), until a stop signal (check_interrupted).
 int open_existing(const std::filesystem::path& path) {
+  check_interrupted();  // one that came before: the open and the writes may never return on their own
   if (const auto link = open_file_link(path)) {
     if (const int own = own_descriptor(*link); own >= 0) {
       std::fflush(nullptr);  // what this process printed before stays before the report
@@ -119,6 +120,7 @@ void AtomicFile::stop_if_signalled() const {
 void AtomicFile::write(const void* data, std::size_t size) {
   const char* bytes = static_cast<const char*>(data);
   while (size > 0) {
+    stop_if_signalled();  // a signal before a write into a full pipe: no EINTR would come
     const ssize_t n = ::write(fd_, bytes, size);
     if (n < 0 && errno == EINTR) {
       stop_if_signalled();
@@ -185,6 +187,10 @@ void write_named_file(const std::filesystem::path& path, std::string_view text) 
   if (!stream && (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)))
     return write_file_atomically(followed_links(path), text);
   if (S_ISDIR(st.st_mode)) throw std::runtime_error("cannot write " + path.string() + ": it is a directory");
+  // A Ctrl-C while a reader keeps the report waiting (a FIFO with none yet, a full pipe) is parity's: Python's
+  // handler, where a command had started an interpreter (report --html, merge, coverage), only noted it, and the
+  // wait went on.
+  const StopSignalHandler stops(note_stop_signal);
   AtomicFile file(path, Publish::into_existing);
   file.write(text);
   file.commit();

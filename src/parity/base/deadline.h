@@ -2,6 +2,8 @@
 // go.
 #pragma once
 
+#include <signal.h>
+
 #include <chrono>
 #include <csignal>
 #include <optional>
@@ -35,7 +37,7 @@ inline volatile std::sig_atomic_t stop_signal = 0;  ///< set by note_stop_signal
 /// the Python API's host, whose interpreter (a REPL, a notebook's kernel) a second Ctrl-C must not kill.
 inline volatile std::sig_atomic_t second_stop_signal_ends_process = 0;
 
-/// A signal handler (StopSignalHandler, run/process.h) for SIGINT and SIGTERM: check_interrupted throws from then on.
+/// A signal handler (StopSignalHandler) for SIGINT and SIGTERM: check_interrupted throws from then on.
 /// In the parity program (second_stop_signal_ends_process), a second signal ends the process by that signal at once:
 /// code that never reaches a check (a scenario's reducer in an endless loop, under compare --jobs 1) is stopped by the
 /// second Ctrl-C.
@@ -51,6 +53,31 @@ extern "C" inline void note_stop_signal(int sig) {
 inline void check_interrupted() {
   if (const int sig = detail::stop_signal) throw Interrupted{sig};
 }
+
+/// Installs `handler` for SIGINT and SIGTERM while it lives (without SA_RESTART: a blocked open or write returns
+/// EINTR), then puts back what was there before: how `run` (runner.cc), `check` (check.cc) and `compare`
+/// (compare_results.cc) end cleanly on a terminal's ^C or a CI job's SIGTERM, and how a report's wait on a reader
+/// (write_named_file) ends.
+class StopSignalHandler {
+ public:
+  explicit StopSignalHandler(void (*handler)(int)) {
+    struct sigaction action {};
+    action.sa_handler = handler;
+    ::sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &old_int_);
+    ::sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignalHandler() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignalHandler(const StopSignalHandler&) = delete;
+  StopSignalHandler& operator=(const StopSignalHandler&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
 
 /// Seconds from which a deadline is none (ScopedDeadline).
 inline constexpr double kNoDeadlineBeyond = 1e9;

@@ -480,19 +480,6 @@ std::string describe_wait_status(int status) {
   return "status " + std::to_string(status);
 }
 
-StopSignalHandler::StopSignalHandler(void (*handler)(int)) {
-  struct sigaction action {};
-  action.sa_handler = handler;
-  ::sigemptyset(&action.sa_mask);
-  ::sigaction(SIGINT, &action, &old_int_);
-  ::sigaction(SIGTERM, &action, &old_term_);
-}
-
-StopSignalHandler::~StopSignalHandler() {
-  ::sigaction(SIGINT, &old_int_, nullptr);
-  ::sigaction(SIGTERM, &old_term_, nullptr);
-}
-
 OrphanReaper::OrphanReaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
 
 OrphanReaper::~OrphanReaper() {

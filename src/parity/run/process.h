@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "deadline.h"  // StopSignalHandler, which run and check install
 #include "protocol.h"
 
 namespace parity {
@@ -121,20 +122,6 @@ class ChildProcess {
   std::size_t last_output_bytes_ = 0;
   std::string reply_partial_;
   OutputTail tail_;
-};
-
-/// Installs `handler` for SIGINT and SIGTERM while it lives, then puts back what was there before: how `run`
-/// (runner.cc) and `check` (check.cc) end cleanly on a terminal's ^C or a CI job's SIGTERM.
-class StopSignalHandler {
- public:
-  explicit StopSignalHandler(void (*handler)(int));
-  ~StopSignalHandler();
-  StopSignalHandler(const StopSignalHandler&) = delete;
-  StopSignalHandler& operator=(const StopSignalHandler&) = delete;
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
 };
 
 /// Makes this process the reaper of its orphaned descendants (PR_SET_CHILD_SUBREAPER) while it lives: a process a
