@@ -305,12 +305,13 @@ int check_scenarios(CheckOptions& options, CompareReporter& reporter) {
   try {
     // Before the forks: the compare needs it, and the runs' workers, forks of the runs given in_process_worker,
     // begin with the interpreter and NumPy loaded instead of each starting its own.
-    start_interpreter();
-    // Before the runs and between them (run_both's own handler) and the compare (compare_results'), a Ctrl-C or
-    // SIGTERM stops the check: no run starts, or the compare stops at once; no report, exit 130. Python's handler,
-    // back between the runs and the compare, had made it a KeyboardInterrupt in the first scenario's reducer, that
-    // scenario's error, and the rest compared on.
+    // From before the interpreter's start (whose NumPy import a Ctrl-C had broken: exit 2 with a traceback), through
+    // the gap between the runs (run_both's own handler) and the compare (compare_results'), a Ctrl-C or SIGTERM stops
+    // the check: no run starts, or the compare stops at once; no report, exit 130. Python's handler, back between the
+    // runs and the compare, had made it a KeyboardInterrupt in the first scenario's reducer, that scenario's error,
+    // and the rest compared on. Installed first, as compare_results' is, Python installs none of its own.
     until_compare.emplace(on_check_or_compare_signal);
+    start_interpreter();
     catch_more_workers_signal();  // before the forks: each run has it from its first instruction
     fill_compare(options);
     run_both(gold, candidate, sides, [&options](RunSide& other) {
