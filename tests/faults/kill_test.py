@@ -177,6 +177,27 @@ def test_resume_refuses_a_path_spelled_alike_that_leads_elsewhere(tmp_path):
     assert proc.returncode == 2 and f"{out} holds a run of another selection" in proc.stderr, proc.stderr
 
 
+def test_resume_takes_a_recorded_relative_path_from_where_its_run_ran(tmp_path):
+    """A relative --scenarios was resolved against the resuming command's directory: from another one, the same place
+    ("../A/s") was refused and another directory spelled "s" accepted. The manifest records where the run ran."""
+    (tmp_path / "A").mkdir()
+    (tmp_path / "A" / "s").symlink_to(REPO / "tests" / "e2e" / "scenarios")
+    (tmp_path / "B" / "s").mkdir(parents=True)  # another directory of that name, with a scenario of that id
+    (tmp_path / "B" / "s" / "basic.py").write_text(
+        "import parity\n\n\n@parity.scenario\ndef matrix(xp):\n    return {'x': xp.arange(2)}\n")
+    out = tmp_path / "res"
+
+    def run_in(cwd, scenarios, *extra):
+        return subprocess.run([BIN, "run", "--backend", "gold", "--out", out, "-q", "--only", "basic.matrix",
+                               "--scenarios", scenarios, *extra], capture_output=True, text=True, timeout=600, cwd=cwd)
+
+    assert run_in(tmp_path / "A", "s").returncode == 0
+    proc = run_in(tmp_path / "B", "../A/s", "--resume")
+    assert proc.returncode == 0, proc.stderr
+    proc = run_in(tmp_path / "B", "s", "--resume")
+    assert proc.returncode == 2 and f"{out} holds a run of another selection" in proc.stderr, proc.stderr
+
+
 def gone_within(pidfd, seconds):
     """Whether the process of `pidfd` has ended within `seconds` (a pidfd reads as ready once it has; never another
     process that reused its pid)."""

@@ -683,22 +683,25 @@ void Supervisor::add_libraries(const json& libraries) {
 
 namespace {
 
-// A recorded selection's `key` as compared: --scenarios' paths as the places they are (a config file's paths are
-// absolute, the command line's as typed; links and ".." resolved where they exist, so "link/../x" is where it
-// leads), --scenarios and --only as sets (their order selects nothing), -k as given.
-std::string place_of(const std::string& path) {
+// A recorded selection's `key` as compared: --scenarios' paths as the places they are, a relative one taken from
+// `cwd`, the directory its command ran in (a config file's paths are absolute, the command line's as typed; links and
+// ".." resolved where they exist, so "link/../x" is where it leads), --scenarios and --only as sets (their order
+// selects nothing), -k as given.
+std::string place_of(const std::filesystem::path& path, const std::filesystem::path& cwd) {
+  const std::filesystem::path absolute = path.is_absolute() ? path : cwd / path;
   std::error_code ec;
-  const std::filesystem::path place = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
-  return absolute_spelling(ec ? std::filesystem::path(path) : place).string();
+  const std::filesystem::path place = std::filesystem::weakly_canonical(absolute, ec);
+  return absolute_spelling(ec ? absolute : place).string();
 }
 
-nlohmann::json comparable_selection(const std::string& key, const nlohmann::json& value) {
+nlohmann::json comparable_selection(const std::string& key, const nlohmann::json& value,
+                                    const std::filesystem::path& cwd) {
   if (!value.is_array()) return value;
   std::set<std::string> items;
   for (const nlohmann::json& item : value) {
     if (!item.is_string()) return value;
     const std::string& text = item.get_ref<const std::string&>();
-    items.insert(key == "paths" && !text.empty() ? place_of(text) : text);
+    items.insert(key == "paths" && !text.empty() ? place_of(text, cwd) : text);
   }
   return items;
 }
@@ -707,9 +710,17 @@ nlohmann::json comparable_selection(const std::string& key, const nlohmann::json
 // the manifest records them). Another one had ended 'complete' with the finished scenarios of the first selection
 // dropped from the manifest and their files left behind (a resume without its --scenarios ran the bundled corpus).
 void check_resume_selection(const Manifest& previous, const nlohmann::json& now) {
+  std::error_code ec;
+  const std::filesystem::path here = std::filesystem::current_path(ec);
+  const auto recorded_cwd = previous.environment.find("cwd");  // where its relative paths were taken from
+  const std::filesystem::path there =
+      recorded_cwd != previous.environment.end() && recorded_cwd->is_string() && !recorded_cwd->empty()
+          ? std::filesystem::path(recorded_cwd->get<std::string>())
+          : here;
   for (const char* key : {"paths", "only", "keyword"}) {
     const auto before = previous.run.find(key);
-    if (before == previous.run.end() || comparable_selection(key, *before) == comparable_selection(key, now.at(key)))
+    if (before == previous.run.end() ||
+        comparable_selection(key, *before, there) == comparable_selection(key, now.at(key), here))
       continue;
     const auto shown = [](const nlohmann::json& v) {
       return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
