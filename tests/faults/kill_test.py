@@ -198,6 +198,21 @@ def test_resume_takes_a_recorded_relative_path_from_where_its_run_ran(tmp_path):
     assert proc.returncode == 2 and f"{out} holds a run of another selection" in proc.stderr, proc.stderr
 
 
+def test_resume_takes_the_run_commands_directory_though_a_module_changed_it(tmp_path):
+    """The recorded directory was the worker's, read after the scenario modules were imported: one that changed
+    directory at import made the same command, resumed from the same place, "another selection"."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "moves.py").write_text(
+        "import os\nimport parity\n\nos.chdir('/')\n\n\n@parity.scenario\ndef one(xp):\n"
+        "    return {'x': xp.arange(2)}\n")
+    out = tmp_path / "res"
+    command = [BIN, "run", "--backend", "gold", "--out", out, "-q", "--scenarios", "s"]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    proc = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
 def gone_within(pidfd, seconds):
     """Whether the process of `pidfd` has ended within `seconds` (a pidfd reads as ready once it has; never another
     process that reused its pid)."""

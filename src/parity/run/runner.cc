@@ -392,6 +392,11 @@ void Supervisor::take_head(json& backend, json& environment, const json& errors)
   manifest_.backend = std::move(backend);
   manifest_.environment = std::move(environment);
   manifest_.environment["libraries"] = json::object();  // filled as scenarios finish (handle_done)
+  // Where the command ran, which its relative --scenarios are taken from (check_resume_selection): the worker's own
+  // is read after the backend and the scenario modules are imported, which may have changed it.
+  std::error_code ec;
+  if (const std::filesystem::path here = std::filesystem::current_path(ec); !ec)
+    manifest_.environment["cwd"] = here.string();
   try {
     for (const json& e : errors) module_errors_.push_back(record_from_json(e));
   } catch (const std::exception& e) {  // json::exception, std::invalid_argument (a result file outside results/)
@@ -725,8 +730,12 @@ void check_resume_selection(const Manifest& previous, const nlohmann::json& now)
     const auto shown = [](const nlohmann::json& v) {
       return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     };
+    // The same spelling from another directory: where each was taken from says why they differ.
+    const bool alike = shown(*before) == shown(now.at(key));
     throw RunAbort{previous.dir.string() + " holds a run of another selection (" + key + ": " + shown(*before) +
-                   ", now " + shown(now.at(key)) + "): resume it with the --scenarios, --only and -k it was run with"};
+                   (alike ? " in " + there.string() : "") + ", now " + shown(now.at(key)) +
+                   (alike ? " in " + here.string() : "") +
+                   "): resume it with the --scenarios, --only and -k it was run with"};
   }
 }
 
