@@ -347,6 +347,30 @@ def test_report_waiting_on_a_fifos_reader_stops_on_a_signal_with_130(pair, tmp_p
     assert f"stopped by signal {int(sig)}" in err, err
 
 
+def test_a_ctrl_c_while_report_renders_its_html_ends_it_with_130(pair, tmp_path):
+    """A Ctrl-C while `parity report` started its interpreter or rendered the HTML was a KeyboardInterrupt inside
+    them, told as their error ("NumPy's C API could not be imported", "the HTML report could not be rendered"), exit
+    2. Now the reports are written and the command ends as interrupted."""
+    gold, cand = pair
+    report = tmp_path / "r.json"
+    parity("compare", gold, cand, "--json", report, "-q", check=1)
+    proc = subprocess.Popen([BIN, "report", report, "--html", tmp_path / "r.html"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60  # until NumPy is being loaded: its interpreter is starting
+        while time.monotonic() < deadline and proc.poll() is None and \
+                "_multiarray_umath" not in Path(f"/proc/{proc.pid}/maps").read_text():
+            time.sleep(0.001)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _, err = proc.communicate(timeout=60)
+    assert code == 130, err
+    assert "stopped by signal 2" in err and "KeyboardInterrupt" not in err, err
+
+
 def test_a_sigterm_while_a_stalled_pipe_holds_a_report_ends_the_compare_with_130(pair):
     """`parity compare ... --json /dev/stdout | slow-consumer`: a SIGTERM while the full pipe held the report back
     was retried as an interrupted write, for ever; an Interrupted thrown for it then aborted the process (134)."""

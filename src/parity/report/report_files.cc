@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "atomic_file.h"
+#include "deadline.h"
 #include "html_report.h"
 #include "interpreter.h"
 #include "json_output.h"
@@ -137,10 +138,15 @@ void write_reports_with_trends(nlohmann::json& report, const ReportPaths& paths,
                                const std::vector<std::string>& baselines, const char* verb) {
   add_trends(report, read_baselines(baselines, report.value("/candidate/backend/name"_json_pointer, ""),
                                     report.value("started", "")));
+  // Installed before the interpreter starts, as compare's, so that Python installs no handler of its own: a Ctrl-C
+  // during its start or the HTML's rendering had been a KeyboardInterrupt inside them, told as their error (exit
+  // 2); now the reports are written and it ends the command as an interruption (Interrupted: exit 130).
+  const StopSignalHandler stops(note_stop_signal);
   if (!paths.html.empty()) start_interpreter();
   std::vector<WrittenReport> written;
   write_reports(report, paths, written);
   for (const WrittenReport& w : written) print_line(verb, "wrote " + w.label + " " + w.path);
+  check_interrupted();
 }
 
 std::string CompareReportWriter::prepare(const Manifest& candidate) {

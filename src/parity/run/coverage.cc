@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "atomic_file.h"
+#include "deadline.h"
 #include "interpreter.h"
 #include "outcome.h"
 #include "temp_directory.h"
@@ -24,13 +25,17 @@ namespace {
 constexpr const char* kWorkPrefix = "parity-coverage-";
 
 // The summary printed and the JSON written (write_named_file, as every report: main.cc checked where before the run).
+// A Ctrl-C meanwhile is parity's (deadline.h), not a KeyboardInterrupt told as the summary's error (exit 2): the
+// summary is finished, then Interrupted ends the command (exit 130).
 int report(const std::filesystem::path& calls, const std::string& json) {
+  const StopSignalHandler stops(note_stop_signal);
   start_interpreter();
   try {
     const py::tuple texts = py::module_::import("parity.coverage").attr("texts")(calls.string());
     if (!json.empty()) write_named_file(json, texts[0].cast<std::string>());
     std::fputs(texts[1].cast<std::string>().c_str(), stdout);
     std::fflush(stdout);
+    check_interrupted();
     return kExitOk;
   } catch (const std::exception& e) {  // Python's error (error_already_set), or the file's
     std::fprintf(stderr, "parity coverage: %s\n", printable(e.what(), Newlines::kKeep).c_str());
