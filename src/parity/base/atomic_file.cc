@@ -65,19 +65,30 @@ int open_existing(const std::filesystem::path& path) {
   }
 }
 
+// Where the symbolic link `path` points (a relative target taken from its directory); none where `path` is no link.
+std::optional<std::filesystem::path> link_target(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_symlink(path, ec)) return std::nullopt;
+  const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+  if (ec) return std::nullopt;
+  return target.is_absolute() ? target : path.parent_path() / target;
+}
+
+constexpr int kMaxLinkHops = 40;  // the kernel's own limit on a path's links
+
 }  // namespace
 
 std::optional<std::filesystem::path> open_file_link(std::filesystem::path path) {
   namespace fs = std::filesystem;
   static const std::regex kDescriptors(R"(/proc/[0-9]+(/task/[0-9]+)?/fd)");
-  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on a path's links
+  for (int hops = 0; hops < kMaxLinkHops; ++hops) {
     std::error_code ec;
     if (!fs::is_symlink(path, ec)) return std::nullopt;
     const fs::path directory = fs::canonical(fs::absolute(path, ec).parent_path(), ec);
     if (!ec && std::regex_match(directory.string(), kDescriptors)) return directory / path.filename();
-    const fs::path target = fs::read_symlink(path, ec);
-    if (ec) return std::nullopt;
-    path = target.is_absolute() ? target : path.parent_path() / target;
+    const std::optional<fs::path> next = link_target(path);
+    if (!next) return std::nullopt;
+    path = *next;
   }
   return std::nullopt;
 }
@@ -120,22 +131,20 @@ void AtomicFile::stop_if_signalled() const {
 void AtomicFile::write(const void* data, std::size_t size) {
   const char* bytes = static_cast<const char*>(data);
   while (size > 0) {
-    stop_if_signalled();  // a signal before a write into a full pipe: no EINTR would come
+    // Before each write: a signal that came earlier, or that cut the last one short (EINTR, a short count, poll's
+    // EINTR), since a write into a full pipe would never return to tell it.
+    stop_if_signalled();
     const ssize_t n = ::write(fd_, bytes, size);
-    if (n < 0 && errno == EINTR) {
-      stop_if_signalled();
-      continue;
-    }
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) {  // a descriptor shared with another (stdout) that someone made non-blocking
       pollfd ready{fd_, POLLOUT, 0};
-      if (::poll(&ready, 1, -1) < 0 && errno == EINTR) stop_if_signalled();
+      ::poll(&ready, 1, -1);
       continue;
     }
     if (n < 0) fail("cannot write");
     bytes += n;
     size -= static_cast<std::size_t>(n);
     written_ += static_cast<std::size_t>(n);
-    if (size > 0) stop_if_signalled();  // a blocked write that a signal cut short returns what it wrote
   }
 }
 
@@ -171,12 +180,10 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
 }
 
 std::filesystem::path followed_links(std::filesystem::path path) {
-  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on a path's links
-    std::error_code ec;
-    if (!std::filesystem::is_symlink(path, ec)) break;
-    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
-    if (ec) break;
-    path = target.is_absolute() ? target : path.parent_path() / target;
+  for (int hops = 0; hops < kMaxLinkHops; ++hops) {
+    const std::optional<std::filesystem::path> next = link_target(path);
+    if (!next) break;
+    path = *next;
   }
   return path;
 }

@@ -68,15 +68,17 @@ std::filesystem::path destination_key(const std::string& path) {
   return ec ? fs::absolute(path).lexically_normal() : key;
 }
 
-// Why the report `flag` asks for at `path` cannot be written there, "" when it can (`created`: report_paths_problem).
-std::string destination_problem(const std::string& flag, const std::string& path, const std::string& created) {
+// Why the report `flag` asks for at `path` (whose destination_key is `key`) cannot be written there, "" when it can
+// (`created`: report_paths_problem).
+std::string destination_problem(const std::string& flag, const std::string& path, const std::filesystem::path& key,
+                                const std::string& created) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) return flag + " " + path + ": is a directory; give the report's file name";
   // A loop of links: else the last link of the loop was replaced by the report.
   if (fs::status(path, ec).type() == fs::file_type::none && ec.value() == ELOOP)
     return flag + " " + path + ": its symbolic links make a loop";
-  if (destination_key(path).empty()) return "";  // a device, FIFO, socket or open file: written into as it is
+  if (key.empty()) return "";  // a device, FIFO, socket or open file: written into as it is
   const fs::path parent = followed_links(path).parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec) &&
       (created.empty() || absolute_spelling(parent) != absolute_spelling(created)))
@@ -94,8 +96,8 @@ std::string report_paths_problem(const ReportPaths& paths, const std::vector<std
   for (const auto& [flag, path] :
        {std::pair{"--json", &paths.json}, std::pair{"--junit", &paths.junit}, std::pair{"--html", &paths.html}}) {
     if (path->empty()) continue;
-    if (std::string problem = destination_problem(flag, *path, created); !problem.empty()) return problem;
     const auto key = destination_key(*path);
+    if (std::string problem = destination_problem(flag, *path, key, created); !problem.empty()) return problem;
     if (key.empty()) continue;
     const auto [at, added] = taken.emplace(key, std::string(flag) + " " + *path);
     if (!added)

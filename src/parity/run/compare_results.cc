@@ -55,8 +55,8 @@ int refused(CompareReporter& reporter, const std::string& message) {
 std::string pairing_mistake(const Manifest& gold, const Manifest& candidate, const std::vector<std::string>& only) {
   const std::string g = gold.dir.string(), c = candidate.dir.string();
   std::error_code ec;
-  if (std::filesystem::equivalent(gold.dir, candidate.dir,
-                                  ec))  // a script's typo ($GOLD $GOLD): a pass that checks nothing
+  // One directory twice, a script's typo ($GOLD $GOLD): a pass that checks nothing.
+  if (std::filesystem::equivalent(gold.dir, candidate.dir, ec))
     return g + " and " + c + " are the same results directory: compare a candidate backend's run with a gold run";
   if (gold.backend.value("role", "") == "candidate" && candidate.backend.value("role", "") == "gold")
     return g + " is a candidate run and " + c +
