@@ -408,6 +408,12 @@ def test_check_writes_its_report_into_the_out_directory_it_makes(tmp_path):
                   other / "candidate", "-q", check=2)
     assert f"--junit {other / 'candidate'} names the same file as the input {other / 'candidate'}" in proc.stderr
     assert not other.exists()
+    # ... nor as one of their manifests, refused as that ("its directory OUT/candidate does not exist", it had said)
+    manifest = other / "candidate" / "manifest.json"
+    proc = parity("check", "--backend", "fsproxy", "--scenarios", E2E_SCENARIOS, "--out", other, "--json", manifest,
+                  "-q", check=2)
+    assert f"--json {manifest} names the same file as the input {manifest}" in proc.stderr, proc.stderr
+    assert not other.exists()
 
 
 @pytest.mark.parametrize("command", ["compare", "check"])

@@ -97,12 +97,13 @@ std::string report_paths_problem(const ReportPaths& paths, const std::vector<std
        {std::pair{"--json", &paths.json}, std::pair{"--junit", &paths.junit}, std::pair{"--html", &paths.html}}) {
     if (path->empty()) continue;
     const auto key = destination_key(*path);
-    if (std::string problem = destination_problem(flag, *path, key, created); !problem.empty()) return problem;
-    if (key.empty()) continue;
-    const auto [at, added] = taken.emplace(key, std::string(flag) + " " + *path);
-    if (!added)
+    // Before the destination's own problems: a report over a check's results directory's manifest is that, not "its
+    // directory does not exist" (the check makes it).
+    if (const auto at = taken.find(key); !key.empty() && at != taken.end())
       return std::string(flag) + " " + *path + " names the same file as " + at->second +
              ": each report needs a file of its own, and no input may be overwritten";
+    if (std::string problem = destination_problem(flag, *path, key, created); !problem.empty()) return problem;
+    if (!key.empty()) taken.emplace(key, std::string(flag) + " " + *path);
   }
   return "";
 }
