@@ -2,9 +2,11 @@
 #include "temp_directory.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -248,6 +250,53 @@ TEST(TempDirectory, WhatAScenarioLeftReadOnlyGoesWithIt) {
               return !fs::exists(fs::symlink_status(made));
             }),
             0);
+}
+
+// Makes this process (a test's child) the only one in a mount namespace of its own, as root there: this user's own
+// where it is not root (an unprivileged user namespace). False where neither can be had (a container without them).
+bool in_a_mount_namespace_of_its_own() {
+  const uid_t uid = ::geteuid();
+  const gid_t gid = ::getegid();
+  if (::unshare(CLONE_NEWNS) != 0) {
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return false;
+    std::ofstream("/proc/self/setgroups") << "deny";
+    std::ofstream("/proc/self/uid_map") << "0 " << uid << " 1";
+    std::ofstream("/proc/self/gid_map") << "0 " << gid << " 1";
+  }
+  return ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;  // nothing mounted here is seen outside
+}
+
+TEST(TempDirectory, GoesWithoutEnteringAFileSystemMountedInIt) {
+  // A scenario run as root that bind-mounted a directory of the host into its TMPDIR and was stopped before it
+  // unmounted it: remove_all went into the mount and emptied the host's directory.
+  const TempDir tmp;
+  const TmpDirSet set(tmp.path());
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (!in_a_mount_namespace_of_its_own()) ::_exit(77);
+    fs::path made;
+    {
+      const TempDirectory dir("parity-unit-", TempDirectory::Lock::kHeld);
+      made = dir.path();
+      fs::create_directories(made / "mounted");
+      fs::create_directories(made / "beside" / "inner");
+      std::ofstream(made / "beside" / "inner" / "file") << "x";
+      if (::mount("parity-test", (made / "mounted").c_str(), "tmpfs", 0, "size=1m") != 0) ::_exit(78);
+      fs::create_directories(made / "mounted" / "kept");
+      std::ofstream(made / "mounted" / "kept" / "file") << "the host's";
+    }
+    const bool kept = fs::exists(made / "mounted" / "kept" / "file");
+    const bool beside_gone = !fs::exists(made / "beside");
+    ::umount2((made / "mounted").c_str(), MNT_DETACH);
+    ::_exit(kept && beside_gone ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77 || WEXITSTATUS(status) == 78)
+    GTEST_SKIP() << "no mount namespace of its own, nor a tmpfs mounted in it, can be had here (a container without "
+                    "user namespaces)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the mount's file removed (1), or what was beside it kept";
 }
 
 TEST(TempDirectory, SweepRemovesWhatAKilledRunLeftReadOnly) {

@@ -1,6 +1,7 @@
 // A private directory under the system's temporary directory (see temp_directory.h).
 #include "temp_directory.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -11,8 +12,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace parity {
 
@@ -81,29 +85,63 @@ NewLock lock_new_directory(const std::filesystem::path& path, int& fd) {
   return error == 0 || error == EWOULDBLOCK ? NewLock::kLostToASweep : NewLock::kNoLocksHere;
 }
 
-// Gives `dir` and every directory below it u+rwx, never through a link: what a scenario left read-only (a chmod 0500
-// of its own, or of its TMPDIR) stops remove_all at the first entry it cannot unlink. Through an O_PATH descriptor, so
-// that a name swapped for a link meanwhile changes nothing outside.
-void open_up(const std::filesystem::path& dir) {
-  const int fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  ::chmod(("/proc/self/fd/" + std::to_string(fd)).c_str(), S_IRWXU);
-  ::close(fd);
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (std::error_code type_ec; it->symlink_status(type_ec).type() == std::filesystem::file_type::directory)
-      open_up(it->path());
+// Gives the directory open as `fd` (any kind of descriptor, O_PATH included) u+rwx: what a scenario left read-only (a
+// chmod 0500 of its own, or of its TMPDIR) could not be emptied. Through /proc, so that no name is followed.
+void open_up(int fd) { ::chmod(("/proc/self/fd/" + std::to_string(fd)).c_str(), S_IRWXU); }
+
+// The directory `name` (relative to the directory open as `parent`, or to the working directory: AT_FDCWD) opened for
+// reading and given u+rwx, never through a link (by O_PATH first: one that cannot be read yet is opened up before it
+// is read); -1 where it cannot be, or where it is on another device than `device` (when given): a mount point (a
+// scenario's own, left mounted), which stays with what is in it.
+int open_directory(int parent, const char* name, std::optional<dev_t> device = std::nullopt) {
+  const int path = ::openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (path < 0) return -1;
+  struct stat st {};
+  int fd = -1;
+  if (::fstat(path, &st) == 0 && (!device || st.st_dev == *device)) {
+    open_up(path);
+    fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  }
+  ::close(path);
+  return fd;
 }
 
-// Removes `path` with everything in it; true when it is gone.
+// The names in the directory open as `dir`, read before any is removed.
+std::vector<std::string> names_in(int dir) {
+  std::vector<std::string> names;
+  DIR* stream = ::fdopendir(::dup(dir));
+  if (!stream) return names;
+  while (const dirent* entry = ::readdir(stream))
+    if (const std::string_view name = entry->d_name; name != "." && name != "..") names.emplace_back(name);
+  ::closedir(stream);
+  return names;
+}
+
+// Removes everything in the directory open as `dir` (on `device`), depth first and by descriptor: no link is followed
+// and no other file system entered. remove_all entered a mount point and emptied it: a scenario run as root that
+// bind-mounted a directory of the host into its TMPDIR, and was stopped before it unmounted it, had that directory's
+// files removed with its TMPDIR. True when `dir` is empty.
+bool empty_directory(int dir, dev_t device) {
+  bool emptied = true;
+  for (const std::string& name : names_in(dir)) {
+    if (::unlinkat(dir, name.c_str(), 0) == 0) continue;
+    if (const int sub = errno == EISDIR ? open_directory(dir, name.c_str(), device) : -1; sub >= 0) {
+      empty_directory(sub, device);
+      ::close(sub);
+    }
+    emptied = ::unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0 && emptied;
+  }
+  return emptied;
+}
+
+// Removes `path` with everything in it that is on its file system; true when it is gone.
 bool remove_tree(const std::filesystem::path& path) {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-  if (!ec) return true;
-  open_up(path);
-  ec.clear();
-  std::filesystem::remove_all(path, ec);
-  return !ec;
+  const int dir = open_directory(AT_FDCWD, path.c_str());
+  if (dir < 0) return ::unlink(path.c_str()) == 0 || errno == ENOENT;  // a link, or nothing there
+  struct stat st {};
+  const bool emptied = ::fstat(dir, &st) == 0 && empty_directory(dir, st.st_dev);
+  ::close(dir);
+  return emptied && ::rmdir(path.c_str()) == 0;
 }
 
 }  // namespace
