@@ -2,11 +2,13 @@
 #include "temp_directory.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -266,37 +268,108 @@ bool in_a_mount_namespace_of_its_own() {
   return ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;  // nothing mounted here is seen outside
 }
 
+// In a mount namespace of its own (a test's child): a tmpfs and a bind mount of `host` (a directory of this file
+// system: the same device) left in a TempDirectory, and a tmpfs over another one itself; true when each went without
+// its mounts being entered (their files and modes as they were) and with what was beside them.
+bool mounts_left_in_temp_directories_stay(const fs::path& host) {
+  fs::create_directories(host / "sub");
+  std::ofstream(host / "precious") << "the host's";
+  fs::permissions(host, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+  const fs::perms host_mode = fs::status(host).permissions();
+  fs::path made, over;
+  {
+    const TempDirectory dir("parity-unit-", TempDirectory::Lock::kHeld);
+    const TempDirectory covered("parity-unit-");
+    made = dir.path(), over = covered.path();
+    for (const char* name : {"tmpfs", "bound", "beside/inner"}) fs::create_directories(made / name);
+    std::ofstream(made / "beside" / "inner" / "file") << "x";
+    if (::mount("parity-test", (made / "tmpfs").c_str(), "tmpfs", 0, "size=1m") != 0 ||
+        ::mount(host.c_str(), (made / "bound").c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+        ::mount("parity-test", over.c_str(), "tmpfs", 0, "size=1m") != 0)
+      ::_exit(78);
+    std::ofstream(made / "tmpfs" / "kept") << "the mount's";
+    std::ofstream(over / "kept") << "the mount's";
+  }
+  const bool kept = fs::exists(made / "tmpfs" / "kept") && fs::exists(host / "precious") && fs::exists(host / "sub") &&
+                    fs::status(host).permissions() == host_mode && fs::exists(over / "kept");
+  const bool beside_gone = !fs::exists(made / "beside");
+  for (const fs::path& mount : {made / "tmpfs", made / "bound", over}) ::umount2(mount.c_str(), MNT_DETACH);
+  return kept && beside_gone;
+}
+
 TEST(TempDirectory, GoesWithoutEnteringAFileSystemMountedInIt) {
   // A scenario run as root that bind-mounted a directory of the host into its TMPDIR and was stopped before it
   // unmounted it: remove_all went into the mount and emptied the host's directory.
   const TempDir tmp;
-  const TmpDirSet set(tmp.path());
+  const TmpDirSet set(tmp.path() / "tmp");
+  fs::create_directories(tmp.path() / "tmp");
   const pid_t child = ::fork();
   if (child == 0) {
     if (!in_a_mount_namespace_of_its_own()) ::_exit(77);
-    fs::path made;
-    {
-      const TempDirectory dir("parity-unit-", TempDirectory::Lock::kHeld);
-      made = dir.path();
-      fs::create_directories(made / "mounted");
-      fs::create_directories(made / "beside" / "inner");
-      std::ofstream(made / "beside" / "inner" / "file") << "x";
-      if (::mount("parity-test", (made / "mounted").c_str(), "tmpfs", 0, "size=1m") != 0) ::_exit(78);
-      fs::create_directories(made / "mounted" / "kept");
-      std::ofstream(made / "mounted" / "kept" / "file") << "the host's";
+    try {
+      ::_exit(mounts_left_in_temp_directories_stay(tmp.path() / "host") ? 0 : 1);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      ::_exit(2);
     }
-    const bool kept = fs::exists(made / "mounted" / "kept" / "file");
-    const bool beside_gone = !fs::exists(made / "beside");
-    ::umount2((made / "mounted").c_str(), MNT_DETACH);
-    ::_exit(kept && beside_gone ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
   if (WEXITSTATUS(status) == 77 || WEXITSTATUS(status) == 78)
-    GTEST_SKIP() << "no mount namespace of its own, nor a tmpfs mounted in it, can be had here (a container without "
-                    "user namespaces)";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the mount's file removed (1), or what was beside it kept";
+    GTEST_SKIP() << "no mount namespace of its own, or no mount in it, can be had here (a container without user "
+                    "namespaces)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "a mount's files or modes changed (1), or what was beside them kept";
+}
+
+// A tree `depth` directories deep in `dir` (a test's child: it changes directory).
+bool make_deep_tree(const fs::path& dir, int depth) {
+  if (::chdir(dir.c_str()) != 0) return false;
+  for (int level = 0; level < depth; ++level)
+    if (::mkdir("d", 0700) != 0 || ::chdir("d") != 0) return false;
+  std::ofstream("file") << "x";
+  return ::chdir("/") == 0;
+}
+
+TEST(TempDirectory, ADeepTreeGoesOnASmallStack) {
+  // The removal had recursed a level a frame: a tree a scenario left a few thousand directories deep overflowed a
+  // small stack (a thread's), tens of thousands the main one (where the descriptor limit allows that many).
+  constexpr int kDepth = 3000;
+  const TempDir tmp;
+  const TmpDirSet set(tmp.path());
+  const pid_t child = ::fork();
+  if (child == 0) {
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_max < kDepth + 100) ::_exit(77);
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    static fs::path made;
+    try {
+      auto* dir = new TempDirectory("parity-unit-");
+      made = dir->path();
+      if (!make_deep_tree(made, kDepth)) ::_exit(3);
+      pthread_attr_t attributes;
+      ::pthread_attr_init(&attributes);
+      ::pthread_attr_setstacksize(&attributes, 256 * 1024);
+      pthread_t thread;
+      auto remove = [](void* d) -> void* {
+        delete static_cast<TempDirectory*>(d);
+        return nullptr;
+      };
+      if (::pthread_create(&thread, &attributes, remove, dir) != 0) ::_exit(4);
+      ::pthread_join(thread, nullptr);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      ::_exit(2);
+    }
+    ::_exit(fs::exists(fs::symlink_status(made)) ? 1 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+    GTEST_SKIP() << "fewer than " << kDepth + 100 << " descriptors may be open here (RLIMIT_NOFILE's hard limit)";
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << " (a stack overflow)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the tree stayed (1), or could not be made (3, 4)";
 }
 
 TEST(TempDirectory, SweepRemovesWhatAKilledRunLeftReadOnly) {

@@ -85,22 +85,34 @@ NewLock lock_new_directory(const std::filesystem::path& path, int& fd) {
   return error == 0 || error == EWOULDBLOCK ? NewLock::kLostToASweep : NewLock::kNoLocksHere;
 }
 
-// Gives the directory open as `fd` (any kind of descriptor, O_PATH included) u+rwx: what a scenario left read-only (a
-// chmod 0500 of its own, or of its TMPDIR) could not be emptied. Through /proc, so that no name is followed.
-void open_up(int fd) { ::chmod(("/proc/self/fd/" + std::to_string(fd)).c_str(), S_IRWXU); }
+// The mount a descriptor is on: statx's mount id (each bind mount has its own, though its device is the file system's),
+// or, where the kernel gives none (before Linux 5.8), its device, tagged in the top bit.
+std::optional<std::uint64_t> mount_of(int fd) {
+  struct statx sx {};
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) != 0) return std::nullopt;
+  if (sx.stx_mask & STATX_MNT_ID) return sx.stx_mnt_id;
+  return std::uint64_t{1} << 63 | std::uint64_t{sx.stx_dev_major} << 32 | sx.stx_dev_minor;
+}
 
-// The directory `name` (relative to the directory open as `parent`, or to the working directory: AT_FDCWD) opened for
-// reading and given u+rwx, never through a link (by O_PATH first: one that cannot be read yet is opened up before it
-// is read); -1 where it cannot be, or where it is on another device than `device` (when given): a mount point (a
-// scenario's own, left mounted), which stays with what is in it.
-int open_directory(int parent, const char* name, std::optional<dev_t> device = std::nullopt) {
+// The directory `name` in the directory open as `parent`, opened for reading and given u+rwx (what a scenario left
+// read-only, a chmod 0500 or 000 of its own or of its TMPDIR, could not be emptied), never through a link and never
+// on another mount than `mount` (a mount point a scenario left, bind mounts of the same file system included, stays
+// with what is in it). By O_PATH first, whose mount is checked and which is opened up through /proc (no name followed);
+// then for reading by name, which must give that same directory: a mount made on the name in between cannot answer.
+// -1 where it cannot be.
+int open_directory(int parent, const char* name, std::uint64_t mount) {
   const int path = ::openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (path < 0) return -1;
-  struct stat st {};
   int fd = -1;
-  if (::fstat(path, &st) == 0 && (!device || st.st_dev == *device)) {
-    open_up(path);
+  struct stat pinned {
+  }, opened{};
+  if (mount_of(path) == mount && ::fstat(path, &pinned) == 0) {
+    ::chmod(("/proc/self/fd/" + std::to_string(path)).c_str(), S_IRWXU);
     fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && (::fstat(fd, &opened) != 0 || opened.st_dev != pinned.st_dev || opened.st_ino != pinned.st_ino ||
+                    mount_of(fd) != mount))
+      ::close(fd), fd = -1;
+    if (fd >= 0) ::fchmod(fd, S_IRWXU);  // where /proc is not there: enough for one left read-only
   }
   ::close(path);
   return fd;
@@ -109,39 +121,78 @@ int open_directory(int parent, const char* name, std::optional<dev_t> device = s
 // The names in the directory open as `dir`, read before any is removed.
 std::vector<std::string> names_in(int dir) {
   std::vector<std::string> names;
-  DIR* stream = ::fdopendir(::dup(dir));
-  if (!stream) return names;
+  const int copy = ::dup(dir);
+  DIR* stream = copy < 0 ? nullptr : ::fdopendir(copy);
+  if (!stream) {
+    if (copy >= 0) ::close(copy);
+    return names;
+  }
   while (const dirent* entry = ::readdir(stream))
     if (const std::string_view name = entry->d_name; name != "." && name != "..") names.emplace_back(name);
   ::closedir(stream);
   return names;
 }
 
-// Removes everything in the directory open as `dir` (on `device`), depth first and by descriptor: no link is followed
-// and no other file system entered. remove_all entered a mount point and emptied it: a scenario run as root that
-// bind-mounted a directory of the host into its TMPDIR, and was stopped before it unmounted it, had that directory's
-// files removed with its TMPDIR. True when `dir` is empty.
-bool empty_directory(int dir, dev_t device) {
+// How deep a tree is removed: a descriptor is held a level (the process's limit), and what lies deeper stays.
+constexpr std::size_t kMaxDepth = 4096;
+
+// Removes everything in the directory open as `dir` (on `mount`), depth first and by descriptor, its levels on the
+// heap: no link is followed and no other mount entered (open_directory). remove_all entered mount points: a scenario
+// run as root that bind-mounted a directory of the host into its TMPDIR, and was stopped before it unmounted it, had
+// that directory emptied with its TMPDIR. True when `dir` is empty.
+bool empty_directory(int dir, std::uint64_t mount) {
+  struct Level {
+    int fd;
+    std::vector<std::string> names;
+    std::size_t next = 0;  ///< the name removed next; a level above the last is removing names[next]
+  };
+  std::vector<Level> levels;
+  levels.push_back({dir, names_in(dir)});
   bool emptied = true;
-  for (const std::string& name : names_in(dir)) {
-    if (::unlinkat(dir, name.c_str(), 0) == 0) continue;
-    if (const int sub = errno == EISDIR ? open_directory(dir, name.c_str(), device) : -1; sub >= 0) {
-      empty_directory(sub, device);
-      ::close(sub);
+  while (true) {
+    Level& level = levels.back();
+    if (level.next == level.names.size()) {  // emptied as far as it goes: it goes too, but `dir`, the caller's
+      if (levels.size() == 1) return emptied;
+      ::close(level.fd);
+      levels.pop_back();
+      Level& up = levels.back();
+      emptied = ::unlinkat(up.fd, up.names[up.next++].c_str(), AT_REMOVEDIR) == 0 && emptied;
+      continue;
     }
-    emptied = ::unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0 && emptied;
+    const char* name = level.names[level.next].c_str();
+    if (::unlinkat(level.fd, name, 0) == 0) {
+      ++level.next;
+      continue;
+    }
+    const int sub = errno == EISDIR && levels.size() < kMaxDepth ? open_directory(level.fd, name, mount) : -1;
+    if (sub >= 0) {
+      levels.push_back({sub, names_in(sub)});  // `level` is not used again: the push may move it
+      continue;
+    }
+    emptied = ::unlinkat(level.fd, name, AT_REMOVEDIR) == 0 && emptied;  // an empty one; else it stays
+    ++level.next;
   }
-  return emptied;
 }
 
-// Removes `path` with everything in it that is on its file system; true when it is gone.
+// Removes `path` with everything in it on its parent's mount (a mount made over `path` itself is not entered either);
+// true when it is gone.
 bool remove_tree(const std::filesystem::path& path) {
-  const int dir = open_directory(AT_FDCWD, path.c_str());
-  if (dir < 0) return ::unlink(path.c_str()) == 0 || errno == ENOENT;  // a link, or nothing there
-  struct stat st {};
-  const bool emptied = ::fstat(dir, &st) == 0 && empty_directory(dir, st.st_dev);
-  ::close(dir);
-  return emptied && ::rmdir(path.c_str()) == 0;
+  const std::filesystem::path above = path.has_parent_path() ? path.parent_path() : ".";
+  const int parent = ::open(above.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (parent < 0) return false;
+  const std::string name = path.filename().string();
+  bool gone = ::unlinkat(parent, name.c_str(), 0) == 0 || errno == ENOENT;  // a link or a file, or nothing there
+  if (!gone && errno == EISDIR) {
+    const std::optional<std::uint64_t> mount = mount_of(parent);
+    const int dir = mount ? open_directory(parent, name.c_str(), *mount) : -1;
+    if (dir >= 0) {
+      empty_directory(dir, *mount);
+      ::close(dir);
+    }
+    gone = ::unlinkat(parent, name.c_str(), AT_REMOVEDIR) == 0;
+  }
+  ::close(parent);
+  return gone;
 }
 
 }  // namespace

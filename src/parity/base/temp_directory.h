@@ -10,7 +10,8 @@ namespace parity {
 /// A new directory of its own (mkdtemp: mode 0700, a name no other process has) under the system's temporary
 /// directory (TMPDIR, else /tmp), named `prefix` and six random characters (held_directory_prefix(`prefix`) and six
 /// with Lock::kHeld), removed with everything in it when this goes, directories left read-only inside too; a symbolic
-/// link inside is removed, never followed. The path is absolute.
+/// link inside is removed, never followed, and a mount left inside (or over it) is not entered: it stays, with what is
+/// in it. The path is absolute.
 class TempDirectory {
  public:
   /// kHeld: the directory stays locked (flock) while this lives in this process, so that a later process's
