@@ -293,8 +293,15 @@ bool mounts_left_in_temp_directories_stay(const fs::path& host) {
   const bool kept = fs::exists(made / "tmpfs" / "kept") && fs::exists(host / "precious") && fs::exists(host / "sub") &&
                     fs::status(host).permissions() == host_mode && fs::exists(over / "kept");
   const bool beside_gone = !fs::exists(made / "beside");
-  for (const fs::path& mount : {made / "tmpfs", made / "bound", over}) ::umount2(mount.c_str(), MNT_DETACH);
-  return kept && beside_gone;
+  // A killed run's directory with a tmpfs over it: the sweep had opened it by name, into the mount (a stalled FUSE
+  // mount there hangs the open), and emptied the mount.
+  const fs::path orphan = left_by_a_killed_process("parity-unit-");
+  const bool mounted = ::mount("parity-test", orphan.c_str(), "tmpfs", 0, "size=1m") == 0;
+  std::ofstream(orphan / "kept") << "the mount's";
+  const bool swept_around =
+      mounted && remove_orphaned_temp_directories("parity-unit-") == 0 && fs::exists(orphan / "kept");
+  for (const fs::path& mount : {made / "tmpfs", made / "bound", over, orphan}) ::umount2(mount.c_str(), MNT_DETACH);
+  return kept && beside_gone && swept_around;
 }
 
 TEST(TempDirectory, GoesWithoutEnteringAFileSystemMountedInIt) {
@@ -370,6 +377,21 @@ TEST(TempDirectory, ADeepTreeGoesOnASmallStack) {
     GTEST_SKIP() << "fewer than " << kDepth + 100 << " descriptors may be open here (RLIMIT_NOFILE's hard limit)";
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << " (a stack overflow)";
   EXPECT_EQ(WEXITSTATUS(status), 0) << "the tree stayed (1), or could not be made (3, 4)";
+}
+
+TEST(TempDirectory, RemovesNoDirectoryPutInItsPlace) {
+  // A scenario that renamed its TMPDIR away and made another of that name: the one it made had gone in its place (and
+  // a sweep, which locks and checks a killed run's directory, had removed whatever was put there after its check).
+  const TempDir tmp;
+  const TmpDirSet set(tmp.path());
+  fs::path made;
+  {
+    const TempDirectory dir("parity-unit-", TempDirectory::Lock::kHeld);
+    made = dir.path();
+    fs::rename(made, tmp.path() / "moved");
+    fs::create_directories(made / "put-there");
+  }
+  EXPECT_TRUE(fs::exists(made / "put-there"));
 }
 
 TEST(TempDirectory, SweepRemovesWhatAKilledRunLeftReadOnly) {

@@ -3,15 +3,18 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,35 +89,67 @@ NewLock lock_new_directory(const std::filesystem::path& path, int& fd) {
 }
 
 // The mount a descriptor is on: statx's mount id (each bind mount has its own, though its device is the file system's),
-// or, where the kernel gives none (before Linux 5.8), its device, tagged in the top bit.
+// else the one /proc/self/fdinfo gives (kernels before 5.8, or a statx a seccomp filter refuses); none where neither
+// is there, and then nothing is entered: a device would not tell a bind mount of the same file system.
 std::optional<std::uint64_t> mount_of(int fd) {
   struct statx sx {};
-  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) != 0) return std::nullopt;
-  if (sx.stx_mask & STATX_MNT_ID) return sx.stx_mnt_id;
-  return std::uint64_t{1} << 63 | std::uint64_t{sx.stx_dev_major} << 32 | sx.stx_dev_minor;
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+    return sx.stx_mnt_id;
+  std::ifstream info("/proc/self/fdinfo/" + std::to_string(fd));
+  for (std::string line; std::getline(info, line);)
+    if (line.starts_with("mnt_id:")) return std::strtoull(line.c_str() + 7, nullptr, 10);
+  return std::nullopt;
 }
 
-// The directory `name` in the directory open as `parent`, opened for reading and given u+rwx (what a scenario left
-// read-only, a chmod 0500 or 000 of its own or of its TMPDIR, could not be emptied), never through a link and never
-// on another mount than `mount` (a mount point a scenario left, bind mounts of the same file system included, stays
-// with what is in it). By O_PATH first, whose mount is checked and which is opened up through /proc (no name followed);
-// then for reading by name, which must give that same directory: a mount made on the name in between cannot answer.
-// -1 where it cannot be.
-int open_directory(int parent, const char* name, std::uint64_t mount) {
-  const int path = ::openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (path < 0) return -1;
-  int fd = -1;
+// /proc/self/fd where a proc file system is mounted there (a descriptor is reopened, or its mode changed, through its
+// entry: no name is looked up again); -1 where it is not.
+int proc_fd_directory() {
+  int dir = ::open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct statfs fs {};
+  if (dir >= 0 && (::fstatfs(dir, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC)) ::close(dir), dir = -1;
+  return dir;
+}
+
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+// The directory pinned as the O_PATH descriptor `path` (`name` in the directory open as `parent`, on `mount`), opened
+// for reading: through /proc/self/fd, or where there is none by name, which must then give that same directory on that
+// mount. With `open_up`, one that cannot be read (mode 000) is given u+rwx first, through /proc only. -1 where it
+// cannot be.
+int reopen_directory(int path, int parent, const char* name, std::uint64_t mount, bool open_up) {
   struct stat pinned {
   }, opened{};
-  if (mount_of(path) == mount && ::fstat(path, &pinned) == 0) {
-    ::chmod(("/proc/self/fd/" + std::to_string(path)).c_str(), S_IRWXU);
+  if (::fstat(path, &pinned) != 0) return -1;
+  const int procfs = proc_fd_directory();
+  const std::string entry = std::to_string(path);
+  int fd = -1;
+  if (procfs >= 0) {
+    fd = ::openat(procfs, entry.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno == EACCES && open_up && ::fchmodat(procfs, entry.c_str(), S_IRWXU, 0) == 0)
+      fd = ::openat(procfs, entry.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ::close(procfs);
+  } else {
     fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0 && (::fstat(fd, &opened) != 0 || opened.st_dev != pinned.st_dev || opened.st_ino != pinned.st_ino ||
-                    mount_of(fd) != mount))
-      ::close(fd), fd = -1;
-    if (fd >= 0) ::fchmod(fd, S_IRWXU);  // where /proc is not there: enough for one left read-only
   }
+  if (fd >= 0 && (::fstat(fd, &opened) != 0 || !same_file(opened, pinned) || mount_of(fd) != mount))
+    ::close(fd), fd = -1;
+  return fd;
+}
+
+// The directory `name` in the directory open as `parent`, opened for reading, never through a link and never on
+// another mount than `mount` (a mount point a scenario left, bind mounts of the same file system and a stalled FUSE
+// mount included, stays with what is in it, and is not even opened), and, where `expected` is given, only that
+// directory (the one a sweep locked, a TempDirectory's own). With `open_up` it is given u+rwx (what a scenario left
+// read-only, a chmod 0500 or 000 of its own or of its TMPDIR, could not be emptied). -1 where it cannot be.
+int open_directory(int parent, const char* name, std::uint64_t mount, const struct stat* expected, bool open_up) {
+  const int path = ::openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (path < 0) return -1;
+  struct stat pinned {};
+  int fd = -1;
+  if (mount_of(path) == mount && ::fstat(path, &pinned) == 0 && (!expected || same_file(pinned, *expected)))
+    fd = reopen_directory(path, parent, name, mount, open_up);
   ::close(path);
+  if (fd >= 0 && open_up) ::fchmod(fd, S_IRWXU);  // a 0500 one: its entries can be removed now
   return fd;
 }
 
@@ -164,7 +199,8 @@ bool empty_directory(int dir, std::uint64_t mount) {
       ++level.next;
       continue;
     }
-    const int sub = errno == EISDIR && levels.size() < kMaxDepth ? open_directory(level.fd, name, mount) : -1;
+    const int sub =
+        errno == EISDIR && levels.size() < kMaxDepth ? open_directory(level.fd, name, mount, nullptr, true) : -1;
     if (sub >= 0) {
       levels.push_back({sub, names_in(sub)});  // `level` is not used again: the push may move it
       continue;
@@ -175,21 +211,22 @@ bool empty_directory(int dir, std::uint64_t mount) {
 }
 
 // Removes `path` with everything in it on its parent's mount (a mount made over `path` itself is not entered either);
-// true when it is gone.
-bool remove_tree(const std::filesystem::path& path) {
+// with `expected`, only when `path` is that directory still (the sweep's locked one, a TempDirectory's own): never one
+// put in its place. True when it is gone.
+bool remove_tree(const std::filesystem::path& path, const struct stat* expected = nullptr) {
   const std::filesystem::path above = path.has_parent_path() ? path.parent_path() : ".";
   const int parent = ::open(above.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (parent < 0) return false;
   const std::string name = path.filename().string();
-  bool gone = ::unlinkat(parent, name.c_str(), 0) == 0 || errno == ENOENT;  // a link or a file, or nothing there
-  if (!gone && errno == EISDIR) {
-    const std::optional<std::uint64_t> mount = mount_of(parent);
-    const int dir = mount ? open_directory(parent, name.c_str(), *mount) : -1;
-    if (dir >= 0) {
+  bool gone = false;
+  if (!expected && (::unlinkat(parent, name.c_str(), 0) == 0 || errno == ENOENT)) {
+    gone = true;  // a link or a file, or nothing there
+  } else if (const std::optional<std::uint64_t> mount = mount_of(parent)) {
+    if (const int dir = open_directory(parent, name.c_str(), *mount, expected, true); dir >= 0) {
       empty_directory(dir, *mount);
       ::close(dir);
+      gone = ::unlinkat(parent, name.c_str(), AT_REMOVEDIR) == 0;
     }
-    gone = ::unlinkat(parent, name.c_str(), AT_REMOVEDIR) == 0;
   }
   ::close(parent);
   return gone;
@@ -214,8 +251,10 @@ TempDirectory::TempDirectory(const std::string& prefix, Lock lock) {
 }
 
 TempDirectory::~TempDirectory() {
-  remove_tree(path_);                    // a destructor must not throw; what cannot be removed stays
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // after the removal: until then no sweep may take it
+  struct stat own {};
+  const bool known = lock_fd_ >= 0 && ::fstat(lock_fd_, &own) == 0;
+  remove_tree(path_, known ? &own : nullptr);  // a destructor must not throw; what cannot be removed stays
+  if (lock_fd_ >= 0) ::close(lock_fd_);        // after the removal: until then no sweep may take it
 }
 
 // Each candidate is opened without following a link and locked before it is removed: a directory held by a living
@@ -228,22 +267,26 @@ std::size_t remove_orphaned_temp_directories(const std::string& prefix) {
   } catch (const std::system_error&) {
     return 0;  // no temporary directory: nothing in it to remove (TempDirectory's own error names it)
   }
+  const int base_fd = ::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  const std::optional<std::uint64_t> mount = base_fd >= 0 ? mount_of(base_fd) : std::nullopt;
   const std::string held = held_directory_prefix(prefix);
   std::error_code ec;
   std::filesystem::directory_iterator entries(base, ec);
   std::size_t removed = 0;
-  for (; !ec && entries != std::filesystem::directory_iterator(); entries.increment(ec)) {
+  for (; mount && !ec && entries != std::filesystem::directory_iterator(); entries.increment(ec)) {
     const std::filesystem::path path = entries->path();
     const std::string name = path.filename().string();
     if (name.size() != held.size() + kRandomChars || name.compare(0, held.size(), held) != 0) continue;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) continue;  // not a directory, a link, or not ours to read
+    // Not a link, nor a mount over one (opened by name, a stalled FUSE mount there had hung every later run's start)
+    const int fd = open_directory(base_fd, name.c_str(), *mount, nullptr, false);
+    if (fd < 0) continue;  // ... nor one not ours to read
     struct stat st {};
     if (::fstat(fd, &st) == 0 && st.st_uid == ::geteuid() && try_lock(fd) == 0 && still_named(fd, path) &&
-        remove_tree(path))
+        remove_tree(path, &st))
       ++removed;
     ::close(fd);
   }
+  if (base_fd >= 0) ::close(base_fd);
   return removed;
 }
 
