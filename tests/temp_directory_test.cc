@@ -382,16 +382,18 @@ TEST(TempDirectory, ADeepTreeGoesOnASmallStack) {
 TEST(TempDirectory, RemovesNoDirectoryPutInItsPlace) {
   // A scenario that renamed its TMPDIR away and made another of that name: the one it made had gone in its place (and
   // a sweep, which locks and checks a killed run's directory, had removed whatever was put there after its check).
-  const TempDir tmp;
-  const TmpDirSet set(tmp.path());
-  fs::path made;
-  {
-    const TempDirectory dir("parity-unit-", TempDirectory::Lock::kHeld);
-    made = dir.path();
-    fs::rename(made, tmp.path() / "moved");
-    fs::create_directories(made / "put-there");
+  for (const auto lock : {TempDirectory::Lock::kHeld, TempDirectory::Lock::kNone}) {
+    const TempDir tmp;
+    const TmpDirSet set(tmp.path());
+    fs::path made;
+    {
+      const TempDirectory dir("parity-unit-", lock);
+      made = dir.path();
+      fs::rename(made, tmp.path() / "moved");
+      fs::create_directories(made / "put-there");
+    }
+    EXPECT_TRUE(fs::exists(made / "put-there")) << (lock == TempDirectory::Lock::kHeld ? "held" : "unlocked");
   }
-  EXPECT_TRUE(fs::exists(made / "put-there"));
 }
 
 TEST(TempDirectory, SweepRemovesWhatAKilledRunLeftReadOnly) {

@@ -93,7 +93,10 @@ NewLock lock_new_directory(const std::filesystem::path& path, int& fd) {
 // is there, and then nothing is entered: a device would not tell a bind mount of the same file system.
 std::optional<std::uint64_t> mount_of(int fd) {
   struct statx sx {};
-  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+  // AT_STATX_DONT_SYNC: a FUSE file system is not asked (before Linux 6.6 even a statx for the mount id alone asked
+  // it, and a stalled one hung the removal).
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_MNT_ID, &sx) == 0 &&
+      (sx.stx_mask & STATX_MNT_ID))
     return sx.stx_mnt_id;
   std::ifstream info("/proc/self/fdinfo/" + std::to_string(fd));
   for (std::string line; std::getline(info, line);)
@@ -112,11 +115,11 @@ int proc_fd_directory() {
 
 bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
 
-// The directory pinned as the O_PATH descriptor `path` (`name` in the directory open as `parent`, on `mount`), opened
-// for reading: through /proc/self/fd, or where there is none by name, which must then give that same directory on that
-// mount. With `open_up`, one that cannot be read (mode 000) is given u+rwx first, through /proc only. -1 where it
-// cannot be.
-int reopen_directory(int path, int parent, const char* name, std::uint64_t mount, bool open_up) {
+// The directory pinned as the O_PATH descriptor `path` (on `mount`), opened for reading: through /proc/self/fd, or
+// where there is none through its own "." (no name is looked up again, so no mount made on it meanwhile is entered);
+// checked to be that same directory on that mount. With `open_up`, one that cannot be read (mode 000) is given u+rwx
+// first, through /proc only. -1 where it cannot be.
+int reopen_directory(int path, std::uint64_t mount, bool open_up) {
   struct stat pinned {
   }, opened{};
   if (::fstat(path, &pinned) != 0) return -1;
@@ -129,7 +132,8 @@ int reopen_directory(int path, int parent, const char* name, std::uint64_t mount
       fd = ::openat(procfs, entry.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ::close(procfs);
   } else {
-    fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    fd =
+        ::openat(path, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // the pinned one: no name looked up, no mount crossed
   }
   if (fd >= 0 && (::fstat(fd, &opened) != 0 || !same_file(opened, pinned) || mount_of(fd) != mount))
     ::close(fd), fd = -1;
@@ -147,7 +151,7 @@ int open_directory(int parent, const char* name, std::uint64_t mount, const stru
   struct stat pinned {};
   int fd = -1;
   if (mount_of(path) == mount && ::fstat(path, &pinned) == 0 && (!expected || same_file(pinned, *expected)))
-    fd = reopen_directory(path, parent, name, mount, open_up);
+    fd = reopen_directory(path, mount, open_up);
   ::close(path);
   if (fd >= 0 && open_up) ::fchmod(fd, S_IRWXU);  // a 0500 one: its entries can be removed now
   return fd;
@@ -225,6 +229,8 @@ bool remove_tree(const std::filesystem::path& path, const struct stat* expected 
     if (const int dir = open_directory(parent, name.c_str(), *mount, expected, true); dir >= 0) {
       empty_directory(dir, *mount);
       ::close(dir);
+      // By name, after the check: an empty directory put there at this moment would go instead (nothing closes that on
+      // Linux; it is empty, and put there by what ran in it).
       gone = ::unlinkat(parent, name.c_str(), AT_REMOVEDIR) == 0;
     }
   }
@@ -244,7 +250,13 @@ TempDirectory::TempDirectory(const std::string& prefix, Lock lock) {
     if (::mkdtemp(pattern.data()) == nullptr)
       throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
     path_ = pattern;
-    if (lock == Lock::kNone || lock_new_directory(path_, lock_fd_) != NewLock::kLostToASweep) return;
+    if (lock == Lock::kNone || lock_new_directory(path_, lock_fd_) != NewLock::kLostToASweep) {
+      // The one made (the one locked, where it is): what the destructor removes, and nothing put in its place.
+      struct stat made {};
+      if (lock_fd_ >= 0 ? ::fstat(lock_fd_, &made) == 0 : ::lstat(path_.c_str(), &made) == 0)
+        device_ = made.st_dev, inode_ = made.st_ino;
+      return;
+    }
     if (attempt == 8)  // a sweep in another process won each race: something is wrong, not unlucky
       throw std::system_error(EAGAIN, std::generic_category(), "locking " + pattern + ": taken by 9 sweeps in a row");
   }
@@ -252,9 +264,9 @@ TempDirectory::TempDirectory(const std::string& prefix, Lock lock) {
 
 TempDirectory::~TempDirectory() {
   struct stat own {};
-  const bool known = lock_fd_ >= 0 && ::fstat(lock_fd_, &own) == 0;
-  remove_tree(path_, known ? &own : nullptr);  // a destructor must not throw; what cannot be removed stays
-  if (lock_fd_ >= 0) ::close(lock_fd_);        // after the removal: until then no sweep may take it
+  own.st_dev = static_cast<dev_t>(device_), own.st_ino = static_cast<ino_t>(inode_);
+  remove_tree(path_, inode_ != 0 ? &own : nullptr);  // a destructor must not throw; what cannot be removed stays
+  if (lock_fd_ >= 0) ::close(lock_fd_);              // after the removal: until then no sweep may take it
 }
 
 // Each candidate is opened without following a link and locked before it is removed: a directory held by a living
@@ -281,9 +293,7 @@ std::size_t remove_orphaned_temp_directories(const std::string& prefix) {
     const int fd = open_directory(base_fd, name.c_str(), *mount, nullptr, false);
     if (fd < 0) continue;  // ... nor one not ours to read
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && st.st_uid == ::geteuid() && try_lock(fd) == 0 && still_named(fd, path) &&
-        remove_tree(path, &st))
-      ++removed;
+    if (::fstat(fd, &st) == 0 && st.st_uid == ::geteuid() && try_lock(fd) == 0 && remove_tree(path, &st)) ++removed;
     ::close(fd);
   }
   if (base_fd >= 0) ::close(base_fd);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -29,6 +30,8 @@ class TempDirectory {
  private:
   std::filesystem::path path_;
   int lock_fd_ = -1;  ///< the directory, open and locked (Lock::kHeld), else -1
+  /// The directory's device and inode once made: only that one is removed, never one put in its place.
+  std::uint64_t device_ = 0, inode_ = 0;
 };
 
 /// The start of the names of the directories a TempDirectory of `prefix` makes with Lock::kHeld: `prefix`, eight hex
