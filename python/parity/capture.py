@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import warnings
 
+from parity import isolation
+
 # Per stream: the manifest holding it is rewritten during a run (runner.cc, Supervisor::save), so it must stay small.
 # The tail is kept, as a crash report keeps a worker's last lines: what a scenario printed last is nearest its failure.
 LIMIT = 8192
@@ -56,7 +58,7 @@ def call_capturing(scenario, backend) -> dict:
         # once per place in a process, so without this a scenario's stderr would depend on what ran before it in
         # the same worker (the partition of a shard or of --jobs), and a scenario's filters would leak into the next.
         with warnings.catch_warnings():
-            outcome = scenario.call(backend)
+            outcome = isolation.call_isolated(scenario.call, backend)
     finally:
         for name, tee in tees.items():
             if getattr(sys, name) is tee:  # a scenario that replaced the stream itself keeps its own

@@ -1,0 +1,114 @@
+"""What a scenario may change in the worker process that runs it, put back after it: no scenario's outputs may depend
+on which scenarios ran before it in the same worker (the partition of -j, a shard, the order), nor its result file on
+what a scenario before it did to the process (README, "Scenario isolation")."""
+from __future__ import annotations
+
+import contextvars
+import os
+import sys
+
+# The standard streams: a scenario that closed or replaced file descriptor 1 had the next scenario's own files take
+# it, and what that scenario printed went into them.
+_STREAMS = (0, 1, 2)
+
+
+def _identity(fd: int):
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class _Worker:
+    """The state a worker's scenarios start from, taken before its first scenario (capture.call_capturing)."""
+
+    def __init__(self):
+        self.pid = os.getpid()
+        self.umask = os.umask(0o022)
+        os.umask(self.umask)
+        self.recursion_limit = sys.getrecursionlimit()
+        try:
+            self.cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            self.cwd = None
+        # Copies of the standard streams (close-on-exec, as os.dup makes them), and what each one is.
+        self.streams = {}
+        for fd in _STREAMS:
+            ident = _identity(fd)
+            if ident is not None:
+                self.streams[fd] = (os.dup(fd), ident)
+        self.random = _LegacyRandom.taken()
+
+    def put_back(self) -> None:
+        os.umask(self.umask)
+        if sys.getrecursionlimit() != self.recursion_limit:
+            sys.setrecursionlimit(self.recursion_limit)
+        if self.cwd is not None:
+            try:
+                os.fchdir(self.cwd)
+            except OSError:
+                pass
+        for fd, (copy, ident) in self.streams.items():
+            if _identity(fd) != ident:
+                os.dup2(copy, fd, inheritable=True)
+        if self.random is None:  # numpy.random first imported by this scenario: the next ones start from here
+            self.random = _LegacyRandom.taken()
+        else:
+            self.random.put_back()
+
+
+class _LegacyRandom:
+    """numpy.random's global RandomState (np.random.seed, np.random.random): seeded or drawn from by one scenario,
+    the next one's draws had depended on it. Its state is read as the bytes of its bit generator's C struct, a
+    microsecond, and set back (tens of microseconds) only when they changed."""
+
+    def __init__(self, state, address: int, size: int):
+        self.state, self.address, self.size = state, address, size
+        self.raw = self._bytes()
+
+    @classmethod
+    def taken(cls):
+        if "numpy" not in sys.modules:  # a worker of a backend without NumPy: nothing to keep
+            return None
+        import ctypes
+
+        import numpy.random  # the worker's first seeded generator imports it anyway (_scenario._default_rng)
+
+        rand = numpy.random.mtrand._rand
+
+        bit_generator = rand._bit_generator
+        # MT19937's struct: 624 32-bit words and a position; the Gaussian kept between calls is RandomState's own.
+        return cls(rand.get_state(), bit_generator.ctypes.state_address, ctypes.sizeof(ctypes.c_uint32) * 625)
+
+    def _bytes(self) -> bytes:
+        import ctypes
+
+        return ctypes.string_at(self.address, self.size)
+
+    def put_back(self) -> None:
+        # A Gaussian kept in the state taken (state[3], has_gauss) is used by the next draw of one without a change to
+        # the bytes read here: such a state is set back after every scenario.
+        if self._bytes() != self.raw or self.state[3] != 0:
+            import numpy
+
+            numpy.random.set_state(self.state)
+
+
+_worker: _Worker | None = None
+
+
+def call_isolated(function, *args):
+    """function(*args) in a copy of the current context (NumPy's print options and error state live in context
+    variables), with what else a scenario may change in the process put back afterwards. A forked child of the
+    scenario that returns here ends at once: it would otherwise run the worker's loop beside its parent."""
+    global _worker
+    if _worker is None or _worker.pid != os.getpid():
+        _worker = _Worker()
+    worker = _worker
+    try:
+        return contextvars.copy_context().run(function, *args)
+    finally:
+        if os.getpid() != worker.pid:
+            os._exit(0)
+        worker.put_back()

@@ -1,0 +1,117 @@
+"""Scenario isolation (parity.isolation, README "Scenario isolation"): what a scenario changes in its worker process
+does not reach the scenarios after it in the same worker, so no outputs depend on the order, -j or a shard."""
+import json
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(os.environ.get("PARITY_REPO", Path(__file__).resolve().parents[1]))
+BIN = os.environ.get("PARITY_BIN", str(REPO / "build" / "parity"))
+
+# Modules run in file order in one worker (-j 1): a_ changes the process, b_ looks at it.
+LEAKER = '''
+import os, sys
+import numpy as np
+import parity
+
+
+@parity.scenario
+def leak(xp, rng):
+    np.set_printoptions(precision=2)
+    np.seterr(all="raise")
+    np.random.seed(123)
+    os.umask(0o077)
+    sys.setrecursionlimit(sys.getrecursionlimit() + 77)
+    os.chdir(os.path.dirname(os.path.abspath(__file__)))
+    os.close(1)
+    return {"x": 1}
+'''
+
+VICTIM = '''
+import json, os, sys, tempfile
+import numpy as np
+import parity
+
+
+@parity.scenario
+def look(xp, rng):
+    with np.errstate():
+        divide = np.geterr()["divide"]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    fd, path = tempfile.mkstemp(dir=os.environ["ISOLATION_TMP"])
+    with os.fdopen(fd, "w") as f:  # takes descriptor 1 if a scenario before left it closed
+        f.write("1\\n2\\n")
+        f.flush()
+        print(3)  # ... and then this lands in the file
+    with open(path) as f:
+        lines = len(f.read().split())
+    os.unlink(path)
+    seeded = float(np.random.random()) == np.random.RandomState(123).random_sample()
+    seen = {"repr": repr(np.array([1.23456789])), "divide": divide, "umask": umask, "lines": lines,
+            "recursion_limit": sys.getrecursionlimit(), "cwd": os.getcwd(), "legacy_random_seeded_by_another": seeded}
+    with open(os.environ["ISOLATION_SEEN"], "w") as f:
+        json.dump(seen, f)
+    return {"ok": 1}
+'''
+
+
+def run(scenarios: Path, out: Path, *extra, env=None):
+    proc = subprocess.run([BIN, "run", "--backend", "gold", "--scenarios", scenarios, "--out", out, "-q", *extra],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+    manifest = json.loads((out / "manifest.json").read_text())
+    return proc, {s["id"]: s for s in manifest["scenarios"]}
+
+
+def test_what_a_scenario_changes_in_its_worker_does_not_reach_the_next(tmp_path):
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / "a_leak.py").write_text(textwrap.dedent(LEAKER))
+    (scenarios / "b_victim.py").write_text(textwrap.dedent(VICTIM))
+    (tmp_path / "tmp").mkdir()
+    seen = {}
+    for name, extra in (("alone", ["--only", "b_victim.look"]), ("after", ["--jobs", "1"])):
+        env = {"ISOLATION_TMP": str(tmp_path / "tmp"), "ISOLATION_SEEN": str(tmp_path / f"{name}.txt")}
+        proc, records = run(scenarios, tmp_path / name, *extra, env=env)
+        assert records["b_victim.look"]["status"] == "ok", (proc.stderr, records)
+        seen[name] = json.loads((tmp_path / f"{name}.txt").read_text())
+    assert seen["after"] == seen["alone"]
+    assert not seen["after"]["legacy_random_seeded_by_another"]
+    assert seen["after"]["lines"] == 2
+
+
+FORKER = '''
+import os, time
+import parity
+
+
+@parity.scenario
+def k1_fork(xp, rng):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.4)  # returns while its parent runs the next scenarios: it had gone on as a second worker
+    return {"child": int(pid == 0)}
+
+
+@parity.scenario(params={"i": [0, 1, 2]})
+def k2_after(xp, rng, i):
+    time.sleep(0.3)  # the run still going when the child returns
+    return {"v": rng.standard_normal(3)}
+'''
+
+
+def test_a_scenarios_forked_child_ends_where_it_returns(tmp_path):
+    api = pytest.importorskip("parity.api")
+    pytest.importorskip("parity._core", reason="reading the result file needs parity's extension module")
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / "forker.py").write_text(textwrap.dedent(FORKER))
+    proc, records = run(scenarios, tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert {i: r["status"] for i, r in records.items()} == {
+        "forker.k1_fork": "ok", "forker.k2_after[i=0]": "ok", "forker.k2_after[i=1]": "ok",
+        "forker.k2_after[i=2]": "ok"}
+    assert api.read_result(tmp_path / "out" / records["forker.k1_fork"]["file"]) == {"child": 0}
