@@ -7,8 +7,10 @@ subclass adds. Built-in reducers use this same API; see README, "Reducers".
 """
 from __future__ import annotations
 
+import inspect
 import os
 import sys
+import types
 from dataclasses import dataclass
 from typing import Callable
 
@@ -225,9 +227,17 @@ def loaded_type(type_name: str):
         if obj is None:
             continue
         for part in parts[split:]:
-            obj = getattr(obj, part, None)
+            obj = _static_attribute(obj, part)
         return obj if isinstance(obj, type) else None
     return None
+
+
+def _static_attribute(obj, name: str):
+    """obj.name without running code: a module's own dictionary (NumPy's module __getattr__ imports the submodule it
+    is asked for: numpy.f2py, numpy.matlib), a class's attribute as stored (no property, no metaclass __getattr__)."""
+    if isinstance(obj, types.ModuleType):
+        return vars(obj).get(name)
+    return inspect.getattr_static(obj, name, None)
 
 
 def is_subclass(type_name: str, base_name: str) -> bool:
