@@ -49,7 +49,11 @@ def test_report_without_an_output_is_a_usage_error(compared):
     ("{not json", "not JSON"),
     ('{"format": "parity-manifest", "version": 1}', "not a parity compare report"),
     ('{"format": "parity-compare", "version": 99}', "written by a newer parity (report version 99"),
-    ('{"format": "parity-compare", "version": 1}', "the report has no 'gold' dict"),
+    ('{"format": "parity-compare", "version": 4294967297}', "newer parity (report version 4294967297"),
+    ('{"format": "parity-compare", "version": 0}', "a compare report's is 1 or more"),
+    ('{"format": "parity-compare", "version": 1}', 'has no "scenarios" array'),
+    ('{"format": "parity-compare", "version": 1, "scenarios": [{"status": "pass"}]}', 'scenarios[0] has no string "id"'),
+    ('{"format": "parity-compare", "version": 1, "scenarios": []}', "the report has no 'gold' dict"),
 ])
 def test_report_refuses_what_is_not_a_compare_report_naming_the_file(tmp_path, content, complaint):
     source = tmp_path / "input.json"
@@ -72,3 +76,19 @@ def test_the_json_carries_the_run_the_html_shows(compared):
     for scenario in report["scenarios"]:
         assert f'data-id="{scenario["id"]}"' in html
     assert f'id="count-total">{report["summary"]["total"]}<' in html
+
+
+@pytest.mark.parametrize("status", ["bogus", "PASS", "missing", "", None, 1])
+def test_a_scenario_status_compare_does_not_write_is_refused_by_every_reader(compared, tmp_path, status):
+    """Each reader counted a status it did not know as not failing: the HTML title said "0 failing", merge exited 0
+    and a baseline marked the scenario fixed."""
+    report = json.loads((compared / "report.json").read_text())
+    victim = next(s for s in report["scenarios"] if s["status"] == "fail")
+    victim["status"] = status
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(report))
+    for args in (["report", edited, "--html", tmp_path / "a.html"],
+                 ["report", compared / "report.json", "--baseline", edited, "--html", tmp_path / "b.html"],
+                 ["merge", edited, "--json", tmp_path / "merged.json"]):
+        proc = parity(*args, check=2)
+        assert str(edited) in proc.stderr and f"scenario '{victim['id']}' has the status" in proc.stderr, proc.stderr

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "json_input.h"
+#include "outcome.h"
 #include "safe_file.h"
 
 using json = nlohmann::json;
@@ -161,6 +162,31 @@ json report_to_json(const CompareReport& report, json rendered) {
   return doc;
 }
 
+namespace {
+
+// What makes a report's scenarios unreadable, "" when nothing: every reader (the HTML report, JUnit, merge, trends)
+// counts a status it does not know as not failing, so a scenario whose status is not one compare writes (a report
+// edited, or from another program) is refused here rather than passed.
+std::string scenarios_problem(const json& doc) {
+  const json* scenarios = find_at(doc, "/scenarios");
+  if (scenarios == nullptr || !scenarios->is_array()) return "has no \"scenarios\" array";
+  for (std::size_t i = 0; i < scenarios->size(); ++i) {
+    const json& scenario = (*scenarios)[i];
+    const json* id = scenario.is_object() ? find_at(scenario, "/id") : nullptr;
+    if (id == nullptr || !id->is_string()) return "scenarios[" + std::to_string(i) + "] has no string \"id\"";
+    const json* status = find_at(scenario, "/status");
+    if (status == nullptr || !status->is_string() || !listed(kStatuses, status->get_ref<const std::string&>())) {
+      std::string known;
+      for (std::string_view word : kStatuses) known += (known.empty() ? "" : ", ") + std::string(word);
+      return "scenario '" + id->get<std::string>() + "' has the status " +
+             (status == nullptr ? std::string("(none)") : status->dump()) + ", not one compare writes (" + known + ")";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 json read_report_json(const std::filesystem::path& file) {
   auto fail = [&](const std::string& why) { return ReportJsonError(file.string() + ": " + why); };
   std::string text;
@@ -181,9 +207,15 @@ json read_report_json(const std::filesystem::path& file) {
     throw fail("not a parity compare report (its \"format\" is not \"parity-compare\")");
   const json& version = doc.value("version", json());
   if (!version.is_number_integer()) throw fail("has no integer \"version\"");
-  if (version.get<int>() > kReportJsonVersion)
+  // Compared as written: a version read into an int had 4294967297 read as 1.
+  const bool unsigned_version = version.is_number_unsigned();
+  if (unsigned_version ? version.get<std::uint64_t>() < 1 : version.get<std::int64_t>() < 1)
+    throw fail("has the \"version\" " + version.dump() + ": a compare report's is 1 or more");
+  if (unsigned_version ? version.get<std::uint64_t>() > kReportJsonVersion
+                       : version.get<std::int64_t>() > kReportJsonVersion)
     throw fail("written by a newer parity (report version " + version.dump() + ", this parity reads up to " +
                std::to_string(kReportJsonVersion) + "); render it with that parity");
+  if (const std::string problem = scenarios_problem(doc); !problem.empty()) throw fail(problem);
   return doc;
 }
 
