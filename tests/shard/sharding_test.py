@@ -286,7 +286,7 @@ def test_merge_names_a_damaged_shard_report(corpus, tmp_path):
     del report["scenarios"][0]["id"]
     damaged.write_text(json.dumps(report))
     proc = merge("--json", tmp_path / "m.json", corpus / "shard-1.json", damaged, check=2)
-    assert f"{damaged}: not a complete compare JSON: a scenario without a string 'id'" in proc.stderr, proc.stderr
+    assert f'{damaged}: scenarios[0] has no string "id"' in proc.stderr, proc.stderr
 
 
 def test_merge_refuses_an_unsharded_input_and_a_mix_of_modes(corpus, tmp_path):
@@ -303,3 +303,54 @@ def test_compare_refuses_shards_that_do_not_line_up(corpus):
     assert "is shard 1/3 and" in proc.stderr and "shard 2/3" in proc.stderr
     proc = parity("compare", corpus / "gold-1", corpus / "fsproxy-1", "--shard", "2/3", check=2)
     assert "shard 2/3 was asked for, but" in proc.stderr
+
+
+def shard_copies(mixed, tmp_path):
+    """The mixed set's gold shards copied, to be edited: their directories and manifests."""
+    dirs = [tmp_path / f"gold-{i}" for i in range(1, N + 1)]
+    for i, d in enumerate(dirs, 1):
+        shutil.copytree(mixed / f"gold-{i}", d)
+    return dirs, [manifest(d) for d in dirs]
+
+
+def with_files(doc):
+    return [s for s in doc["scenarios"] if s["file"]]
+
+
+def test_merge_refuses_two_records_naming_one_file_and_never_writes_into_a_shard(mixed, tmp_path):
+    """A shard's record renamed to another shard's file name: the link into OUT went over the first, writing the second
+    shard's file through the hard link to the first's (an input changed, one file for two ids, exit 0)."""
+    dirs, docs = shard_copies(mixed, tmp_path)
+    first, second = with_files(docs[0])[0], with_files(docs[1])[0]
+    (dirs[1] / second["file"]).rename(dirs[1] / first["file"])
+    second["file"] = first["file"]
+    (dirs[1] / "manifest.json").write_text(json.dumps(docs[1]))
+    before = [(d / first["file"]).read_bytes() for d in dirs[:2]]
+    proc = merge("--out", tmp_path / "out", *dirs, check=2)
+    assert f"both name the result file {first['file']}" in proc.stderr, proc.stderr
+    assert [(d / first["file"]).read_bytes() for d in dirs[:2]] == before
+
+
+def test_merge_never_writes_through_what_is_already_in_its_out(mixed, tmp_path):
+    dirs, docs = shard_copies(mixed, tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_text("SECRET")
+    planted = tmp_path / "out" / with_files(docs[0])[0]["file"]
+    planted.parent.mkdir(parents=True)
+    planted.symlink_to(victim)
+    proc = merge("--out", tmp_path / "out", *dirs, check=2)
+    assert f"{planted} already exists: merge into a new directory" in proc.stderr, proc.stderr
+    assert victim.read_text() == "SECRET"
+
+
+def test_merge_keeps_a_record_its_plan_does_not_list(mixed, tmp_path):
+    """A crash recorded outside run.shard.scenarios had been dropped: 'N scenarios, 0 missing', complete."""
+    dirs, docs = shard_copies(mixed, tmp_path)
+    extra = dict(with_files(docs[0])[0], id="evil.crashed", status="crash", file="",
+                 error={"type": "Crash", "message": "its worker died", "traceback": ""})
+    extra.pop("pickle_offset", None)
+    docs[0]["scenarios"].append(extra)
+    (dirs[0] / "manifest.json").write_text(json.dumps(docs[0]))
+    merge("--out", tmp_path / "out", *dirs, check=1)
+    merged = {s["id"]: s["status"] for s in manifest(tmp_path / "out")["scenarios"]}
+    assert merged["evil.crashed"] == "crash"

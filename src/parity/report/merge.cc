@@ -363,12 +363,16 @@ bool shard_file_there(const fs::path& from_dir, const std::string& file) {
   }
 }
 
+// Never over anything already in the merged directory: a copy over an existing name had written through a symbolic
+// link planted there, or through a hard link to an input shard's own file (exclusive creation either way).
 void link_or_copy(const fs::path& from_dir, const fs::path& to_dir, const std::string& file) {
   if (!shard_file_there(from_dir, file)) return;
   fs::create_directories((to_dir / file).parent_path());
   std::error_code ec;
   fs::create_hard_link(from_dir / file, to_dir / file, ec);
-  if (ec) fs::copy_file(from_dir / file, to_dir / file, fs::copy_options::overwrite_existing);
+  if (ec == std::errc::file_exists)
+    throw MergeError((to_dir / file).string() + " already exists: merge into a new directory");
+  if (ec) fs::copy_file(from_dir / file, to_dir / file, fs::copy_options::none);
 }
 
 std::vector<Manifest> read_shard_manifests(const std::vector<fs::path>& dirs, const fs::path& out) {
@@ -416,14 +420,32 @@ ShardRuns read_shard_runs(const std::vector<fs::path>& dirs, const fs::path& out
   return shards;
 }
 
-// The shards' records into `m`, in the unsharded run's order, their files linked into `out`.
-void link_scenarios(const ShardRuns& shards, const fs::path& out, Manifest& m) {
-  for (const auto& [id, at] : shards.records)  // every file checked before any is linked: no half-merged directory
+// Every file of the shards' records checked before any is linked (no half-merged directory), and no file named by two
+// records: the second link had gone over the first's name in the merged directory.
+void check_shard_files(const ShardRuns& shards) {
+  std::map<std::string, std::string> named;  // file: the id whose record names it
+  for (const auto& [id, at] : shards.records)
     for (const ScenarioRecord& r = shards.manifests[at.first].scenarios[at.second];
-         const std::string& file : {r.file, r.pickle_file})
-      shard_file_there(shards.manifests[at.first].dir, file);
+         const std::string& file : {r.file, r.pickle_file}) {
+      if (!shard_file_there(shards.manifests[at.first].dir, file)) continue;
+      const auto [was, fresh] = named.emplace(file, id);
+      if (!fresh)
+        throw MergeError("the records of '" + was->second + "' and '" + id + "' both name the result file " + file +
+                         ": a results directory parity did not write");
+    }
+}
+
+// The shards' records into `m`, in the unsharded run's order, their files linked into `out`; a record the shards'
+// plan does not list (a manifest edited, or written otherwise) comes after them, kept rather than dropped.
+void link_scenarios(const ShardRuns& shards, const fs::path& out, Manifest& m) {
+  check_shard_files(shards);
   fs::create_directories(out / kResultsSubdir);
-  for (const std::string& id : shards.plans.front().scenarios) {
+  const std::vector<std::string>& planned = shards.plans.front().scenarios;
+  const std::set<std::string> in_plan(planned.begin(), planned.end());
+  std::vector<std::string> order = planned;
+  for (const auto& [id, at] : shards.records)
+    if (!in_plan.count(id)) order.push_back(id);
+  for (const std::string& id : order) {
     const auto found = shards.records.find(id);
     if (found == shards.records.end()) continue;
     const auto [i, k] = found->second;
