@@ -195,6 +195,9 @@ MISTYPED = [
     ("function", lambda s: s["meta"].__setitem__("function", {}), "meta.function"),
     ("params", lambda s: s["meta"].__setitem__("params", 5), "meta.params"),
     ("tags", lambda s: s["meta"].__setitem__("tags", 5), "meta.tags"),
+    # Unhashable tags and nested parameter values had failed the whole HTML report (exit 2, no report).
+    ("tags-entry", lambda s: s["meta"].__setitem__("tags", ["ok", ["x"], {"a": 1}]), "meta.tags.1"),
+    ("params-entry", lambda s: s["meta"].__setitem__("params", {"n": [[[1]]]}), "meta.params.n"),
     ("fidelity", lambda s: s.__setitem__("fidelity", [1]), "fidelity"),
     ("fidelity-digest", lambda s: s.__setitem__("fidelity", {"outputs['m']": 5}), "fidelity.outputs['m']"),
     ("error", lambda s: (s.__setitem__("status", "error"), s.__setitem__("error", "boom")), "error"),
