@@ -972,6 +972,23 @@ TEST(ValuesNotComparable, DatetimeAgainstInteger) {
   EXPECT_FALSE(r.not_comparable.empty());
 }
 
+// NumPy's cast to a finer unit wraps around: 2**40 + 3 days as nanoseconds is the wrapped value a candidate could hold
+// (it had compared equal), and 2**47 days becomes NaT (equal to a NaT candidate).
+TEST(ValuesNotComparable, DatetimesOverflowingTheCommonUnit) {
+  const ValueReport wrapped =
+      compare("np.array([2**40 + 3], dtype='m8[D]')",
+              "np.array([((2**40 + 3) * 86400 * 10**9 + 2**63) % 2**64 - 2**63], dtype='m8[ns]')");
+  EXPECT_FALSE(wrapped.ok());
+  EXPECT_NE(wrapped.not_comparable.find("the gold values do not fit in timedelta64[ns]"), std::string::npos)
+      << wrapped.not_comparable;
+  const ValueReport nat = compare("np.array([2**47, 0], dtype='M8[D]')", "np.array(['NaT', 0], dtype='>M8[ns]')");
+  EXPECT_FALSE(nat.ok());
+  EXPECT_FALSE(nat.not_comparable.empty());
+  EXPECT_TRUE(compare("np.array([2**40 + 3], dtype='m8[ns]')",
+                      "np.array([((2**40 + 3) * 86400 * 10**9 + 2**63) % 2**64 - 2**63], dtype='m8[ns]')")
+                  .not_comparable.empty());  // one unit: nothing cast
+}
+
 TEST(ValuesNotComparable, StringAgainstFloat) {
   ValueReport r;
   ASSERT_NO_THROW(r = compare("np.array(['abc'])", "np.array([1.5])"));

@@ -21,6 +21,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 
 #include "deadline.h"
@@ -795,6 +796,26 @@ void iterate_slabs(py::handle gold, py::handle candidate, const Plan& plan, NPY_
   out.slab_width = 0;
 }
 
+// Why `side`'s datetimes or timedeltas cannot be read as `as` (its unit made finer for the other side), "" when they
+// can: NumPy's cast to a finer unit wraps around on overflow, so 2**40 days read as nanoseconds had compared equal to
+// a candidate holding the wrapped value, and 2**47 days had become NaT. A cast there and back that changes a value
+// (NaT aside) overflowed.
+std::string unit_overflow(PyArrayObject* side, const py::object& as, const char* name) {
+  PyArray_Descr* own = PyArray_DESCR(side);
+  PyArray_Descr* native = PyArray_DescrNewByteorder(own, NPY_NATIVE);
+  if (!native) throw py::error_already_set();
+  const bool same = PyArray_EquivTypes(native, reinterpret_cast<PyArray_Descr*>(as.ptr()));
+  Py_DECREF(native);
+  if (same) return "";
+  const auto array = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(side));
+  const py::module_ numpy = py::module_::import("numpy");
+  const py::object back = array.attr("astype")(as).attr("astype")(array.attr("dtype"));
+  const py::object kept = numpy.attr("logical_or")(numpy.attr("equal")(back, array), numpy.attr("isnat")(array));
+  if (kept.attr("all")().cast<bool>()) return "";
+  return std::string("the ") + name + " values do not fit in " + py::str(as).cast<std::string>() +
+         ", the unit both sides are compared in: casting them there overflows";
+}
+
 }  // namespace
 
 const char* mismatch_kind_name(MismatchKind kind) {
@@ -874,6 +895,10 @@ ValueReport compare_values(py::handle gold, py::handle candidate, const Toleranc
   }
   Plan plan;
   if (!make_plan(gd, cd, plan, report)) return report;
+  if (plan.rule == Rule::Datetime)
+    for (const auto& [side, as, name] :
+         {std::tuple{g, &plan.gold_dtype, "gold"}, {c, &plan.candidate_dtype, "candidate"}})
+      if (report.not_comparable = unit_overflow(side, *as, name); !report.not_comparable.empty()) return report;
   // Arrays in C order are located in one pass. Otherwise a memory-order pass decides, and only a failing pair
   // is walked again to locate its mismatches.
   if (!PyArray_IS_C_CONTIGUOUS(g) || !PyArray_IS_C_CONTIGUOUS(c)) {
