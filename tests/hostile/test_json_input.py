@@ -243,6 +243,21 @@ def test_report_html_of_a_values_map_with_a_huge_grid_ends(report_json, tmp_path
         assert "values differ" in (tmp_path / "r.html").read_text()
 
 
+def test_junit_of_a_long_message_and_traceback_ends(report_json, tmp_path):
+    """The JUnit writer searched each failed check's message for its traceback: quadratic in a report from
+    elsewhere built for it (a 1.2 MB pair took 5 s; this one, minutes)."""
+    doc = read_json(report_json)
+    scenario = doc["scenarios"][0]
+    scenario["status"] = "fail"
+    scenario["checks"] = [{"check": "values", "ok": False, "path": "outputs['m']", "message": "a" * 6_400_000,
+                           "details": {"traceback": "a" * 3_200_000 + "b"}}]
+    hostile = tmp_path / "long.json"
+    hostile.write_text(json.dumps(doc))
+    proc = parity("report", hostile, "--junit", tmp_path / "r.xml", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "a" * 3_200_000 + "b" in (tmp_path / "r.xml").read_text()
+
+
 @pytest.mark.parametrize("total", [10**8, 2**64 - 1])
 def test_a_huge_recorded_shard_count_is_refused_quickly_naming_the_manifest(pair_copy, tmp_path, total):
     gold, cand = pair_copy
