@@ -23,6 +23,7 @@ const Shape kObject{"an object", [](const json& v) { return v.is_object(); }};
 const Shape kList{"a list", [](const json& v) { return v.is_array(); }};
 const Shape kObjectOrNull{"an object or null", [](const json& v) { return v.is_object() || v.is_null(); }};
 const Shape kTextOrNull{"a string or null", [](const json& v) { return v.is_string() || v.is_null(); }};
+const Shape kScalar{"a string, number, boolean or null", [](const json& v) { return v.is_primitive(); }};
 
 std::string wrong(const std::string& path, const json& value, const Shape& shape) {
   const std::string type = value.type_name();
@@ -87,7 +88,7 @@ std::string wrong_meta(const json& meta) {
   // A run writes each tag and each parameter's value as text (format_param); the reports' renderers (the HTML
   // report's tag counts and parameter table) had failed the whole report on a list or a deeply nested value.
   if (bad.empty() && meta.contains("tags")) bad = wrong_member(meta.at("tags"), "meta.tags", kText);
-  if (bad.empty() && meta.contains("params")) bad = wrong_member(meta.at("params"), "meta.params", kText);
+  if (bad.empty() && meta.contains("params")) bad = wrong_member(meta.at("params"), "meta.params", kScalar);
   if (bad.empty() && meta.contains("xfail")) bad = wrong_xfail(meta.at("xfail"));
   return bad;
 }
