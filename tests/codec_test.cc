@@ -659,10 +659,10 @@ TEST(ReadLimits, StrNodesSharingABlobCountEveryCopy) {
   TempDir dir;
   const fs::path file = dir.path() / "shared.parity";
   write_raw_result(file, shared_blob_header(R"({"kind":"str","blob":0})", 100, 65536), std::string(65536, 'a'));
-  constexpr std::uint64_t kHeader = 16384;  // the header is counted too (a few KB here)
+  constexpr std::uint64_t kHeader = 32768;  // the header and the nodes are counted too (a few KB and ~200 B a node)
   EXPECT_EQ(read_result(file, ReadLimits{100 * 65536 + kHeader}).items().size(), 100u);
   const std::string why = format_error([&] { read_result(file, ReadLimits{99 * 65536 + kHeader}); });
-  EXPECT_NE(why.find("outputs[99]: decoding the outputs would take more than 6504448 bytes"), std::string::npos) << why;
+  EXPECT_NE(why.find("outputs[99]: decoding the outputs would take more than 6520832 bytes"), std::string::npos) << why;
   EXPECT_NE(why.find("--max-result-memory"), std::string::npos) << why;
 }
 
@@ -670,7 +670,7 @@ TEST(ReadLimits, MisalignedArraysSharingABlobShareOneCopy) {
   TempDir dir;
   const fs::path file = dir.path() / "misaligned.parity";
   write_raw_result(file, shared_blob_header(kMisalignedArray, 50, 65536), std::string(65536, '\1'));
-  const Node root = read_result(file, ReadLimits{65536 + 128 + 16384});  // one copy and the header, not fifty
+  const Node root = read_result(file, ReadLimits{65536 + 128 + 32768});  // one copy, header and nodes, not fifty
   ASSERT_EQ(root.items().size(), 50u);
   auto* first = reinterpret_cast<PyArrayObject*>(root.items()[0].array().ptr());
   auto* last = reinterpret_cast<PyArrayObject*>(root.items()[49].array().ptr());
@@ -678,6 +678,19 @@ TEST(ReadLimits, MisalignedArraysSharingABlobShareOneCopy) {
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(PyArray_BYTES(first)) % 16, 8u);  // still misaligned as written
   EXPECT_NE(format_error([&] { read_result(file, ReadLimits{60000}); }).find("outputs[0]: decoding"),
             std::string::npos);
+}
+
+// Every node keeps its path: a long key over many items had a 20 KB file take ~100 MB that no limit counted.
+TEST(ReadLimits, EachNodesPathCounts) {
+  TempDir dir;
+  const fs::path file = dir.path() / "long_key.parity";
+  py::dict outputs;
+  outputs[py::str(std::string(10000, 'k'))] = py::eval("[None] * 10000");
+  write_result(file, outputs);
+  ASSERT_LT(fs::file_size(file), 100'000u);
+  const std::string why = format_error([&] { read_result(file, ReadLimits{10'000'000}); });
+  EXPECT_NE(why.find("decoding the outputs would take more than 10000000 bytes"), std::string::npos) << why;
+  EXPECT_NO_THROW(read_result(file, ReadLimits{1'000'000'000}));
 }
 
 TEST(SafeFile, FifosAndSymbolicLinksAreRefusedByName) {

@@ -145,6 +145,7 @@ class Decoder {
   void map_file(int fd);
   void read_file(int fd);
   void charge(std::uint64_t bytes, const std::string& path);
+  void charge_node(const std::string& path);
 
   std::filesystem::path file_;
   ReadLimits limits_;
@@ -224,10 +225,14 @@ void Decoder::read_exact(char* into, std::uint64_t size, std::uint64_t offset) c
 void Decoder::charge(std::uint64_t bytes, const std::string& path) {
   if (bytes > limits_.max_memory || charged_ > limits_.max_memory - bytes)
     fail(path + ": decoding the outputs would take more than " + std::to_string(limits_.max_memory) +
-         " bytes of memory (values copied so far: " + std::to_string(charged_) +
-         ", this one: " + std::to_string(bytes) + "; raise it with --max-result-memory)");
+         " bytes of memory (taken so far: " + std::to_string(charged_) + ", this one: " + std::to_string(bytes) +
+         "; raise it with --max-result-memory)");
   charged_ += bytes;
 }
+
+// Each node decoded keeps its path (and its own size): a long key over many items had made a 20 KB file take ~100 MB
+// that no limit counted (the path of every item repeats the key).
+void Decoder::charge_node(const std::string& path) { charge(sizeof(Node) + path.size(), path); }
 
 std::pair<std::uint64_t, std::uint64_t> Decoder::blob(const json& node, const std::string& path) const {
   const auto index = integer_at<std::uint64_t>(node, "blob", path);
@@ -442,6 +447,7 @@ Node Decoder::decode_array_form(const json& form, const std::string& path, int d
 
 Node Decoder::decode(const json& node, const std::string& path, int depth) {
   if (depth > kMaxDepth) fail(path + ": nested too deeply");
+  charge_node(path);
   if (node.at("kind") == "ref") {
     Node ref;
     ref.path = path;
@@ -782,6 +788,7 @@ void Decoder::decode_reduced2(std::uint8_t flags, Node& out, int depth) {
 
 Node Decoder::decode2(const std::string& path, int depth) {
   if (depth > kMaxDepth) fail(path + ": nested too deeply");
+  charge_node(path);
   const std::uint8_t tag = byte2(path);
   if (tag > kLastTag) fail(path + ": unknown kind (tag " + std::to_string(tag) + ")");
   Node out;
