@@ -4,6 +4,7 @@ binary's own compare, the trust rules, and `import parity` without the module.""
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import textwrap
@@ -66,6 +67,25 @@ def test_an_unwritable_output_is_found_before_any_file_is_made(tmp_path):
     with pytest.raises(TypeError):
         parity.write_result(tmp_path / "out.parity", {"f": np.vectorize(abs)})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_write_result_never_replaces_a_device_fifo_or_directory(tmp_path):
+    """It renamed its file over whatever had the name (or unlinked it first, in_place): as root, write_result to
+    /dev/null replaced the machine's /dev/null with a regular file."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    special = [fifo, tmp_path]
+    try:
+        os.mknod(tmp_path / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        special.append(tmp_path / "null")
+    except PermissionError:
+        print("no device node made here (not root): the FIFO and the directory stand for it")
+    for target in special:
+        kind = stat.S_IFMT(os.lstat(target).st_mode)
+        for in_place in (False, True):
+            with pytest.raises(ValueError, match="is not a regular file"):
+                parity._core.write_result(str(target), {"x": 1}, in_place=in_place)
+            assert stat.S_IFMT(os.lstat(target).st_mode) == kind, target
 
 
 def test_a_damaged_file_is_a_value_error_naming_it(tmp_path):

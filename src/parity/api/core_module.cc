@@ -198,6 +198,21 @@ py::object compare_dirs(const std::filesystem::path& gold_dir, const std::filesy
   return to_python_json(kept.document());
 }
 
+// write_result replaces what is at its name (a rename over it, or with in_place an unlink first): run as root with
+// /dev/null as its file, it had replaced the machine's /dev/null with a regular file. A result file is a regular
+// file: a device, FIFO, socket or directory at the name is refused, left as it is. A symbolic link is replaced, its
+// target untouched, as any atomic writer does.
+void refuse_special_destination(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(file, ec);
+  if (ec || !std::filesystem::exists(status) || std::filesystem::is_regular_file(status) ||
+      std::filesystem::is_symlink(status))
+    return;
+  throw py::value_error(file.string() +
+                        " is not a regular file (a device, FIFO, socket or directory): write_result "
+                        "writes a result file and does not replace it");
+}
+
 }  // namespace
 }  // namespace parity
 
@@ -223,6 +238,7 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "write_result",
       [](const std::filesystem::path& file, py::handle outputs, bool in_place) {
+        refuse_special_destination(file);
         write_result(file, outputs, in_place ? Publish::in_place : Publish::by_rename);
       },
       py::arg("file"), py::arg("outputs"), py::kw_only(), py::arg("in_place") = false);
