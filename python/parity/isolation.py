@@ -64,7 +64,10 @@ class _LegacyRandom:
     microsecond, and set back (tens of microseconds) only when they changed."""
 
     def __init__(self, state, address: int, size: int):
+        import ctypes
+
         self.state, self.address, self.size = state, address, size
+        self._string_at = ctypes.string_at  # looked up once: put_back runs after every scenario
         self.raw = self._bytes()
 
     @classmethod
@@ -76,15 +79,12 @@ class _LegacyRandom:
         import numpy.random  # the worker's first seeded generator imports it anyway (_scenario._default_rng)
 
         rand = numpy.random.mtrand._rand
-
         bit_generator = rand._bit_generator
         # MT19937's struct: 624 32-bit words and a position; the Gaussian kept between calls is RandomState's own.
         return cls(rand.get_state(), bit_generator.ctypes.state_address, ctypes.sizeof(ctypes.c_uint32) * 625)
 
     def _bytes(self) -> bytes:
-        import ctypes
-
-        return ctypes.string_at(self.address, self.size)
+        return self._string_at(self.address, self.size)
 
     def put_back(self) -> None:
         # A Gaussian kept in the state taken (state[3], has_gauss) is used by the next draw of one without a change to

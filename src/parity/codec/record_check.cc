@@ -85,8 +85,9 @@ std::string wrong_meta(const json& meta) {
                                  {"assert_eq", &kTextOrNull}});
   if (bad.empty() && meta.contains("tolerances")) bad = wrong_tolerances(meta.at("tolerances"));
   if (bad.empty() && meta.contains("policy")) bad = wrong_member(meta.at("policy"), "meta.policy", kText);
-  // A run writes each tag and each parameter's value as text (format_param); the reports' renderers (the HTML
-  // report's tag counts and parameter table) had failed the whole report on a list or a deeply nested value.
+  // A run writes each tag and each parameter's value as text (format_param; records written by hand hold numbers
+  // too); the reports' renderers (the HTML report's tag counts and parameter table) had failed the whole report on a
+  // list or a deeply nested value.
   if (bad.empty() && meta.contains("tags")) bad = wrong_member(meta.at("tags"), "meta.tags", kText);
   if (bad.empty() && meta.contains("params")) bad = wrong_member(meta.at("params"), "meta.params", kScalar);
   if (bad.empty() && meta.contains("xfail")) bad = wrong_xfail(meta.at("xfail"));

@@ -1,6 +1,7 @@
 // Builds the versioned compare JSON (see docs/report-json.md).
 #include "json_report.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -207,12 +208,12 @@ json read_report_json(const std::filesystem::path& file) {
     throw fail("not a parity compare report (its \"format\" is not \"parity-compare\")");
   const json& version = doc.value("version", json());
   if (!version.is_number_integer()) throw fail("has no integer \"version\"");
-  // Compared as written: a version read into an int had 4294967297 read as 1.
-  const bool unsigned_version = version.is_number_unsigned();
-  if (unsigned_version ? version.get<std::uint64_t>() < 1 : version.get<std::int64_t>() < 1)
-    throw fail("has the \"version\" " + version.dump() + ": a compare report's is 1 or more");
-  if (unsigned_version ? version.get<std::uint64_t>() > kReportJsonVersion
-                       : version.get<std::int64_t>() > kReportJsonVersion)
+  // Compared as written: a version read into an int had 4294967297 read as 1. A negative one counts as 0.
+  const std::uint64_t number = version.is_number_unsigned()
+                                   ? version.get<std::uint64_t>()
+                                   : static_cast<std::uint64_t>(std::max<std::int64_t>(version.get<std::int64_t>(), 0));
+  if (number < 1) throw fail("has the \"version\" " + version.dump() + ": a compare report's is 1 or more");
+  if (number > kReportJsonVersion)
     throw fail("written by a newer parity (report version " + version.dump() + ", this parity reads up to " +
                std::to_string(kReportJsonVersion) + "); render it with that parity");
   if (const std::string problem = scenarios_problem(doc); !problem.empty()) throw fail(problem);
