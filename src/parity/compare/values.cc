@@ -802,9 +802,11 @@ void iterate_slabs(py::handle gold, py::handle candidate, const Plan& plan, NPY_
 // (NaT aside) overflowed.
 std::string unit_overflow(PyArrayObject* side, const py::object& as, const char* name) {
   PyArray_Descr* own = PyArray_DESCR(side);
+  auto* wanted = reinterpret_cast<PyArray_Descr*>(as.ptr());
+  if (PyArray_EquivTypes(own, wanted)) return "";  // read as stored: a swapped side in its own unit (Plan) too
   PyArray_Descr* native = PyArray_DescrNewByteorder(own, NPY_NATIVE);
   if (!native) throw py::error_already_set();
-  const bool same = PyArray_EquivTypes(native, reinterpret_cast<PyArray_Descr*>(as.ptr()));
+  const bool same = PyArray_EquivTypes(native, wanted);
   Py_DECREF(native);
   if (same) return "";
   const auto array = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(side));
