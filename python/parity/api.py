@@ -26,7 +26,8 @@ def read_result(file, *, max_memory=None):
     import your backend first). Reading never imports a module the file names nor unpickles anything: a type whose
     reducer is not registered, or an ndarray subclass of a module not on parity.reducers' allow-list, raises.
 
-    `max_memory` bounds in bytes what the file may expand to (compare's --max-result-memory; default 2 GiB).
+    `max_memory` bounds in bytes what the file may expand to, its decoded nodes included (compare's
+    --max-result-memory; default 2 GiB).
     Raises ValueError (parity._core.FormatError) naming the file when it is damaged, hostile, too new or refused."""
     return _core().read_result(os.fspath(file), max_memory)
 
@@ -34,7 +35,8 @@ def read_result(file, *, max_memory=None):
 def write_result(file, outputs):
     """Writes `outputs` (nested dicts with str keys, lists and tuples over arrays, scalars, str, bytes, None and
     objects with a reducer) to `file` atomically, in the format a run writes (docs/format.md). Raises TypeError
-    (parity._core.UnsupportedOutput) naming the path of an output the format cannot carry, e.g. outputs['f'][1]."""
+    (parity._core.UnsupportedOutput) naming the path of an output the format cannot carry, e.g. outputs['f'][1], and
+    ValueError when `file` names a device, FIFO, socket or directory (never replaced)."""
     _core().write_result(os.fspath(file), outputs)
 
 
