@@ -647,6 +647,26 @@ TEST_F(CompareOutputs, NestedStructuredFieldPath) {
   ASSERT_TRUE(one_failure(r, kAny, "outputs.field('p').field('r')"));
 }
 
+TEST_F(CompareOutputs, StructuredFieldsOfDifferentElementShapesAreReportedNotThrown) {
+  // Under the kind policy both dtypes are of kind V with the same names: the field's element shapes (2,) and (3,)
+  // had reached the values kernel, which raised a bare NumPy ValueError for the whole compare.
+  Policy kind;
+  kind.choice.dtype = "kind";
+  const CheckList r = compare_outputs(node("np.zeros(2, dtype=[('a', 'f8', (2,)), ('b', 'i4')])"),
+                                      node("np.zeros(2, dtype=[('a', 'f8', (3,)), ('b', 'i4')])"), kind);
+  ASSERT_TRUE(one_failure(r, "values", "outputs.field('a')", {"values not compared", "(2,)", "(3,)"}));
+  // The exact policy reports the dtype, and still says the field's values were not compared.
+  const CheckList exact = check("np.zeros(2, dtype=[('a', 'f8', (2,))])", "np.zeros(2, dtype=[('a', 'f8', (3,))])");
+  EXPECT_EQ(of_kind(exact, "dtype").size(), 1u) << describe(exact);
+  EXPECT_EQ(of_kind(exact, "values").size(), 1u) << describe(exact);
+}
+
+TEST_F(CompareOutputs, StructuredDtypeWithoutFieldsHasNothingToDiffer) {
+  // np.dtype([]) holds no value: two such arrays of one shape are equal, not "uncompared ... shapes differ".
+  const CheckList r = check("np.zeros(3, dtype=[])", "np.zeros(3, dtype=[])");
+  EXPECT_TRUE(r.failures.empty()) << describe(r);
+}
+
 TEST_F(CompareOutputs, ValuesWithoutACommonDtypeAreReportedNotCompared) {
   const CheckList r = check("np.array(['2020-01-01'], dtype='M8[D]')", "np.array([18262])");
   EXPECT_EQ(of_kind(r, "dtype").size(), 1u) << describe(r);

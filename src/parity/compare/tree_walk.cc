@@ -81,6 +81,7 @@ class TreeComparer {
   void compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool layout_checks, const std::string& path);
   void compare_layout(const ArrayLeaf& g, const ArrayLeaf& c, const std::string& path);
   void compare_array_values(py::handle g, py::handle c, const std::string& path);
+  void compare_field(py::handle g, py::handle c, py::handle name, const std::string& path);
   // The `order` policy (README "Policies"): whether a leaf is compared after sorting (sorted, a plain non-object
   // array of at least one dimension, not a part of a reduced object's state), and the note its failures then carry.
   bool sorts(const ArrayLeaf& leaf) const;
@@ -304,6 +305,27 @@ void scale_report(ValueReport& r, std::int64_t repeats, std::int64_t total) {
   r.map = MismatchMap{};
 }
 
+// Their shapes equal as tuples, without making the tuples.
+bool same_shape(py::handle g, py::handle c) {
+  auto* ga = reinterpret_cast<PyArrayObject*>(g.ptr());
+  auto* ca = reinterpret_cast<PyArrayObject*>(c.ptr());
+  return PyArray_NDIM(ga) == PyArray_NDIM(ca) &&
+         std::equal(PyArray_DIMS(ga), PyArray_DIMS(ga) + PyArray_NDIM(ga), PyArray_DIMS(ca));
+}
+
+// One field of two structured arrays of one shape. Fields whose elements are subarrays of different shapes (which
+// the kind policy lets through its dtype check) have no values to compare pairwise: said, not broadcast.
+void TreeComparer::compare_field(py::handle g, py::handle c, py::handle name, const std::string& path) {
+  py::object gf = g[name], cf = c[name];
+  if (same_shape(gf, cf)) return compare_array_values(gf, cf, path);
+  auto element_shape = [&](py::handle a) {
+    return py_str(a.attr("dtype").attr("fields")[name].cast<py::tuple>()[0].attr("shape"));
+  };
+  fail("values", path,
+       "values not compared: the field's elements are subarrays of different shapes (" +
+           sides(element_shape(g), element_shape(c)) + ")");
+}
+
 void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::string& path) {
   if (PyDataType_REFCHK(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(g.ptr())))) return;  // walked by compare_leaf
   py::object names = g.attr("dtype").attr("names");
@@ -311,7 +333,8 @@ void TreeComparer::compare_array_values(py::handle g, py::handle c, const std::s
     // Structured: each field by its own rule, at its own path.
     py::object cand_names = c.attr("dtype").attr("names");
     if (cand_names.is_none() || !py::bool_(names.equal(cand_names))) return;  // the dtype check reports it
-    for (py::handle name : names) compare_array_values(g[name], c[name], path + ".field('" + py_str(name) + "')");
+    if (py::len(names) == 0) return pass("values");                           // np.dtype([]) holds no value
+    for (py::handle name : names) compare_field(g, c, name, path + ".field('" + py_str(name) + "')");
     return;
   }
   std::string tolerance_path;
@@ -375,12 +398,10 @@ void TreeComparer::compare_layout(const ArrayLeaf& g, const ArrayLeaf& c, const 
 void TreeComparer::compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool layout_checks, const std::string& path) {
   auto* ga = reinterpret_cast<PyArrayObject*>(g.array.ptr());
   auto* ca = reinterpret_cast<PyArrayObject*>(c.array.ptr());
-  // Their shapes equal as tuples, without making the tuples.
-  const bool same_shape = PyArray_NDIM(ga) == PyArray_NDIM(ca) &&
-                          std::equal(PyArray_DIMS(ga), PyArray_DIMS(ga) + PyArray_NDIM(ga), PyArray_DIMS(ca));
+  const bool shapes_equal = same_shape(g.array, c.array);
   if (layout_checks)
     expect_array(
-        same_shape, "shape", g, c, path,
+        shapes_equal, "shape", g, c, path,
         [&] { return "shape differs: " + sides(shape_text(g.array), shape_text(c.array)); },
         [&] {
           return json{{"gold", py_str(g.array.attr("shape"))}, {"candidate", py_str(c.array.attr("shape"))}};
@@ -396,7 +417,7 @@ void TreeComparer::compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool l
       [&] {
         return json{{"gold", py_str(gd.attr("str"))}, {"candidate", py_str(cd.attr("str"))}, {"policy", dtype_mode}};
       });
-  if (layout_checks && same_shape) compare_layout(g, c, path);
+  if (layout_checks && shapes_equal) compare_layout(g, c, path);
   if (layout_checks && policy_.choice.writeable != "ignore") {
     const bool gw = PyArray_ISWRITEABLE(ga), cw = PyArray_ISWRITEABLE(ca);  // flags.writeable
     auto word = [](bool w) { return std::string(w ? "writeable" : "read-only"); };
@@ -406,7 +427,7 @@ void TreeComparer::compare_arrays(const ArrayLeaf& g, const ArrayLeaf& c, bool l
           return json{{"gold", gw}, {"candidate", cw}};
         });
   }
-  if (!same_shape) return;
+  if (!shapes_equal) return;
   if (!sorts(g) || !sorts(c)) return compare_array_values(g.array, c.array, path);
   // Each side sorted its own way; the layout checks above looked at the arrays as produced.
   py::object sort = py::module_::import("parity.ordering").attr("sorted_array");
