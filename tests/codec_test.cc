@@ -321,7 +321,19 @@ parity.reducers.register(First, lambda q: {"magnitude": q.magnitude}, lambda s: 
 void expect_unsupported(const char* expr, const std::string& path_fragment) {
   TempDir dir;
   py::dict g = cases_module();
-  py::exec("import collections\nclass Opaque: pass\ncyclic = []\ncyclic.append(cyclic)", g);
+  py::exec(R"(
+import collections
+class Opaque: pass
+cyclic = []
+cyclic.append(cyclic)
+class LongerList(list):
+    def __len__(self): return 5
+class KeyedList(list):
+    def __getitem__(self, i): raise KeyError(i)
+class BadLengthTuple(tuple):
+    def __len__(self): raise RuntimeError("no length")
+)",
+           g);
   try {
     write_result(dir.path() / "u.parity", py::eval(expr, g));
     ADD_FAILURE() << expr << " was written";
@@ -340,6 +352,10 @@ TEST(Codec, UnsupportedOutputsNameTheirPath) {
   expect_unsupported("[np.array([1, Opaque()], dtype=object)]", "outputs[0][1]: cannot write an object of type");
   expect_unsupported("np.zeros(2, dtype=[('a', 'O')])", "outputs: arrays of dtype");
   expect_unsupported("cyclic", "nested deeper than");
+  // A sequence subclass whose protocol lies or raises had its Python exception escape, naming no path.
+  expect_unsupported("{'l': LongerList([1])}", "outputs['l']: reading the items of a");
+  expect_unsupported("{'l': [KeyedList([1])]}", "outputs['l'][0]: reading the items of a");
+  expect_unsupported("{'t': BadLengthTuple((1,))}", "no length");
 }
 
 // Files of format 1 as its last writer wrote them (tests/format_v1/write_v1.py): today's writer writes format 2.

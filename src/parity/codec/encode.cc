@@ -411,11 +411,19 @@ void Encoder::encode_dict(py::handle obj, const std::string& path, int depth, bo
 void Encoder::encode_sequence(py::handle obj, Tag tag, const std::string& path, int depth) {
   header_.tag(tag);
   put_type(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr())));
-  // The items are read through the sequence protocol, as a subclass may define them (named tuples do not).
+  // The items are read through the sequence protocol, as a subclass may define them (named tuples do not); a
+  // subclass whose protocol raises or lies (a __len__ past its items) is its output's error, at its path.
   py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
-  const std::size_t n = seq.size();
+  auto read = [&](auto get) {
+    try {
+      return get();
+    } catch (py::error_already_set& e) {
+      throw UnsupportedOutput(path + ": reading the items of a " + type_name(obj) + " raised " + e.what());
+    }
+  };
+  const std::size_t n = read([&] { return seq.size(); });
   header_.varint(n);
-  for (std::size_t i = 0; i < n; ++i) encode(seq[i], item_path(path, i), depth + 1);
+  for (std::size_t i = 0; i < n; ++i) encode(read([&] { return py::object(seq[i]); }), item_path(path, i), depth + 1);
 }
 
 // A type a backend maps numpy.ndarray to (TYPE_MAP) records the plain array it stands for, so that compare can
