@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -293,6 +294,25 @@ parity.reducers.register(Box, reduce=lambda b: {"v": b.v}, rebuild=rebuild)
 def boxed(xp):
     return {"b": Box(1), "a": xp.arange(3.0)}
 """
+
+
+def test_a_ctrl_c_during_compare_outputs_stops_it_at_its_next_check():
+    """compare_outputs installed no stop handler: Python's own only set a flag the C++ loops never read, and a
+    compare of 2**36 elements (views of 2 MiB, broadcast along different axes: a minute or more here) ran to its
+    end before the KeyboardInterrupt came. The kill comes from another process: a thread of this one would wait for
+    the GIL."""
+    row = np.zeros(2**18)
+    across = np.lib.stride_tricks.as_strided(row, shape=(2**18, 2**18), strides=(0, 8))
+    down = np.lib.stride_tricks.as_strided(row, shape=(2**18, 2**18), strides=(8, 0))
+    killer = subprocess.Popen(["sh", "-c", f"sleep 1; kill -INT {os.getpid()}"])
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            parity.compare_outputs(across, down)
+    finally:
+        killer.wait()
+    assert time.monotonic() - start < 30, "the compare ran on after the Ctrl-C"
+    assert parity.compare_outputs(np.arange(3.0), np.arange(3.0))["status"] == "pass"
 
 
 def test_a_ctrl_c_during_compare_results_is_a_keyboard_interrupt_and_the_next_compare_works(tmp_path, monkeypatch):

@@ -16,6 +16,7 @@
 
 #include "compare.h"
 #include "compare_results.h"
+#include "deadline.h"
 #include "digest.h"
 #include "interpreter.h"
 #include "json_output.h"
@@ -111,10 +112,25 @@ py::object compare_trees(py::handle gold, py::handle candidate, const std::strin
   return to_python_json(scenario_to_json(out));
 }
 
+// A Ctrl-C (or SIGTERM) during compare_outputs stops the walk at its next check (deadline.h) and is Python's
+// KeyboardInterrupt. Before, Python's own handler only set a flag that the C++ loops never read: a compare of a
+// 2**32-element strided view ran to its end, tens of seconds, before the interrupt was seen.
+py::object interruptible_compare(py::handle gold, py::handle candidate, const std::string& id, const Policy& policy) {
+  const ClearedStopSignal cleared;
+  const StopSignalHandler signals(note_stop_signal);
+  try {
+    return compare_trees(gold, candidate, id, policy);
+  } catch (const Interrupted&) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+}
+
 py::object compare_memory(py::handle gold, py::handle candidate, const py::dict& policies, std::optional<double> rtol,
                           std::optional<double> atol, const py::dict& tolerances, bool signed_zeros,
                           const std::map<std::string, std::string>& type_map, const std::string& id) {
-  return compare_trees(gold, candidate, id, policy_of(policies, rtol, atol, tolerances, signed_zeros, type_map));
+  return interruptible_compare(gold, candidate, id,
+                               policy_of(policies, rtol, atol, tolerances, signed_zeros, type_map));
 }
 
 // The built-in backends (parity_fixtures) importable, as the executable's interpreter has them: compare loads a

@@ -54,6 +54,15 @@ inline void check_interrupted() {
   if (const int sig = detail::stop_signal) throw Interrupted{sig};
 }
 
+/// Clears the stop flag as it goes out of scope: declared before a StopSignalHandler, after the caller's handlers
+/// are back. A Python API compare that a Ctrl-C stopped had left it set, and the caller's next compare stopped at once.
+struct ClearedStopSignal {
+  ClearedStopSignal() = default;
+  ClearedStopSignal(const ClearedStopSignal&) = delete;
+  ClearedStopSignal& operator=(const ClearedStopSignal&) = delete;
+  ~ClearedStopSignal() { detail::stop_signal = 0; }
+};
+
 /// Installs `handler` for SIGINT and SIGTERM while it lives (without SA_RESTART: a blocked open or write returns
 /// EINTR), then puts back what was there before: how `run` (runner.cc), `check` (check.cc) and `compare`
 /// (compare_results.cc) end cleanly on a terminal's ^C or a CI job's SIGTERM, and how a report's wait on a reader

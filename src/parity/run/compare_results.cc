@@ -134,12 +134,9 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   CompareCommand args = command;  // its options get the shard, the timeout and the progress hooks
   // Ctrl-C and SIGTERM stop the compare at its next check (deadline.h): no report, exit 130. Installed before the
   // interpreter starts, so Python installs no KeyboardInterrupt handler of its own (and replaces one it had).
-  // The flag is cleared on the way out, after the caller's handlers are back: a Python API compare that a Ctrl-C
-  // stopped had left it set, and the caller's next compare_outputs stopped at once (an "unknown exception"). Not on the
-  // way in: a check's signal between its runs and this compare is one (check_scenarios).
-  struct ClearedStopSignal {
-    ~ClearedStopSignal() { detail::stop_signal = 0; }
-  } const cleared;
+  // The flag is cleared on the way out (ClearedStopSignal). Not on the way in: a check's signal between its runs and
+  // this compare is one (check_scenarios).
+  const ClearedStopSignal cleared;
   const StopSignalHandler signals(note_stop_signal);
   Manifest gold, candidate;
   std::exception_ptr no_interpreter;  // thrown where the interpreter's start came before: after every refusal
