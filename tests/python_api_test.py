@@ -3,6 +3,7 @@ read back with their layout, compare_outputs' outcome as the JSON report holds i
 binary's own compare, the trust rules, and `import parity` without the module."""
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -164,6 +165,28 @@ def test_an_unknown_policy_is_a_value_error_naming_it():
         parity.compare_outputs(1, 1, policy={"layout": "bogus"})
 
 
+
+@pytest.mark.parametrize("value, error, said", [
+    (-1, ValueError, "a finite number >= 0, got -1"),
+    (float("nan"), ValueError, "a finite number >= 0, got nan"),
+    (float("inf"), ValueError, "a finite number >= 0, got inf"),
+    ("1e-3", TypeError, "a finite number >= 0, got '1e-3'"),
+    (True, TypeError, "a finite number >= 0, got True"),
+])
+def test_a_tolerance_that_is_no_finite_number_at_least_0_is_refused_naming_it(value, error, said):
+    """As @parity.scenario refuses it: rtol=-1 or NaN failed every value and rtol=inf passed any, silently."""
+    for kwargs, name in (({"rtol": value}, "rtol"), ({"atol": value}, "atol"),
+                         ({"tolerances": {"outputs['a']": {"rtol": value}}}, "tolerances[\"outputs['a']\"]['rtol']")):
+        with pytest.raises(error) as raised:
+            parity.compare_outputs({"a": 1.0}, {"a": 1.0}, **kwargs)
+        assert f"{name} must be {said}" in str(raised.value)
+
+
+def test_a_flag_that_is_no_bool_is_refused_naming_it():
+    """signed_zeros="no" was True."""
+    with pytest.raises(TypeError, match="signed_zeros must be True or False, got 'no'"):
+        parity.compare_outputs(0.0, -0.0, signed_zeros="no")
+
 def test_an_unwritable_output_is_a_serialize_error_of_its_side():
     outcome = parity.compare_outputs({"f": 1}, {"f": np.vectorize(abs)})
     assert outcome["status"] == "error" and failed(outcome) == {("serialize", "candidate")}
@@ -249,6 +272,44 @@ def test_compare_results_takes_its_time_limit_from_the_runs(tmp_path, runs):
     unlimited = parity.compare_results(tmp_path / "gold", tmp_path / "fsproxy", only=["basic.matrix"], timeout=0)
     assert [s["status"] for s in unlimited["scenarios"]] == ["pass"], unlimited["scenarios"]
 
+
+
+@pytest.mark.parametrize("timeout, error", [
+    (float("nan"), ValueError), (float("inf"), ValueError), (-1, ValueError), ("5", TypeError), (True, TypeError),
+])
+def test_compare_results_refuses_a_time_limit_compare_refuses(runs, timeout, error):
+    """As `parity compare --timeout` refuses it: NaN was no limit and -1 timed out every scenario, silently."""
+    results = runs["fsproxy"][0]
+    with pytest.raises(error) as raised:
+        parity.compare_results(results.parent / "gold", results, only=["basic.matrix"], timeout=timeout)
+    assert f"timeout must be a finite number of seconds >= 0 (0: none), got {timeout!r}" in str(raised.value)
+
+
+@pytest.mark.parametrize("limit, error", [(0, ValueError), (-1, ValueError), (2**64, ValueError), (1.5, TypeError),
+                                          (True, TypeError), ("10", TypeError)])
+def test_a_memory_limit_that_is_no_whole_number_of_bytes_above_0_is_refused_naming_it(runs, tmp_path, limit, error):
+    """As `parity compare --max-result-memory` refuses it: 0 made every scenario an error, and a negative one was
+    pybind11's list of signatures."""
+    results = runs["fsproxy"][0]
+    said = f"must be a whole number of bytes from 1 to {2**64 - 1}, got {limit!r}"
+    with pytest.raises(error, match=f"max_result_memory {re.escape(said)}"):
+        parity.compare_results(results.parent / "gold", results, only=["basic.matrix"], max_result_memory=limit)
+    parity.write_result(tmp_path / "out.parity", {"a": 1})
+    with pytest.raises(error, match=f"max_memory {re.escape(said)}"):
+        parity.read_result(tmp_path / "out.parity", max_memory=limit)
+
+
+
+@pytest.mark.parametrize("kwargs, said", [
+    ({"pickle_probe": "no"}, "pickle_probe must be True or False, got 'no'"),
+    ({"strict_differences": 1}, "strict_differences must be True or False, got 1"),
+    ({"progress": None}, "progress must be True or False, got None"),
+])
+def test_compare_results_refuses_an_argument_of_the_wrong_type_naming_it(runs, kwargs, said):
+    """pickle_probe="no" unpickled."""
+    results = runs["fsproxy"][0]
+    with pytest.raises(TypeError, match=re.escape(said)):
+        parity.compare_results(results.parent / "gold", results, **kwargs)
 
 def test_compare_results_leaves_the_callers_interpreter_as_it_was(runs):
     """The extension module runs in the caller's interpreter: comparing puts nothing on its sys.path and leaves its

@@ -4,6 +4,8 @@ module parity._core; importing parity never needs it (the embedded interpreter o
 without it), the first call of a function here does."""
 import os
 
+from parity.arguments import byte_count, finite_number, flag
+
 CORE_DIR_ENV = "PARITY_CORE_DIR"  # a source checkout's build directory holding _core (CMake: <build>/python)
 
 
@@ -27,9 +29,9 @@ def read_result(file, *, max_memory=None):
     reducer is not registered, or an ndarray subclass of a module not on parity.reducers' allow-list, raises.
 
     `max_memory` bounds in bytes what the file may expand to, its decoded nodes included (compare's
-    --max-result-memory; default 2 GiB).
+    --max-result-memory; default 2 GiB): a whole number from 1, else a TypeError or ValueError naming it.
     Raises ValueError (parity._core.FormatError) naming the file when it is damaged, hostile, too new or refused."""
-    return _core().read_result(os.fspath(file), max_memory)
+    return _core().read_result(os.fspath(file), _memory_limit("max_memory", max_memory))
 
 
 def write_result(file, outputs):
@@ -40,14 +42,30 @@ def write_result(file, outputs):
     _core().write_result(os.fspath(file), outputs)
 
 
+def _memory_limit(name, value):
+    """None (the engine's default) or a byte count, as compare's --max-result-memory takes it (parity.arguments)."""
+    return None if value is None else byte_count(name, value)
+
+
+def _tolerance(name, value):
+    """None (the per-dtype default) or a tolerance by @parity.scenario's rule: NaN or -1 failed every value."""
+    return None if value is None else finite_number(name, value)
+
+
 def _tolerances(tolerances):
-    """{path: {"rtol": r, "atol": a}} as the engine takes it; anything else is a TypeError naming the entry."""
+    """{path: {"rtol": r, "atol": a}} as the engine takes it; anything else is a TypeError naming the entry, and a
+    tolerance that is no finite number >= 0 an error naming it as @parity.scenario names it."""
     checked = {}
     for path, spec in (tolerances or {}).items():
         if not isinstance(path, str) or not isinstance(spec, dict) or set(spec) - {"rtol", "atol"}:
             raise TypeError(f"tolerances: {path!r}: give {{path: {{'rtol': r, 'atol': a}}}}, got {spec!r}")
-        checked[path] = {key: float(value) for key, value in spec.items()}
+        checked[path] = {key: finite_number(f"tolerances[{path!r}][{key!r}]", value) for key, value in spec.items()}
     return checked
+
+
+def _timeout(timeout):
+    """None (the runs' own) or seconds by `parity compare --timeout`'s rule: NaN was no limit, -1 timed out all."""
+    return None if timeout is None else finite_number("timeout", timeout, unit="seconds", note="0: none")
 
 
 def compare_outputs(gold, candidate, *, policy=None, rtol=None, atol=None, tolerances=None, signed_zeros=False,
@@ -64,9 +82,11 @@ def compare_outputs(gold, candidate, *, policy=None, rtol=None, atol=None, toler
     `parity compare`. `policy` is {name: value} of parity's policies (README, "Policies"), e.g. {"layout": "strides"};
     `rtol`/`atol` override the per-dtype tolerances for every value, `tolerances` for a path and what is under it;
     `type_map` maps a gold type's qualified name to the candidate type expected in its place, as a backend's
-    TYPE_MAP. An unknown policy name or value raises ValueError."""
-    return _core().compare_outputs(gold, candidate, dict(policy or {}), rtol, atol, _tolerances(tolerances),
-                                   bool(signed_zeros), dict(type_map or {}), str(id))
+    TYPE_MAP. An unknown policy name or value raises ValueError, as does a tolerance that is no finite number >= 0
+    (@parity.scenario's rule); a tolerance or `signed_zeros` of the wrong type raises TypeError."""
+    return _core().compare_outputs(gold, candidate, dict(policy or {}), _tolerance("rtol", rtol),
+                                   _tolerance("atol", atol), _tolerances(tolerances),
+                                   flag("signed_zeros", signed_zeros), dict(type_map or {}), str(id))
 
 
 def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(), trust_scenarios=(),
@@ -80,13 +100,16 @@ def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(),
     bundled corpus and `trust_scenarios` (or PARITY_TRUST_SCENARIOS), pickles only when they carry your key's MAC
     (`pickle_probe=False`: never). `only`, `policy` ({name: value}), `strict_differences`, `timeout` (seconds per
     scenario; 0: none; None: the runs' own, as their manifests record it) and `max_result_memory` (bytes) are
-    compare's --only, --NAME-policy, --strict-differences, --timeout and --max-result-memory. Nothing is printed
-    unless `progress`: then stderr shows what `parity compare` shows. Raises ValueError
+    compare's --only, --NAME-policy, --strict-differences, --timeout and --max-result-memory, and refused by the same
+    rules, naming the argument: a `timeout` that is NaN, infinite or negative or a `max_result_memory` below 1 byte
+    raises ValueError, a value of the wrong type (a flag that is no bool) TypeError. Nothing is printed unless
+    `progress`: then stderr shows what `parity compare` shows. Raises ValueError
     (parity._core.CompareRefused) with parity's message for a pair `parity compare` refuses: a missing or malformed
     manifest, runs given the wrong way round or with no scenario in common, one directory given as both, a compare of
     0 scenarios (an `only` naming none of them), runs whose shards do not line up, or malformed declared differences.
     A Ctrl-C (SIGINT, or SIGTERM) during the compare stops it at its next check and raises KeyboardInterrupt."""
     return _core().compare_results(os.fspath(gold), os.fspath(candidate), list(only), dict(policy or {}),
-                                   list(trust_backends), [os.fspath(d) for d in trust_scenarios], bool(pickle_probe),
-                                   bool(strict_differences), None if timeout is None else float(timeout),
-                                   max_result_memory, bool(progress))
+                                   list(trust_backends), [os.fspath(d) for d in trust_scenarios],
+                                   flag("pickle_probe", pickle_probe), flag("strict_differences", strict_differences),
+                                   _timeout(timeout), _memory_limit("max_result_memory", max_result_memory),
+                                   flag("progress", progress))
