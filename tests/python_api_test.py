@@ -299,17 +299,42 @@ def test_a_memory_limit_that_is_no_whole_number_of_bytes_above_0_is_refused_nami
         parity.read_result(tmp_path / "out.parity", max_memory=limit)
 
 
+def test_compare_results_takes_one_id_given_as_a_str_as_that_id(runs):
+    """As subprocess takes a str for one program, not a list of one-letter ones: `only="basic.matrix"` was iterated
+    into the ids "b", "a", ..., and refused as naming no scenario."""
+    results = runs["fsproxy"][0]
+    report = parity.compare_results(results.parent / "gold", results, only="basic.matrix")
+    assert [s["id"] for s in report["scenarios"]] == ["basic.matrix"]
+
 
 @pytest.mark.parametrize("kwargs, said", [
+    ({"only": ["basic.matrix", 1]}, "only: each item must be a str, got 1"),
+    ({"only": b"basic.matrix"}, "only must be a str or a list of them, got b'basic.matrix'"),
+    ({"trust_backends": [None]}, "trust_backends: each item must be a str, got None"),
+    ({"trust_scenarios": [3]}, "trust_scenarios: each item must be a str or a path, got 3"),
     ({"pickle_probe": "no"}, "pickle_probe must be True or False, got 'no'"),
     ({"strict_differences": 1}, "strict_differences must be True or False, got 1"),
     ({"progress": None}, "progress must be True or False, got None"),
 ])
 def test_compare_results_refuses_an_argument_of_the_wrong_type_naming_it(runs, kwargs, said):
-    """pickle_probe="no" unpickled."""
+    """pickle_probe="no" unpickled, and a list holding a number was pybind11's list of signatures."""
     results = runs["fsproxy"][0]
     with pytest.raises(TypeError, match=re.escape(said)):
         parity.compare_results(results.parent / "gold", results, **kwargs)
+
+
+@pytest.mark.parametrize("as_given", [str, lambda path: path, lambda path: [path]],
+                         ids=["one-str", "one-path", "list"])
+def test_compare_results_refuses_a_scenario_directory_to_trust_that_does_not_exist(runs, tmp_path, as_given):
+    """As `parity compare --scenarios` refuses it, for a misspelt directory trusts nothing, silently. Given as one str,
+    it was iterated into one-letter paths, its first "/": every directory trusted."""
+    results = runs["fsproxy"][0]
+    missing = tmp_path / "misspelt"
+    with pytest.raises(ValueError, match=f"trust_scenarios: {re.escape(str(missing))} does not exist"):
+        parity.compare_results(results.parent / "gold", results, trust_scenarios=as_given(missing))
+    report = parity.compare_results(results.parent / "gold", results, only="basic.matrix",
+                                    trust_scenarios=as_given(tmp_path))
+    assert report["summary"]["total"] == 1
 
 def test_compare_results_leaves_the_callers_interpreter_as_it_was(runs):
     """The extension module runs in the caller's interpreter: comparing puts nothing on its sys.path and leaves its
@@ -469,8 +494,10 @@ def test_reading_a_file_never_imports_the_module_it_names(tmp_path):
     assert not (tmp_path / "imported").exists()
 
 
-def test_compare_results_never_imports_an_untrusted_backend(tmp_path):
-    backend = tmp_path / "marking_backend.py"
+@pytest.mark.parametrize("trusted", [lambda backend: [str(backend)], str], ids=["list", "one-str"])
+def test_compare_results_never_imports_an_untrusted_backend(tmp_path, trusted):
+    """A trusted backend given as one str is that backend (it was iterated into one-letter names, trusting none)."""
+    backend = tmp_path / f"marking_{tmp_path.name}.py"  # a module of its own per case: imported once, it stays
     backend.write_text("import pathlib\npathlib.Path(__file__).with_name('imported').write_text('ran')\n")
     scenarios = ["--scenarios", E2E / "scenarios" / "basic.py", "--only", "basic.matrix"]
     run("gold", tmp_path / "gold", *scenarios)
@@ -479,7 +506,7 @@ def test_compare_results_never_imports_an_untrusted_backend(tmp_path):
     report = parity.compare_results(tmp_path / "gold", tmp_path / "cand")
     assert not (tmp_path / "imported").exists()
     assert report["summary"]["pass"] == 1
-    parity.compare_results(tmp_path / "gold", tmp_path / "cand", trust_backends=[str(backend)])
+    parity.compare_results(tmp_path / "gold", tmp_path / "cand", trust_backends=trusted(backend))
     assert (tmp_path / "imported").exists()  # trusted: imported for its reducers, as `compare --trust-backend` does
 
 

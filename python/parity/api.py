@@ -63,6 +63,35 @@ def _tolerances(tolerances):
     return checked
 
 
+def _items(name, given, *, paths=False):
+    """A list argument's items as the engine takes them (str; os.fspath of each when `paths`). One str (or path) is
+    that one item, as subprocess takes a str for one program: iterated, it was one-letter ids, names or paths ("/",
+    the first of "/my/scenarios", trusted every directory). Anything else that is no iterable of them is a TypeError
+    naming `name`."""
+    single = (str, os.PathLike) if paths else (str,)
+    if given is None:
+        return []
+    if isinstance(given, single):
+        given = [given]
+    elif isinstance(given, (bytes, bytearray)) or not hasattr(given, "__iter__"):
+        raise TypeError(f"{name} must be a str or a list of them, got {given!r}")
+    items = list(given)
+    for item in items:
+        if not isinstance(item, single):
+            raise TypeError(f"{name}: each item must be {'a str or a path' if paths else 'a str'}, got {item!r}")
+    return [os.fspath(item) for item in items] if paths else items
+
+
+def _scenario_dirs(given):
+    """The directories to trust, each one that exists: as `parity compare --scenarios` refuses one that does not, for
+    a misspelt directory would trust nothing, silently."""
+    dirs = _items("trust_scenarios", given, paths=True)
+    for directory in dirs:
+        if not os.path.exists(directory):
+            raise ValueError(f"trust_scenarios: {directory} does not exist")
+    return dirs
+
+
 def _timeout(timeout):
     """None (the runs' own) or seconds by `parity compare --timeout`'s rule: NaN was no limit, -1 timed out all."""
     return None if timeout is None else finite_number("timeout", timeout, unit="seconds", note="0: none")
@@ -101,15 +130,17 @@ def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(),
     (`pickle_probe=False`: never). `only`, `policy` ({name: value}), `strict_differences`, `timeout` (seconds per
     scenario; 0: none; None: the runs' own, as their manifests record it) and `max_result_memory` (bytes) are
     compare's --only, --NAME-policy, --strict-differences, --timeout and --max-result-memory, and refused by the same
-    rules, naming the argument: a `timeout` that is NaN, infinite or negative or a `max_result_memory` below 1 byte
-    raises ValueError, a value of the wrong type (a flag that is no bool) TypeError. Nothing is printed unless
-    `progress`: then stderr shows what `parity compare` shows. Raises ValueError
+    rules, naming the argument: a `timeout` that is NaN, infinite or negative, a `max_result_memory` below 1 byte or
+    a `trust_scenarios` directory that does not exist raises ValueError, a value of the wrong type (a flag that is
+    no bool, an id that is no str) TypeError. `only`, `trust_backends` and `trust_scenarios` take a list of items or
+    one str (or path) as that one item. Nothing is printed unless `progress`: then stderr shows what `parity compare`
+    shows. Raises ValueError
     (parity._core.CompareRefused) with parity's message for a pair `parity compare` refuses: a missing or malformed
     manifest, runs given the wrong way round or with no scenario in common, one directory given as both, a compare of
     0 scenarios (an `only` naming none of them), runs whose shards do not line up, or malformed declared differences.
     A Ctrl-C (SIGINT, or SIGTERM) during the compare stops it at its next check and raises KeyboardInterrupt."""
-    return _core().compare_results(os.fspath(gold), os.fspath(candidate), list(only), dict(policy or {}),
-                                   list(trust_backends), [os.fspath(d) for d in trust_scenarios],
+    return _core().compare_results(os.fspath(gold), os.fspath(candidate), _items("only", only), dict(policy or {}),
+                                   _items("trust_backends", trust_backends), _scenario_dirs(trust_scenarios),
                                    flag("pickle_probe", pickle_probe), flag("strict_differences", strict_differences),
                                    _timeout(timeout), _memory_limit("max_result_memory", max_result_memory),
                                    flag("progress", progress))
