@@ -6,7 +6,6 @@ import hashlib
 import inspect
 import itertools
 import json
-import math
 import numbers
 import os
 import sys
@@ -14,6 +13,8 @@ import threading
 import traceback
 import types
 from dataclasses import dataclass, field
+
+from parity.arguments import finite_number, flag
 
 PASSES = ("gold", "candidate", "compare")
 
@@ -53,12 +54,18 @@ def _fail(message):
     raise ValueError(f"@parity.scenario: {message}")
 
 
+def _checked(rule, *args, **kwargs):
+    """`rule`'s value (parity.arguments, the rules the Python API shares), its complaint as the decorator's."""
+    try:
+        return rule(*args, **kwargs)
+    except (TypeError, ValueError) as error:
+        _fail(str(error))
+
+
 def _check_tolerance(name, value, *, optional=True):
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
-        _fail(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
+    return _checked(finite_number, name, value)
 
 
 def _check_tolerances(tolerances):
@@ -118,18 +125,14 @@ def _check_timeout(timeout):
     if timeout is None:
         return None
     # Finite: the manifest's JSON cannot carry infinity (no limit is the run's --timeout 0).
-    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not math.isfinite(timeout) \
-            or not timeout > 0:
-        _fail(f"timeout must be a finite positive number of seconds, got {timeout!r}")
-    return float(timeout)
+    return _checked(finite_number, "timeout", timeout, positive=True, unit="seconds")
 
 
 def _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail, timeout=None) -> dict:
     tags = list(tags or [])
     if not all(isinstance(t, str) and t for t in tags):
         _fail(f"tags must be non-empty strings, got {tags!r}")
-    if not isinstance(signed_zeros, bool):
-        _fail(f"signed_zeros must be True or False, got {signed_zeros!r}")
+    _checked(flag, "signed_zeros", signed_zeros)
     return {"rtol": _check_tolerance("rtol", rtol), "atol": _check_tolerance("atol", atol),
             "tolerances": _check_tolerances(tolerances), "signed_zeros": signed_zeros,
             "policy": _check_policy(policy), "tags": tags, "xfail": _check_xfail(xfail),
