@@ -92,3 +92,42 @@ def test_a_scenario_status_compare_does_not_write_is_refused_by_every_reader(com
                  ["merge", edited, "--json", tmp_path / "merged.json"]):
         proc = parity(*args, check=2)
         assert str(edited) in proc.stderr and f"scenario '{victim['id']}' has the status" in proc.stderr, proc.stderr
+
+
+def edited_report(compared, tmp_path, edit):
+    """The demo's report with `edit(report, failed)` applied (`failed`: its first scenario failing values), written to
+    a file of its own: (that file, the failed scenario's id)."""
+    report = json.loads((compared / "report.json").read_text())
+    failed = next(s for s in report["scenarios"] if s["status"] == "fail"
+                  and any(c["check"] == "values" and not c["ok"] for c in s["checks"]))
+    edit(report, failed)
+    source = tmp_path / "edited.json"
+    source.write_text(json.dumps(report))
+    return source, failed["id"]
+
+
+def test_the_html_header_counts_the_scenarios_it_shows_not_the_summary_it_is_given(compared, tmp_path):
+    """A report from elsewhere whose summary says 0 failing while scenarios fail had a green header: the counts and the
+    title trusted `summary`. They count the scenarios, as JUnit and merge do."""
+    def all_pass(report, failed):
+        report["summary"] = {"total": 1, "pass": 1, "fail": 0, "error": 0, "xfail": 0, "xpass": 0, "skip": 0}
+    source, _ = edited_report(compared, tmp_path, all_pass)
+    parity("report", source, "--html", tmp_path / "out.html", check=0)
+    html = (tmp_path / "out.html").read_text()
+    statuses = [s["status"] for s in json.loads(source.read_text())["scenarios"]]
+    failing = sum(statuses.count(status) for status in ("fail", "error", "timeout", "xpass"))
+    assert failing > 0 and f": {failing} failing of {len(statuses)}</title>" in html
+    assert f'id="count-total">{len(statuses)}<' in html and f'id="count-fail">{statuses.count("fail")}<' in html
+    assert f'id="count-pass">{statuses.count("pass")}<' in html
+
+
+def test_the_html_trend_counts_are_the_scenarios_marks_not_the_summary_given(compared, tmp_path):
+    def marked(report, failed):
+        failed["trend"] = {"mark": "new", "since": None, "history": ["pass", "fail"]}
+        report["baselines"] = [{"file": "b.json", "started": "2020-01-01T00:00:00Z", "parity": "0.1.0",
+                                "candidate": {"name": "x", "version": "1"}, "summary": {}}]
+        report["trend_summary"] = {"new": 0, "still_failing": 0, "fixed": 0, "gone": 0}
+    source, _ = edited_report(compared, tmp_path, marked)
+    parity("report", source, "--html", tmp_path / "out.html", check=0)
+    assert '<option value="new">new failures (1)</option>' in (tmp_path / "out.html").read_text()
+

@@ -12,9 +12,8 @@ from parity.statuses import FAILING, STATUS_ORDER
 # Checks whose details carry a side-by-side `table` of both arrays' facts (src/parity/compare/tree_walk.cc, expect_array).
 FACT_ROWS = ("dtype", "shape", "strides", "c_contiguous", "f_contiguous", "writeable", "aligned", "type", "memmap",
              "attributes")
-# Trend marks (docs/report-json.md, "Trends") that filter the table, with the trend_summary key counting each.
-TREND_MARKS = (("new", "new", "new failures"), ("still-failing", "still_failing", "still failing"),
-               ("fixed", "fixed", "fixed"))
+# Trend marks (docs/report-json.md, "Trends") that filter the table, with their labels.
+TREND_MARKS = (("new", "new failures"), ("still-failing", "still failing"), ("fixed", "fixed"))
 # Mismatch-map colours, lightest to darkest; a cell's level is its fraction of mismatched elements, rounded up.
 MAP_LEVELS = ("#eeeeee", "#fc9272", "#fb6a4a", "#ef3b2c", "#cb181d", "#67000d")
 
@@ -108,11 +107,9 @@ def _trends_view(report: dict):
         return None
     baselines = [b for b in baselines if isinstance(b, dict)]
     dates = [str(b.get("started", "?")) for b in baselines] + [str(report.get("started", "?"))]
-    summary = report.get("trend_summary") if isinstance(report.get("trend_summary"), dict) else {}
     gone = [g for g in report.get("gone") or [] if isinstance(g, dict)]
     return {
         "dates": dates, "history": len(baselines) > 1,
-        "counts": [(mark, label, summary.get(key, 0)) for mark, key, label in TREND_MARKS],
         "baselines": [{"file": b.get("file", ""), "started": b.get("started", "?"), "parity": b.get("parity", "?"),
                        "candidate": " ".join(str((b.get("candidate") or {}).get(k, "")) for k in ("name", "version")),
                        "failing": sum((b.get("summary") or {}).get(status, 0) for status in FAILING)}
@@ -144,6 +141,20 @@ def _scenario_view(s: dict, dates: list) -> dict:
         "rank": STATUS_ORDER.index(s["status"]) if s["status"] in STATUS_ORDER else len(STATUS_ORDER),
         "trend": _trend_view(s.get("trend"), dates),
     }
+
+
+def _status_counts(scenarios: list) -> dict:
+    """The header's counts, {"total": n, status: n}, of the scenarios the page shows. Never the report's `summary`: a
+    report is data from elsewhere, and one whose summary said "0 failing" while scenarios failed had a green header
+    (JUnit and merge count the scenarios too)."""
+    counts = Counter(v["status"] for v in scenarios)
+    return {"total": len(scenarios), **{status: counts[status] for status in STATUS_ORDER}}
+
+
+def _trend_counts(scenarios: list) -> list:
+    """[(mark, label, n)] of the scenarios' own marks, not the report's `trend_summary`, as _status_counts."""
+    marks = Counter(v["trend"]["mark"] for v in scenarios)
+    return [(mark, label, marks[mark]) for mark, label in TREND_MARKS]
 
 
 def _bars(counter: Counter) -> list:
@@ -190,7 +201,9 @@ def view_model(report: dict) -> dict:
     failing = [v for v in scenarios if v["status"] in FAILING]
     by_check = Counter(check for v in failing for check in v["failed_checks"])
     by_tag = Counter(tag for v in failing for tag in v["tags"])
-    summary = report.get("summary", {})
+    summary = _status_counts(scenarios)
+    if trends:
+        trends["counts"] = _trend_counts(scenarios)
     return {
         "report": report, "scenarios": scenarios, "summary": summary,
         # timeout (compare --timeout) only when some scenario had it: the others are always shown.
