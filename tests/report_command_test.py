@@ -131,3 +131,39 @@ def test_the_html_trend_counts_are_the_scenarios_marks_not_the_summary_given(com
     parity("report", source, "--html", tmp_path / "out.html", check=0)
     assert '<option value="new">new failures (1)</option>' in (tmp_path / "out.html").read_text()
 
+
+def first_failed_check(scenario):
+    return next(c for c in scenario["checks"] if c["check"] == "values" and not c["ok"])
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda s: first_failed_check(s).update(message=["a", "list"]), "checks[0].message is an array, not a string"),
+    (lambda s: first_failed_check(s).update(details="text"), "checks[0].details is a string, not an object"),
+    (lambda s: first_failed_check(s).update(ok="no"), "checks[0].ok is a string, not true or false"),
+    (lambda s: first_failed_check(s).pop("check"), "checks[0].check is absent, not a string"),
+    (lambda s: s["checks"].insert(0, 7), "checks[0] is a number, not an object"),
+    (lambda s: s.update(checks="values"), "checks is a string, not an array"),
+    (lambda s: s.update(seconds="1.5"), "seconds is a string, not an object"),
+    (lambda s: s["seconds"].update(gold="1.5"), "seconds.gold is a string, not a number"),
+    (lambda s: s.update(message={"a": 1}), "message is an object, not a string"),
+    (lambda s: s.update(tags=[1]), "tags[0] is a number, not a string"),
+    (lambda s: s.update(policy="exact"), "policy is a string, not an object"),
+    (lambda s: first_failed_check(s)["details"].update(percent="5"), "checks[0].details.percent is a string, not a "
+                                                                      "number"),
+    (lambda s: first_failed_check(s)["details"].update(first=[3]), "checks[0].details.first[0] is a number, not an "
+                                                                    "object"),
+])
+def test_a_scenario_field_of_the_wrong_type_is_an_error_naming_the_file_the_scenario_and_the_field(
+        compared, tmp_path, edit, field):
+    """It failed the render with a bare TypeError or AttributeError naming no field; a check's `ok` of "no" hid the
+    failed check. JUnit refuses such a field too; the page is never written from it."""
+    source, victim = edited_report(compared, tmp_path, lambda report, failed: edit(failed))
+    proc = parity("report", source, "--html", tmp_path / "out.html", check=2)
+    assert str(source) in proc.stderr and f"scenario '{victim}': {field}" in proc.stderr, proc.stderr
+    assert not (tmp_path / "out.html").exists()
+
+
+def test_a_report_whose_durations_are_not_numbers_is_an_error_naming_the_field(compared, tmp_path):
+    source, _ = edited_report(compared, tmp_path, lambda report, failed: report.update(seconds="0.5"))
+    proc = parity("report", source, "--html", tmp_path / "out.html", check=2)
+    assert str(source) in proc.stderr and "the report's seconds is a string, not a number" in proc.stderr, proc.stderr

@@ -74,8 +74,8 @@ def _level(count: int, size: int) -> int:
 
 def _check_view(check: dict) -> dict:
     details = check.get("details") or {}
-    message = check.get("message", "")
-    view = {"check": check["check"], "path": check["path"], "message": message, "details": details,
+    message = check.get("message") or ""
+    view = {"check": check["check"], "path": check.get("path") or "", "message": message, "details": details,
             "headline": message.split("\n", 1)[0], "facts": None, "map": None}
     if isinstance(details.get("table"), dict):
         view["facts"] = _fact_rows(details["table"])
@@ -129,11 +129,11 @@ def coverage_note(coverage) -> str:
 
 
 def _scenario_view(s: dict, dates: list) -> dict:
-    failed = [c for c in s.get("checks", []) if not c.get("ok")]
+    failed = [c for c in s.get("checks") or [] if c.get("ok") is not True]
     seconds = s.get("seconds") or {}
     return {
-        "id": s["id"], "status": s["status"], "message": s.get("message", ""),
-        "tags": s.get("tags", []), "source": s.get("source", ""), "repro": s.get("repro", ""),
+        "id": s["id"], "status": s["status"], "message": s.get("message") or "",
+        "tags": s.get("tags") or [], "source": s.get("source") or "", "repro": s.get("repro") or "",
         "policy": s.get("policy"), "params": s.get("params") or {}, "coverage": coverage_note(s.get("coverage")),
         "failed_checks": list(dict.fromkeys(c["check"] for c in failed)),
         "checks": [_check_view(c) for c in failed],
@@ -164,6 +164,19 @@ def _bars(counter: Counter) -> list:
 
 
 REQUIRED = {"gold": dict, "candidate": dict, "summary": dict, "scenarios": list}
+NUMBER = (int, float)
+# The types of the fields the page shows of a scenario, of each of its checks and of a values check's details, where
+# present and not null (docs/report-json.md). A report is data from elsewhere: a field of another type failed the
+# render with a bare TypeError naming no field, and a check's `ok` of "no" hid a failed check. JUnit refuses a
+# mistyped field too; an absent one takes its default, as in a report of an older parity.
+SCENARIO_FIELDS = {"message": str, "checks": list, "tags": list, "params": dict, "policy": dict, "source": str,
+                   "repro": str, "seconds": dict}
+CHECK_FIELDS = {"check": str, "ok": bool, "path": str, "message": str, "details": dict}
+VALUES_DETAILS = {"percent": NUMBER, "max_abs_diff": NUMBER, "max_rel_diff": NUMBER, "first": list,
+                  "first_nonfinite": list}
+# JSON's words for each type, for messages that speak the report's language.
+JSON_WORDS = ((bool, "true or false"), (str, "a string"), (NUMBER, "a number"), (list, "an array"),
+              (dict, "an object"))
 
 
 def _validate(report) -> None:
@@ -173,9 +186,65 @@ def _validate(report) -> None:
     for key, kind in REQUIRED.items():
         if not isinstance(report.get(key), kind):
             raise ValueError(f"the report has no {key!r} {kind.__name__}: is it the JSON 'parity compare --json' wrote?")
+    _validate_times(report)
     for n, s in enumerate(report["scenarios"]):
         if not isinstance(s, dict) or not isinstance(s.get("id"), str) or not isinstance(s.get("status"), str):
             raise ValueError(f"scenario #{n} of the report has no string 'id' and 'status'")
+        _validate_scenario(s)
+
+
+def _is(value, kind) -> bool:
+    """Whether `value` is of `kind`; as in JSON, true and false are no numbers."""
+    return isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+
+
+def _expect(value, kind, where: str) -> None:
+    if not _is(value, kind):
+        got = "absent" if value is None else next(word for k, word in JSON_WORDS if _is(value, k))
+        raise ValueError(f"{where} is {got}, not {dict(JSON_WORDS)[kind]}")
+
+
+def _expect_fields(obj: dict, fields: dict, where: str) -> None:
+    for key, kind in fields.items():
+        if obj.get(key) is not None:
+            _expect(obj[key], kind, f"{where}{key}")
+
+
+def _expect_items(items, kind, where: str) -> None:
+    for n, item in enumerate(items or []):
+        _expect(item, kind, f"{where}[{n}]")
+
+
+def _validate_check(check, where: str) -> None:
+    _expect(check, dict, where)
+    _expect(check.get("check"), str, f"{where}.check")  # the one field a check cannot do without
+    _expect_fields(check, CHECK_FIELDS, f"{where}.")
+    details = check.get("details") or {}
+    if check["check"] == "values":
+        _expect_fields(details, VALUES_DETAILS, f"{where}.details.")
+        for key in ("first", "first_nonfinite"):
+            _expect_items(details.get(key), dict, f"{where}.details.{key}")
+
+
+def _validate_scenario(s: dict) -> None:
+    """A clear complaint naming the scenario and the field, for a field the page shows that has another type."""
+    where = f"scenario {s['id']!r}: "
+    _expect_fields(s, SCENARIO_FIELDS, where)
+    _expect_items(s.get("tags"), str, f"{where}tags")
+    for name, value in (s.get("seconds") or {}).items():
+        _expect(value, NUMBER, f"{where}seconds.{name}")
+    for n, check in enumerate(s.get("checks") or []):
+        _validate_check(check, f"{where}checks[{n}]")
+
+
+def _validate_times(report: dict) -> None:
+    """The header adds up each run's seconds (its manifest's run.seconds) and the compare's: each a number if given."""
+    for side in ("gold", "candidate"):
+        run = report[side].get("run")
+        if isinstance(run, dict) and run.get("seconds") is not None:
+            _expect(run["seconds"], NUMBER, f"the report's {side}.run.seconds")
+    if report.get("seconds") is not None:
+        _expect(report["seconds"], NUMBER, "the report's seconds")
 
 
 def _recorded_libraries(side) -> dict:
