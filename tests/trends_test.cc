@@ -109,6 +109,14 @@ TEST(Trends, TheBaselinesAreListedWithTheirCandidateVersion) {
                                                   {"summary", {{"total", 2}, {"fail", 1}, {"pass", 1}}}}}));
 }
 
+TEST(Trends, ABaselinesCountsAreItsScenariosNotTheSummaryItRecorded) {
+  json report = compare(kNow, {{"m.a", "fail"}});
+  Baseline old = baseline("/ci/day1.json", kDay1, {{"m.a", "fail"}, {"m.b", "error"}});
+  old.report["summary"] = {{"total", 2}, {"pass", 2}};  // a report from elsewhere that says nothing failed
+  add_trends(report, {old});
+  EXPECT_EQ(report.at("baselines").at(0).at("summary"), json({{"total", 2}, {"fail", 1}, {"error", 1}}));
+}
+
 TEST(Trends, AFailureOfTheLatestBaselineNotComparedNowIsGone) {
   json report = compare(kNow, {{"m.kept", "fail"}});
   add_trends(report,

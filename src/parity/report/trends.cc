@@ -93,6 +93,16 @@ json trend_of(const std::vector<std::string>& history, const std::vector<std::st
   return {{"mark", mark}, {"since", since}, {"history", history}};
 }
 
+// {"total": n, status: n} of the statuses of a baseline's scenarios. Counted, never copied from the baseline's own
+// `summary`: a baseline is a report from elsewhere, and one whose summary said 0 failing had the HTML report's trends
+// list it so beside its failing scenarios.
+json status_counts(const json& report) {
+  const StatusById by_id = statuses(report);
+  json counts = {{"total", by_id.size()}};
+  for (const auto& [id, status] : by_id) counts[status] = counts.value(status, 0) + 1;
+  return counts;
+}
+
 json baseline_json(const Baseline& b) {
   return {{"file", b.file},
           {"started", text_at(b.report, "/started")},
@@ -100,7 +110,7 @@ json baseline_json(const Baseline& b) {
           {"candidate",
            {{"name", text_at(b.report, "/candidate/backend/name")},
             {"version", text_at(b.report, "/candidate/backend/version")}}},
-          {"summary", b.report.value("summary", json::object())}};
+          {"summary", status_counts(b.report)}};
 }
 
 // Every compare's statuses and start time: the baselines, oldest first, then `report`.
