@@ -241,6 +241,12 @@ TEST(ShardPlan, MalformedRecordNamesTheSource) {
     const std::string m = shard_error([&] { ShardPlan::from_json(bad, "dir/manifest.json"); });
     EXPECT_NE(m.find("dir/manifest.json: malformed shard record"), std::string::npos) << m;
   }
+  // An id twice in the plan had merge fail with only "map::at" (and leave a half-written --out directory).
+  const std::string m = shard_error([&] {
+    ShardPlan::from_json(json::parse(R"({"index": 1, "total": 2, "scenarios": ["m.a", "m.b", "m.a"]})"),
+                         "dir/manifest.json");
+  });
+  EXPECT_NE(m.find("dir/manifest.json: malformed shard record: scenario m.a is listed twice"), std::string::npos) << m;
 }
 
 class ShardTimesFile : public ::testing::Test {

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "json_input.h"
+#include "text.h"
 
 using json = nlohmann::json;
 
@@ -279,6 +280,10 @@ ShardPlan ShardPlan::from_json(const json& doc, const std::string& source) {
   } catch (const json::exception& e) {
     throw fail(e.what());
   }
+  // A plan partitions distinct ids; one listed twice would be assigned twice, and readers keyed by id (merge) fail.
+  std::set<std::string> seen;
+  for (const std::string& id : plan.scenarios)
+    if (!seen.insert(id).second) throw fail("scenario " + printable(id) + " is listed twice");
   const json& from = doc.value("times_from", json());
   plan.times_from = from.is_string() ? from.get<std::string>() : "";
   return plan;
