@@ -2,6 +2,7 @@
 does not reach the scenarios after it in the same worker, so no outputs depend on the order, -j or a shard."""
 import json
 import os
+import random
 import subprocess
 import textwrap
 from pathlib import Path
@@ -115,3 +116,47 @@ def test_a_scenarios_forked_child_ends_where_it_returns(tmp_path):
         "forker.k1_fork": "ok", "forker.k2_after[i=0]": "ok", "forker.k2_after[i=1]": "ok",
         "forker.k2_after[i=2]": "ok"}
     assert api.read_result(tmp_path / "out" / records["forker.k1_fork"]["file"]) == {"child": 0}
+
+
+def scenario_dir(tmp_path: Path, **modules: str) -> Path:
+    """A scenarios folder holding each `name=source` as name.py: run in name order by one worker (-j 1)."""
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    for name, source in modules.items():
+        (scenarios / f"{name}.py").write_text(textwrap.dedent(source))
+    return scenarios
+
+
+RANDOM_SEEDER = '''
+import random
+import parity
+
+
+@parity.scenario
+def seed(xp, rng):
+    random.seed(123)
+    return {"x": random.random() + random.gauss(0, 1)}  # gauss keeps its second value for the next call
+'''
+
+RANDOM_DRAWER = '''
+import json, os, random
+import parity
+
+
+@parity.scenario(params={"i": [0, 1]})
+def draw(xp, rng, i):
+    with open(os.environ["ISOLATION_SEEN"] + str(i), "w") as f:
+        json.dump([random.random(), random.gauss(0, 1)], f)
+    return {"ok": 1}
+'''
+
+
+def test_pythons_random_is_put_back_after_each_scenario(tmp_path):
+    scenarios = scenario_dir(tmp_path, a_seeder=RANDOM_SEEDER, b_drawer=RANDOM_DRAWER)
+    seen = tmp_path / "seen"
+    proc, records = run(scenarios, tmp_path / "out", "--jobs", "1", env={"ISOLATION_SEEN": str(seen)})
+    assert {r["status"] for r in records.values()} == {"ok"}, (proc.stderr, records)
+    first, second = (json.loads(Path(f"{seen}{i}").read_text()) for i in (0, 1))
+    assert first == second  # neither the seeding scenario's state nor the first draw's reached the second
+    seeded = random.Random(123)
+    assert first[0] not in [seeded.random() for _ in range(8)]

@@ -4,6 +4,7 @@ what a scenario before it did to the process (README, "Scenario isolation")."""
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 import sys
 
@@ -39,6 +40,7 @@ class _Worker:
             if ident is not None:
                 self.streams[fd] = (os.dup(fd), ident)
         self.random = _LegacyRandom.taken()
+        self.python_random = _PythonRandom()
 
     def put_back(self) -> None:
         os.umask(self.umask)
@@ -56,6 +58,15 @@ class _Worker:
             self.random = _LegacyRandom.taken()
         else:
             self.random.put_back()
+        self.python_random.put_back()
+
+
+def _bytes_at(address: int, size: int):
+    """A reader of `size` bytes of memory at `address` (a generator's C struct): looked up once, as it is read after
+    every scenario."""
+    import ctypes
+
+    return functools.partial(ctypes.string_at, address, size)
 
 
 class _LegacyRandom:
@@ -64,11 +75,9 @@ class _LegacyRandom:
     microsecond, and set back (tens of microseconds) only when they changed."""
 
     def __init__(self, state, address: int, size: int):
-        import ctypes
-
-        self.state, self.address, self.size = state, address, size
-        self._string_at = ctypes.string_at  # looked up once: put_back runs after every scenario
-        self.raw = self._bytes()
+        self.state = state
+        self.read = _bytes_at(address, size)
+        self.raw = self.read()
 
     @classmethod
     def taken(cls):
@@ -83,16 +92,45 @@ class _LegacyRandom:
         # MT19937's struct: 624 32-bit words and a position; the Gaussian kept between calls is RandomState's own.
         return cls(rand.get_state(), bit_generator.ctypes.state_address, ctypes.sizeof(ctypes.c_uint32) * 625)
 
-    def _bytes(self) -> bytes:
-        return self._string_at(self.address, self.size)
-
     def put_back(self) -> None:
         # A Gaussian kept in the state taken (state[3], has_gauss) is used by the next draw of one without a change to
         # the bytes read here: such a state is set back after every scenario.
-        if self._bytes() != self.raw or self.state[3] != 0:
+        if self.read() != self.raw or self.state[3] != 0:
             import numpy
 
             numpy.random.set_state(self.state)
+
+
+class _PythonRandom:
+    """Python's random module (random.seed, random.random, random.gauss): its hidden Random instance, seeded or drawn
+    from by one scenario, had fed the next one's draws. Read as the bytes of its C struct where CPython keeps them as
+    getstate() says (under a microsecond; getstate() takes ~5), and set back (~3 microseconds) only when it changed."""
+
+    def __init__(self):
+        import random  # here, not at a scenario's first import of it: that scenario's seed had been the start
+
+        self.instance = random._inst
+        self.state = self.instance.getstate()
+        self.read = _mersenne_reader(self.instance, self.state[1]) or self.instance.getstate
+        self.raw = self.read()
+
+    def put_back(self) -> None:
+        # gauss() keeps the second value it drew in an attribute, outside the struct read here.
+        if self.read() != self.raw or self.instance.gauss_next is not self.state[2]:
+            self.instance.setstate(self.state)
+
+
+def _mersenne_reader(instance, words: tuple):
+    """A reader of `instance`'s C struct (CPython's _random.Random: an int position, then the Mersenne Twister's
+    words) when its bytes are where and what getstate()'s `words` (the words, then the position) say; else None
+    (another Python, another layout), and getstate() is compared instead."""
+    import struct
+
+    expected = struct.pack(f"=i{len(words) - 1}I", words[-1], *words[:-1])
+    if sys.implementation.name != "cpython" or type(instance).__basicsize__ < object.__basicsize__ + len(expected):
+        return None  # id() is no address, or the struct is too small to hold it: nothing may be read there
+    read = _bytes_at(id(instance) + object.__basicsize__, len(expected))
+    return read if read() == expected else None
 
 
 _worker: _Worker | None = None
