@@ -127,6 +127,17 @@ def scenario_dir(tmp_path: Path, **modules: str) -> Path:
     return scenarios
 
 
+def seen_alone_and_after(tmp_path: Path, scenarios: Path, victim: str, env=None) -> dict:
+    """What the victim wrote to $ISOLATION_SEEN when it ran alone and when it ran after the others in one worker."""
+    seen = {}
+    for name, extra in (("alone", ["--only", victim]), ("after", ["--jobs", "1"])):
+        path = tmp_path / f"{name}.json"
+        proc, records = run(scenarios, tmp_path / name, *extra, env={**(env or {}), "ISOLATION_SEEN": str(path)})
+        assert records[victim]["status"] == "ok", (proc.stderr, records)
+        seen[name] = json.loads(path.read_text())
+    return seen
+
+
 RANDOM_SEEDER = '''
 import random
 import parity
@@ -160,3 +171,69 @@ def test_pythons_random_is_put_back_after_each_scenario(tmp_path):
     assert first == second  # neither the seeding scenario's state nor the first draw's reached the second
     seeded = random.Random(123)
     assert first[0] not in [seeded.random() for _ in range(8)]
+
+
+SIGNAL_LEAKER = '''
+import signal
+import parity
+
+
+@parity.scenario
+def leak(xp, rng):
+    signal.signal(signal.SIGUSR1, lambda *_: None)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the worker's Ctrl-C
+    for number in signal.valid_signals():  # parity's own handlers, installed outside Python
+        if signal.getsignal(number) is None:
+            signal.signal(number, signal.SIG_IGN)
+    signal.setitimer(signal.ITIMER_VIRTUAL, 100)
+    signal.setitimer(signal.ITIMER_PROF, 100)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)  # signal.alarm's timer: SIGALRM's default action ends the process
+    return {"x": 1}
+'''
+
+SIGNAL_VICTIM = '''
+import json, os, signal, time
+import parity
+
+
+def name(handler):
+    return getattr(handler, "__qualname__", None) or str(handler)
+
+
+@parity.scenario
+def look(xp, rng):
+    time.sleep(0.5)  # past the leaker's ITIMER_REAL
+    with open("/proc/self/status") as f:
+        status = dict(line.split(":", 1) for line in f.read().splitlines())
+    seen = {"handlers": {int(s): name(signal.getsignal(s)) for s in signal.valid_signals()},
+            "timers": [signal.getitimer(t) for t in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)],
+            "dispositions": {k: status[k].strip() for k in ("SigBlk", "SigIgn", "SigCgt")}}
+    with open(os.environ["ISOLATION_SEEN"], "w") as f:
+        json.dump(seen, f)
+    return {"ok": 1}
+'''
+
+SIGINT_TO_ITSELF = '''
+import os, signal, time
+import parity
+
+
+@parity.scenario
+def interrupted(xp, rng):
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+    return {"x": 1}
+'''
+
+
+def test_signal_handlers_and_timers_are_put_back_after_each_scenario(tmp_path):
+    scenarios = scenario_dir(tmp_path, a_leak=SIGNAL_LEAKER, b_victim=SIGNAL_VICTIM, c_sigint=SIGINT_TO_ITSELF)
+    seen = seen_alone_and_after(tmp_path, scenarios, "b_victim.look")
+    # Python's record of a handler installed outside it (None) keeps what a scenario set; the C level's is put back.
+    for number in [n for n, handler in seen["alone"]["handlers"].items() if handler == "None"]:
+        seen["after"]["handlers"].pop(number), seen["alone"]["handlers"].pop(number)
+    assert seen["after"] == seen["alone"]
+    assert seen["after"]["timers"] == [[0.0, 0.0]] * 3
+    _, records = run(scenarios, tmp_path / "again", "--jobs", "1", env={"ISOLATION_SEEN": str(tmp_path / "x")})
+    record = records["c_sigint.interrupted"]  # a real SIGINT still ends the worker, the leaker's SIG_IGN gone
+    assert record["status"] == "crash" and "stopped by a signal" in record["error"]["traceback"], record

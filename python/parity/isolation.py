@@ -3,14 +3,23 @@ on which scenarios ran before it in the same worker (the partition of -j, a shar
 what a scenario before it did to the process (README, "Scenario isolation")."""
 from __future__ import annotations
 
+import _signal  # signal's own getsignal wraps each answer in an enum: 20 times slower, for all of them every scenario
 import contextvars
 import functools
 import os
+import signal
 import sys
 
 # The standard streams: a scenario that closed or replaced file descriptor 1 had the next scenario's own files take
 # it, and what that scenario printed went into them.
 _STREAMS = (0, 1, 2)
+
+# The interval timers, each a signal's: signal.alarm's (ITIMER_REAL), left armed by a scenario, went off in a later one,
+# which SIGALRM's default action ended as a crash. A worker arms none of its own.
+_TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
+
+# Room for the C library's struct sigaction, read and written whole (glibc's is 152 bytes): its layout is not needed.
+_SIGACTION_SIZE = 512
 
 
 def _identity(fd: int):
@@ -41,6 +50,7 @@ class _Worker:
                 self.streams[fd] = (os.dup(fd), ident)
         self.random = _LegacyRandom.taken()
         self.python_random = _PythonRandom()
+        self.signals = _Signals()
 
     def put_back(self) -> None:
         os.umask(self.umask)
@@ -59,6 +69,7 @@ class _Worker:
         else:
             self.random.put_back()
         self.python_random.put_back()
+        self.signals.put_back()
 
 
 def _bytes_at(address: int, size: int):
@@ -131,6 +142,58 @@ def _mersenne_reader(instance, words: tuple):
         return None  # id() is no address, or the struct is too small to hold it: nothing may be read there
     read = _bytes_at(id(instance) + object.__basicsize__, len(expected))
     return read if read() == expected else None
+
+
+class _Signals:
+    """The worker's signal handlers, and none of the interval timers armed: a scenario's handler (signal.signal) or
+    alarm (signal.alarm, signal.setitimer) stayed for the next scenarios. Handlers are compared as Python keeps them,
+    ~1 us for all, and one that changed is set back in Python and then at the C level as the worker had it: parity's
+    own handlers are installed outside Python (src/parity/run/process.cc), which Python alone cannot set back."""
+
+    def __init__(self):
+        self.numbers = tuple(signal.valid_signals())
+        self.actions = _c_actions(self.numbers)
+        self.handlers = self._now()
+        # What Python's record reads once they are set back: of a handler installed outside Python (None) it keeps
+        # what a scenario set, which then is no change.
+        self.set_back = self.handlers
+
+    def _now(self) -> tuple:
+        return tuple(map(_signal.getsignal, self.numbers))
+
+    def put_back(self) -> None:
+        for timer in _TIMERS:  # first: an alarm must not go off once its handler is set back to the default action
+            signal.setitimer(timer, 0)
+        now = self._now()
+        if now == self.set_back:
+            return
+        for number, handler, handler_then in zip(self.numbers, now, self.handlers):
+            if handler is not handler_then:
+                self._set_back(number, handler_then)
+        self.set_back = self._now()
+
+    def _set_back(self, number: int, handler) -> None:
+        if handler is not None:  # None: installed outside Python, which can only be set back at the C level
+            _signal.signal(number, handler)
+        if number in self.actions:
+            self.actions[number]()
+
+
+def _c_actions(numbers: tuple) -> dict:
+    """Per signal number, a function that sets its C-level action (handler, mask, flags) back to what it is now, read
+    and written whole with sigaction(2); {} where ctypes cannot reach the C library's sigaction."""
+    try:
+        import ctypes
+
+        sigaction = ctypes.CDLL(None).sigaction
+    except (ImportError, OSError, AttributeError):
+        return {}
+    actions = {}
+    for number in numbers:
+        action = ctypes.create_string_buffer(_SIGACTION_SIZE)
+        if sigaction(number, None, action) == 0:
+            actions[number] = functools.partial(sigaction, number, action, None)
+    return actions
 
 
 _worker: _Worker | None = None
