@@ -237,3 +237,48 @@ def test_signal_handlers_and_timers_are_put_back_after_each_scenario(tmp_path):
     _, records = run(scenarios, tmp_path / "again", "--jobs", "1", env={"ISOLATION_SEEN": str(tmp_path / "x")})
     record = records["c_sigint.interrupted"]  # a real SIGINT still ends the worker, the leaker's SIG_IGN gone
     assert record["status"] == "crash" and "stopped by a signal" in record["error"]["traceback"], record
+
+
+ENV_LEAKER = '''
+import os, time
+import parity
+
+
+@parity.scenario
+def leak(xp, rng):
+    os.environ["ISOLATION_NEW"] = "new"
+    os.environ["ISOLATION_CHANGED"] = "changed"
+    del os.environ["ISOLATION_DELETED"]
+    os.environ["TZ"] = "XYZ+05"  # a POSIX rule: no time zone database needed
+    time.tzset()
+    return {"x": 1}
+'''
+
+ENV_VICTIM = '''
+import ctypes, json, os, time
+import parity
+
+NAMES = ("ISOLATION_NEW", "ISOLATION_CHANGED", "ISOLATION_DELETED", "TZ")
+
+
+@parity.scenario
+def look(xp, rng):
+    getenv = ctypes.CDLL(None).getenv  # the C environment, which os.environ keeps in step
+    getenv.restype = ctypes.c_char_p
+    c_value = lambda name: None if getenv(name.encode()) is None else getenv(name.encode()).decode()
+    seen = {"environ": {n: os.environ.get(n) for n in NAMES}, "c": {n: c_value(n) for n in NAMES},
+            "tzname": list(time.tzname), "timezone": time.timezone}
+    with open(os.environ["ISOLATION_SEEN"], "w") as f:
+        json.dump(seen, f)
+    return {"ok": 1}
+'''
+
+
+def test_environment_variables_are_put_back_after_each_scenario(tmp_path):
+    scenarios = scenario_dir(tmp_path, a_leak=ENV_LEAKER, b_victim=ENV_VICTIM)
+    env = {"ISOLATION_CHANGED": "before", "ISOLATION_DELETED": "here"}
+    seen = seen_alone_and_after(tmp_path, scenarios, "b_victim.look", env=env)
+    assert seen["after"] == seen["alone"]
+    assert seen["after"]["environ"]["ISOLATION_NEW"] is None
+    assert seen["after"]["c"]["ISOLATION_DELETED"] == "here"
+    assert "XYZ" not in seen["after"]["tzname"]

@@ -9,6 +9,7 @@ import functools
 import os
 import signal
 import sys
+import time
 
 # The standard streams: a scenario that closed or replaced file descriptor 1 had the next scenario's own files take
 # it, and what that scenario printed went into them.
@@ -17,6 +18,9 @@ _STREAMS = (0, 1, 2)
 # The interval timers, each a signal's: signal.alarm's (ITIMER_REAL), left armed by a scenario, went off in a later one,
 # which SIGALRM's default action ended as a crash. A worker arms none of its own.
 _TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
+
+# The time zone's variable: set back, the C library's and the time module's idea of local time is read again from it.
+_TZ = os.environ.encodekey("TZ")
 
 # Room for the C library's struct sigaction, read and written whole (glibc's is 152 bytes): its layout is not needed.
 _SIGACTION_SIZE = 512
@@ -51,6 +55,7 @@ class _Worker:
         self.random = _LegacyRandom.taken()
         self.python_random = _PythonRandom()
         self.signals = _Signals()
+        self.environment = _Environment()
 
     def put_back(self) -> None:
         os.umask(self.umask)
@@ -70,6 +75,7 @@ class _Worker:
             self.random.put_back()
         self.python_random.put_back()
         self.signals.put_back()
+        self.environment.put_back()
 
 
 def _bytes_at(address: int, size: int):
@@ -194,6 +200,38 @@ def _c_actions(numbers: tuple) -> dict:
         if sigaction(number, None, action) == 0:
             actions[number] = functools.partial(sigaction, number, action, None)
     return actions
+
+
+class _Environment:
+    """The environment variables: one a scenario set, changed or deleted stayed so for the next scenarios and what
+    they start. Compared as os.environ keeps them, encoded (well under a microsecond: unchanged values are the same
+    objects), and only those that changed are set back, in os.environ and, through putenv and unsetenv as os.environ
+    itself does, in the C environment."""
+
+    def __init__(self):
+        self.environ = os.environ  # a scenario that replaced os.environ itself cannot break put_back
+        self.variables = dict(self.environ._data)
+
+    def put_back(self) -> None:
+        now = self.environ._data
+        if now == self.variables:
+            return
+        changed = [key for key in now.keys() | self.variables.keys() if now.get(key) != self.variables.get(key)]
+        for key in changed:
+            _set_variable(now, key, self.variables.get(key))
+        if _TZ in changed and hasattr(time, "tzset"):
+            time.tzset()
+
+
+def _set_variable(variables: dict, key, value) -> None:
+    """Sets `key` (encoded, as os.environ keeps it) to `value` in `variables` (os.environ's) and the C environment,
+    or deletes it there when `value` is None."""
+    if value is None:
+        os.unsetenv(key)
+        del variables[key]
+    else:
+        os.putenv(key, value)
+        variables[key] = value
 
 
 _worker: _Worker | None = None
