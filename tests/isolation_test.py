@@ -282,3 +282,41 @@ def test_environment_variables_are_put_back_after_each_scenario(tmp_path):
     assert seen["after"]["environ"]["ISOLATION_NEW"] is None
     assert seen["after"]["c"]["ISOLATION_DELETED"] == "here"
     assert "XYZ" not in seen["after"]["tzname"]
+
+
+INTERRUPTS = '''
+import os, signal, time
+import parity
+
+
+def note_pid(name):
+    with open(os.path.join(os.environ["ISOLATION_SEEN"], name), "w") as f:
+        f.write(str(os.getpid()))
+
+
+@parity.scenario
+def a_raises(xp, rng):
+    note_pid("a")
+    raise KeyboardInterrupt
+
+
+@parity.scenario
+def b_after(xp, rng):
+    note_pid("b")
+    return {"x": 1}
+'''
+
+
+def test_a_keyboard_interrupt_a_scenario_raises_is_its_error(tmp_path):
+    scenarios = scenario_dir(tmp_path, a_interrupts=INTERRUPTS, b_sigint=SIGINT_TO_ITSELF)
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    proc, records = run(scenarios, tmp_path / "out", "--jobs", "1", env={"ISOLATION_SEEN": str(seen)})
+    raised = records["a_interrupts.a_raises"]
+    assert raised["status"] == "error", (proc.stderr, raised)
+    assert raised["error"]["type"] == "KeyboardInterrupt" and "KeyboardInterrupt" in raised["error"]["message"]
+    assert records["a_interrupts.b_after"]["status"] == "ok"
+    assert (seen / "a").read_text() == (seen / "b").read_text()  # the same worker went on
+    signalled = records["b_sigint.interrupted"]  # a real SIGINT still stops its worker, as a Ctrl-C
+    assert signalled["status"] == "crash" and "stopped by a signal" in signalled["error"]["traceback"], signalled
+    assert proc.returncode == 1

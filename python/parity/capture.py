@@ -6,6 +6,7 @@ import sys
 import warnings
 
 from parity import isolation
+from parity._scenario import describe_exception
 
 # Per stream: the manifest holding it is rewritten during a run (runner.cc, Supervisor::save), so it must stay small.
 # The tail is kept, as a crash report keeps a worker's last lines: what a scenario printed last is nearest its failure.
@@ -45,6 +46,21 @@ class _Tee:
         return getattr(self._stream, name)
 
 
+def _called(scenario, backend) -> dict:
+    """scenario.call(backend), isolated. A KeyboardInterrupt that no stop signal raised (`raise KeyboardInterrupt` in
+    the scenario) is the scenario's error, as any exception it raises: it had ended the worker as if Ctrl-C'd, its
+    scenario a crash. One a SIGINT raised still ends the worker."""
+    try:
+        return isolation.call_isolated(scenario.call, backend)
+    except KeyboardInterrupt as exc:
+        if isolation.stop_signalled():
+            raise
+        error = describe_exception(exc)
+        error["message"] = "KeyboardInterrupt raised by the scenario itself, not by a signal" + (
+            f": {error['message']}" if error["message"] else "")
+        return {"status": "error", "error": error}
+
+
 def call_capturing(scenario, backend) -> dict:
     """scenario.call(backend), with what it printed through sys.stdout and sys.stderr as the outcome's "output":
     {"stdout": text, "stderr": text}, each stream present only when it printed something, and "truncated": true
@@ -58,7 +74,7 @@ def call_capturing(scenario, backend) -> dict:
         # once per place in a process, so without this a scenario's stderr would depend on what ran before it in
         # the same worker (the partition of a shard or of --jobs), and a scenario's filters would leak into the next.
         with warnings.catch_warnings():
-            outcome = isolation.call_isolated(scenario.call, backend)
+            outcome = _called(scenario, backend)
     finally:
         for name, tee in tees.items():
             if getattr(sys, name) is tee:  # a scenario that replaced the stream itself keeps its own

@@ -236,6 +236,31 @@ def _set_variable(variables: dict, key, value) -> None:
 
 _worker: _Worker | None = None
 
+# Whether a stop signal reached this worker (_on_stop_signal): a KeyboardInterrupt is then the run's end; without one
+# it is an exception a scenario raised, its error like any other.
+_stop_signalled = False
+
+
+def _on_stop_signal(number: int, frame) -> None:
+    """Python's default_int_handler (a KeyboardInterrupt), noting first that the signal came."""
+    global _stop_signalled
+    _stop_signalled = True
+    signal.default_int_handler(number, frame)
+
+
+def _note_stop_signals() -> None:
+    """Has the stop signals that raise KeyboardInterrupt here (a worker's SIGINT; its SIGTERM keeps its default
+    action, the worker's end) note that they came. Before the worker's handlers are taken: they are set back to it."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        if _signal.getsignal(number) is signal.default_int_handler:
+            _signal.signal(number, _on_stop_signal)
+
+
+def stop_signalled() -> bool:
+    """Whether a stop signal (SIGINT, Ctrl-C) reached this worker since its first scenario: a KeyboardInterrupt is
+    then the run's end, not a scenario's exception."""
+    return _stop_signalled
+
 
 def call_isolated(function, *args):
     """function(*args) in a copy of the current context (NumPy's print options and error state live in context
@@ -243,6 +268,7 @@ def call_isolated(function, *args):
     scenario that returns here ends at once: it would otherwise run the worker's loop beside its parent."""
     global _worker
     if _worker is None or _worker.pid != os.getpid():
+        _note_stop_signals()
         _worker = _Worker()
     worker = _worker
     try:
