@@ -58,6 +58,7 @@ class _Worker:
         self.environment = _Environment()
 
     def put_back(self) -> None:
+        self.signals.put_back()  # first: an alarm the scenario left armed goes off in none of the rest
         os.umask(self.umask)
         if sys.getrecursionlimit() != self.recursion_limit:
             sys.setrecursionlimit(self.recursion_limit)
@@ -74,7 +75,6 @@ class _Worker:
         else:
             self.random.put_back()
         self.python_random.put_back()
-        self.signals.put_back()
         self.environment.put_back()
 
 
