@@ -258,6 +258,27 @@ def test_junit_of_a_long_message_and_traceback_ends(report_json, tmp_path):
     assert "a" * 3_200_000 + "b" in (tmp_path / "r.xml").read_text()
 
 
+def test_merge_of_shards_with_many_notices_and_declarations_ends(pair, tmp_path):
+    """merge searched the merged list for each shard's notice, and every shard's differences for each declaration:
+    quadratic in shard reports from elsewhere (two shards of 5,000 each took 40 s; these, minutes)."""
+    gold, cand = pair
+    shards = []
+    for index in (1, 2):
+        shard = tmp_path / f"s{index}.json"
+        parity("compare", gold, cand, "--shard", f"{index}/2", "--json", shard, "-q", check=0)
+        doc = read_json(shard)
+        doc["notices"] = [{"kind": "recorded-differences", "message": f"notice {n} of shard {index}"}
+                          for n in range(10_000)]
+        doc["differences"] = [{"id": f"d{n}", "check": "values", "reason": "r", "match": "x", "scenarios": [],
+                               "checks_explained": index, "scenarios_explained": 1} for n in range(10_000)]
+        shard.write_text(json.dumps(doc))
+        shards.append(shard)
+    parity("merge", *shards, "--json", tmp_path / "m.json", check=0)
+    merged = read_json(tmp_path / "m.json")
+    assert len(merged["notices"]) == 20_000
+    assert merged["differences"][7]["checks_explained"] == 3 and merged["differences"][7]["scenarios_explained"] == 2
+
+
 @pytest.mark.parametrize("total", [10**8, 2**64 - 1])
 def test_a_huge_recorded_shard_count_is_refused_quickly_naming_the_manifest(pair_copy, tmp_path, total):
     gold, cand = pair_copy

@@ -275,14 +275,18 @@ json merged_side(const std::vector<json>& reports, const char* side) {
 }
 
 // Each declaration's explained counts, summed over the shards (each scenario was compared in exactly one).
+// Summed by id in one pass over the shards: a search of every shard's list for each id was quadratic in a report
+// from elsewhere (two shards declaring 5,000 each: 40 s).
 json summed_differences(const std::vector<json>& reports) {
+  std::map<std::string, std::pair<int, int>> sums;  // id -> checks, scenarios explained
+  for (const json& report : reports)
+    for (const json& d : report.value("differences", json::array())) {
+      auto& [checks, scenarios] = sums[d.value("id", "")];
+      checks += d.value("checks_explained", 0), scenarios += d.value("scenarios_explained", 0);
+    }
   json out = reports.front().value("differences", json::array());
   for (json& declared : out) {
-    int checks = 0, scenarios = 0;
-    for (const json& report : reports)
-      for (const json& d : report.value("differences", json::array()))
-        if (d.value("id", "") == declared.value("id", ""))
-          checks += d.value("checks_explained", 0), scenarios += d.value("scenarios_explained", 0);
+    const auto& [checks, scenarios] = sums[declared.value("id", "")];
     declared["checks_explained"] = checks;
     declared["scenarios_explained"] = scenarios;
   }
@@ -487,11 +491,11 @@ json merge_reports(const std::vector<json>& reports, const std::vector<std::stri
       {"scenarios", scenarios},
       {"merged",
        {{"total", plans.front().shard.total}, {"shards", shards_record(plans, files, "file")}, {"missing", missing}}}};
-  json notices = skipped_notices(scenarios);  // as compare's, then each shard's own notices once
+  json notices = skipped_notices(scenarios);            // as compare's, then each shard's own notices once
+  std::set<json> seen(notices.begin(), notices.end());  // not a search of the list per notice: quadratic
   for (const json& report : reports)
     for (const json& n : report.value("notices", json::array()))
-      if (n.is_object() && !n.contains("check") && std::find(notices.begin(), notices.end(), n) == notices.end())
-        notices.push_back(n);
+      if (n.is_object() && !n.contains("check") && seen.insert(n).second) notices.push_back(n);
   if (!notices.empty()) merged["notices"] = notices;
   return merged;
 }
