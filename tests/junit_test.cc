@@ -285,6 +285,16 @@ TEST_F(JunitReport, TestcaseTimeIsTheScenariosThreePasses) {
   EXPECT_STREQ(testcase(parse(), "f").attribute("time").value(), "1.812");  // 1.8125, as %.3f rounds it
 }
 
+TEST_F(JunitReport, ATimeNoRunCouldTakeIsWrittenAsZero) {
+  // Times from a report from elsewhere: two of 1e308 seconds summed to "inf", and 1e300 printed with %.3f was cut
+  // to its first 31 digits, neither a time any JUnit reader parses as one.
+  add("m", "f", "pass")["seconds"] = {{"gold", 1e308}, {"candidate", 1e308}, {"compare", 0.0}};
+  add("m", "g", "pass")["seconds"] = {{"gold", 1e300}, {"candidate", 0.0}, {"compare", 0.0}};
+  const pugi::xml_node suite = parse();
+  EXPECT_STREQ(testcase(suite, "f").attribute("time").value(), "0.000");
+  EXPECT_STREQ(testcase(suite, "g").attribute("time").value(), "0.000");
+}
+
 TEST_F(JunitReport, EmptyReportIsAValidSuite) {
   const pugi::xml_node suite = parse();
   ASSERT_TRUE(suite);

@@ -38,10 +38,14 @@ double seconds_at(const json& doc, std::string_view pointer) {
   return at && at->is_number() ? at->get<double>() : 0.0;
 }
 
-// Milliseconds, as Ant writes them; plain digits, which every JUnit reader parses.
+// The longest time written as itself: ~31,700 years, far past any run, and short enough for "%.3f" to print whole.
+constexpr double kMaxSeconds = 1e12;
+
+// Milliseconds, as Ant writes them; plain digits, which every JUnit reader parses. A time no run could take (from
+// a report from elsewhere: negative, NaN, infinite or past kMaxSeconds) is 0, not "inf" or a number cut short.
 std::string seconds_text(double seconds) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", seconds > 0 ? seconds : 0.0);
+  std::snprintf(buf, sizeof buf, "%.3f", seconds > 0 && seconds <= kMaxSeconds ? seconds : 0.0);
   return buf;
 }
 
