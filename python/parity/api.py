@@ -30,6 +30,8 @@ def read_result(file, *, max_memory=None):
 
     `max_memory` bounds in bytes what the file may expand to, its decoded nodes included (compare's
     --max-result-memory; default 2 GiB): a whole number from 1, else a TypeError or ValueError naming it.
+    Arrays from a file over 64 KiB view a private mapping of it, as np.load(mmap_mode="c") gives: a file truncated in
+    place while they live ends the process with SIGBUS (write_result's rename leaves them whole; np.array copies).
     Raises ValueError (parity._core.FormatError) naming the file when it is damaged, hostile, too new or refused."""
     return _core().read_result(os.fspath(file), _memory_limit("max_memory", max_memory))
 
