@@ -796,6 +796,9 @@ void iterate_slabs(py::handle gold, py::handle candidate, const Plan& plan, NPY_
   out.slab_width = 0;
 }
 
+// Elements of one side cast at a time by unit_overflow: 512 KiB of datetimes.
+constexpr npy_intp kOverflowPiece = 1 << 16;
+
 // Why `side`'s datetimes or timedeltas cannot be read as `as` (its unit made finer for the other side), "" when they
 // can: NumPy's cast to a finer unit wraps around on overflow, so 2**40 days read as nanoseconds had compared equal to
 // a candidate holding the wrapped value, and 2**47 days had become NaT. A cast there and back that changes a value
@@ -811,11 +814,20 @@ std::string unit_overflow(PyArrayObject* side, const py::object& as, const char*
   if (same) return "";
   const auto array = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(side));
   const py::module_ numpy = py::module_::import("numpy");
-  const py::object back = array.attr("astype")(as).attr("astype")(array.attr("dtype"));
-  const py::object kept = numpy.attr("logical_or")(numpy.attr("equal")(back, array), numpy.attr("isnat")(array));
-  if (kept.attr("all")().cast<bool>()) return "";
-  return std::string("the ") + name + " values do not fit in " + py::str(as).cast<std::string>() +
-         ", the unit both sides are compared in: casting them there overflows";
+  // In buffered pieces: the cast there and back holds two copies and two masks of what it casts, which for a whole
+  // side had been more than twice its size (an 800 MB side, ~2 GB; target 5 allows a compare 64 MB).
+  const py::object pieces =
+      numpy.attr("nditer")(array, py::arg("flags") = py::make_tuple("external_loop", "buffered", "zerosize_ok"),
+                           py::arg("op_flags") = py::make_tuple("readonly"), py::arg("buffersize") = kOverflowPiece);
+  for (py::handle piece : pieces) {
+    check_deadline("array values");
+    const py::object back = piece.attr("astype")(as).attr("astype")(piece.attr("dtype"));
+    const py::object kept = numpy.attr("logical_or")(numpy.attr("equal")(back, piece), numpy.attr("isnat")(piece));
+    if (!kept.attr("all")().cast<bool>())
+      return std::string("the ") + name + " values do not fit in " + py::str(as).cast<std::string>() +
+             ", the unit both sides are compared in: casting them there overflows";
+  }
+  return "";
 }
 
 }  // namespace
