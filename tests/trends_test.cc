@@ -102,11 +102,14 @@ TEST(Trends, TheBaselinesAreListedWithTheirCandidateVersion) {
   Baseline old = baseline("/ci/day1.json", kDay1, {{"m.a", "fail"}, {"m.b", "pass"}});
   old.report["candidate"]["backend"]["version"] = "0.0.9";
   add_trends(report, {old});
-  EXPECT_EQ(report.at("baselines"), json::array({{{"file", "/ci/day1.json"},
-                                                  {"started", kDay1},
-                                                  {"parity", "0.1.0"},
-                                                  {"candidate", {{"name", "fsproxy"}, {"version", "0.0.9"}}},
-                                                  {"summary", {{"total", 2}, {"fail", 1}, {"pass", 1}}}}}));
+  EXPECT_EQ(report.at("baselines"),
+            json::array(
+                {{{"file", "/ci/day1.json"},
+                  {"started", kDay1},
+                  {"parity", "0.1.0"},
+                  {"candidate", {{"name", "fsproxy"}, {"version", "0.0.9"}}},
+                  {"summary",
+                   {{"total", 2}, {"pass", 1}, {"fail", 1}, {"error", 0}, {"xfail", 0}, {"xpass", 0}, {"skip", 0}}}}}));
 }
 
 TEST(Trends, ABaselinesCountsAreItsScenariosNotTheSummaryItRecorded) {
@@ -114,7 +117,11 @@ TEST(Trends, ABaselinesCountsAreItsScenariosNotTheSummaryItRecorded) {
   Baseline old = baseline("/ci/day1.json", kDay1, {{"m.a", "fail"}, {"m.b", "error"}});
   old.report["summary"] = {{"total", 2}, {"pass", 2}};  // a report from elsewhere that says nothing failed
   add_trends(report, {old});
-  EXPECT_EQ(report.at("baselines").at(0).at("summary"), json({{"total", 2}, {"fail", 1}, {"error", 1}}));
+  const json counts = report.at("baselines").at(0).at("summary");
+  EXPECT_EQ(counts.at("total"), 2);
+  EXPECT_EQ(counts.at("fail"), 1);
+  EXPECT_EQ(counts.at("error"), 1);
+  EXPECT_EQ(counts.at("pass"), 0);
 }
 
 TEST(Trends, AFailureOfTheLatestBaselineNotComparedNowIsGone) {

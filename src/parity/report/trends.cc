@@ -93,13 +93,14 @@ json trend_of(const std::vector<std::string>& history, const std::vector<std::st
   return {{"mark", mark}, {"since", since}, {"history", history}};
 }
 
-// {"total": n, status: n} of the statuses of a baseline's scenarios. Counted, never copied from the baseline's own
-// `summary`: a baseline is a report from elsewhere, and one whose summary said 0 failing had the HTML report's trends
-// list it so beside its failing scenarios.
+// {"total": n, status: n for every status} of the statuses of a baseline's scenarios. Counted, never copied from the
+// baseline's own `summary`: a baseline is a report from elsewhere, and one whose summary said 0 failing had the HTML
+// report's trends list it so beside its failing scenarios.
 json status_counts(const json& report) {
-  const StatusById by_id = statuses(report);
-  json counts = {{"total", by_id.size()}};
-  for (const auto& [id, status] : by_id) counts[status] = counts.value(status, 0) + 1;
+  std::vector<std::string> all;
+  for (const auto& [id, status] : statuses(report)) all.push_back(status);
+  json counts = count_statuses(all);
+  counts["total"] = all.size();
   return counts;
 }
 
