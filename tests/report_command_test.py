@@ -94,12 +94,12 @@ def test_a_scenario_status_compare_does_not_write_is_refused_by_every_reader(com
         assert str(edited) in proc.stderr and f"scenario '{victim['id']}' has the status" in proc.stderr, proc.stderr
 
 
-def edited_report(compared, tmp_path, edit):
-    """The demo's report with `edit(report, failed)` applied (`failed`: its first scenario failing values), written to
-    a file of its own: (that file, the failed scenario's id)."""
+def edited_report(compared, tmp_path, edit, failing="values"):
+    """The demo's report with `edit(report, failed)` applied (`failed`: its first scenario failing the check
+    `failing`), written to a file of its own: (that file, the failed scenario's id)."""
     report = json.loads((compared / "report.json").read_text())
     failed = next(s for s in report["scenarios"] if s["status"] == "fail"
-                  and any(c["check"] == "values" and not c["ok"] for c in s["checks"]))
+                  and any(c["check"] == failing and not c["ok"] for c in s["checks"]))
     edit(report, failed)
     source = tmp_path / "edited.json"
     source.write_text(json.dumps(report))
@@ -167,3 +167,74 @@ def test_a_report_whose_durations_are_not_numbers_is_an_error_naming_the_field(c
     source, _ = edited_report(compared, tmp_path, lambda report, failed: report.update(seconds="0.5"))
     proc = parity("report", source, "--html", tmp_path / "out.html", check=2)
     assert str(source) in proc.stderr and "the report's seconds is a string, not a number" in proc.stderr, proc.stderr
+
+
+def first_failed_layout(scenario):
+    return next(c for c in scenario["checks"] if c["check"] == "layout" and not c["ok"])
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda s: first_failed_layout(s)["details"]["table"].update(gold="C"), "checks[0].details.table.gold is a string, "
+                                                                            "not an object"),
+    (lambda s: first_failed_layout(s)["details"]["table"].update(candidate=[1]), "checks[0].details.table.candidate "
+                                                                                 "is an array, not an object"),
+    (lambda s: first_failed_layout(s)["details"].update(table=["C", "F"]), "checks[0].details.table is an array, not "
+                                                                           "an object"),
+    (lambda s: first_failed_layout(s)["details"].update(difference="d1"), "checks[0].details.xfail is absent, not a "
+                                                                          "string"),
+    (lambda s: first_failed_layout(s)["details"].update(difference=3, xfail="why"), "checks[0].details.difference is "
+                                                                                    "a number, not a string"),
+])
+def test_a_layout_check_detail_of_the_wrong_type_is_an_error_naming_the_scenario_and_the_field(
+        compared, tmp_path, edit, field):
+    """A side-by-side table whose side was a string or a list failed the render with a bare AttributeError ('str'
+    object has no attribute 'get'); a table that was no object was dropped, and the failure's facts with it."""
+    source, victim = edited_report(compared, tmp_path, lambda report, failed: edit(failed), failing="layout")
+    proc = parity("report", source, "--html", tmp_path / "out.html", check=2)
+    assert str(source) in proc.stderr and f"scenario '{victim}': {field}" in proc.stderr, proc.stderr
+    assert not (tmp_path / "out.html").exists()
+
+
+DIFFERENCE = {"id": "d1", "check": "values", "reason": "why", "checks_explained": 1, "scenarios_explained": 1}
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda r: r.update(policy="exact"), "the report's policy is a string, not an object"),
+    (lambda r: r.update(differences="d1"), "the report's differences is a string, not an array"),
+    (lambda r: r.update(differences=[DIFFERENCE, 7]), "the report's differences[1] is a number, not an object"),
+    (lambda r: r.update(differences=[{**DIFFERENCE, "reason": ["a"]}]), "the report's differences[0].reason is an "
+                                                                        "array, not a string"),
+    (lambda r: r.update(differences=[{**DIFFERENCE, "checks_explained": None}]), "the report's "
+                                                                                 "differences[0].checks_explained is "
+                                                                                 "absent, not a number"),
+])
+def test_a_report_field_of_the_wrong_type_is_an_error_naming_the_field(compared, tmp_path, edit, field):
+    """A run's policy that was a string, or a declared difference that was no object or lacked its counts, failed the
+    render with a bare jinja2 UndefinedError ('str object' has no attribute 'items')."""
+    source, _ = edited_report(compared, tmp_path, lambda report, failed: edit(report))
+    proc = parity("report", source, "--html", tmp_path / "out.html", check=2)
+    assert str(source) in proc.stderr and field in proc.stderr, proc.stderr
+    assert not (tmp_path / "out.html").exists()
+
+
+BASELINE = {"file": "b.json", "started": "2020-01-01T00:00:00Z", "parity": "0.1.0",
+            "candidate": {"name": "x", "version": "1"}, "summary": {"fail": 1}}
+
+
+@pytest.mark.parametrize("edit", [
+    lambda r, s: s.update(trend={"mark": ["new"], "since": None, "history": ["fail", "fail"]}),
+    lambda r, s: r["baselines"][0].update(candidate="x 1"),
+    lambda r, s: r["baselines"][0].update(summary=[1]),
+    lambda r, s: r["baselines"][0].update(summary={"fail": "1"}),
+    lambda r, s: r.update(gone=7),
+], ids=["trend.mark", "baseline.candidate", "baseline.summary", "baseline.summary.fail", "gone"])
+def test_a_mistyped_trend_field_is_rendered_without_it(compared, tmp_path, edit):
+    """The trends are a decoration, handled leniently as before (a mark of another type is no mark, a baseline's
+    candidate or counts of another type are blank): they failed the render with a bare TypeError or AttributeError."""
+    def with_trends(report, failed):
+        report["baselines"] = [json.loads(json.dumps(BASELINE))]
+        failed["trend"] = {"mark": "new", "since": None, "history": ["pass", "fail"]}
+        edit(report, failed)
+    source, victim = edited_report(compared, tmp_path, with_trends)
+    parity("report", source, "--html", tmp_path / "out.html", check=0)
+    assert f'data-id="{victim}"' in (tmp_path / "out.html").read_text()

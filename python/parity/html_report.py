@@ -84,17 +84,29 @@ def _check_view(check: dict) -> dict:
     return view
 
 
+def _object(value) -> dict:
+    """`value` when it is a JSON object, else {}: the trends are a decoration, shown without what is mistyped."""
+    return value if isinstance(value, dict) else {}
+
+
+def _array(value) -> list:
+    """`value` when it is a JSON array, else [] (as _object)."""
+    return value if isinstance(value, list) else []
+
+
 def _trend_view(trend, dates: list) -> dict:
     """A scenario's mark as a badge (label, title) and its history as squares, oldest first, each titled by date."""
-    trend = trend if isinstance(trend, dict) else {}
-    mark, since = trend.get("mark") or "", str(trend.get("since") or "?")
+    trend = _object(trend)
+    # A mark of another type is no mark: a list one failed the render as a key of the labels and of the counts.
+    mark = trend["mark"] if isinstance(trend.get("mark"), str) else ""
+    since = str(trend.get("since") or "?")
     label = {"new": "new failure", "still-failing": f"still failing since {since[:10]}", "fixed": "fixed",
              "gone": f"gone, failing since {since[:10]}"}.get(mark, mark)
     title = {"new": "failing now, not in the latest baseline",
              "still-failing": f"failing in every baseline since the one started {since}, and now",
              "fixed": "failing in the latest baseline, not now",
              "gone": f"failing in every baseline since the one started {since}, and not in this compare"}.get(mark, "")
-    history = trend.get("history") if isinstance(trend.get("history"), list) else []
+    history = _array(trend.get("history"))
     squares = [{"status": str(status), "title": f"{'now, ' if n == len(dates) - 1 else ''}{when}: {status}"}
                for n, (status, when) in enumerate(zip(history, dates))]
     return {"mark": mark, "label": label, "title": title, "squares": squares}
@@ -107,15 +119,20 @@ def _trends_view(report: dict):
         return None
     baselines = [b for b in baselines if isinstance(b, dict)]
     dates = [str(b.get("started", "?")) for b in baselines] + [str(report.get("started", "?"))]
-    gone = [g for g in report.get("gone") or [] if isinstance(g, dict)]
+    gone = [g for g in _array(report.get("gone")) if isinstance(g, dict)]
     return {
         "dates": dates, "history": len(baselines) > 1,
         "baselines": [{"file": b.get("file", ""), "started": b.get("started", "?"), "parity": b.get("parity", "?"),
-                       "candidate": " ".join(str((b.get("candidate") or {}).get(k, "")) for k in ("name", "version")),
-                       "failing": sum((b.get("summary") or {}).get(status, 0) for status in FAILING)}
+                       "candidate": " ".join(str(_object(b.get("candidate")).get(k, "")) for k in ("name", "version")),
+                       "failing": _failing(_object(b.get("summary")))}
                       for b in baselines],
         "gone": [{"id": str(g.get("id", "")), "trend": _trend_view(g.get("trend"), dates)} for g in gone],
     }
+
+
+def _failing(summary: dict) -> int:
+    """A baseline's failing scenarios by its summary, whose counts that are no numbers count for none."""
+    return sum(n for n in (summary.get(status) for status in FAILING) if _is(n, NUMBER))
 
 
 def coverage_note(coverage) -> str:
@@ -172,8 +189,15 @@ NUMBER = (int, float)
 SCENARIO_FIELDS = {"message": str, "checks": list, "tags": list, "params": dict, "policy": dict, "source": str,
                    "repro": str, "seconds": dict}
 CHECK_FIELDS = {"check": str, "ok": bool, "path": str, "message": str, "details": dict}
+# Any check's details: the side-by-side table of a layout-class check (a missing one falls back to the message) and
+# the declared difference that explains a failure, with its reason (compare writes both).
+CHECK_DETAILS = {"table": dict, "difference": str, "xfail": str}
+TABLE_SIDES = {"gold": dict, "candidate": dict}
 VALUES_DETAILS = {"percent": NUMBER, "max_abs_diff": NUMBER, "max_rel_diff": NUMBER, "first": list,
                   "first_nonfinite": list}
+# The header's run policies and the declared differences, each of which the page lists with its counts.
+REPORT_FIELDS = {"policy": dict, "differences": list}
+DIFFERENCE_FIELDS = {"id": str, "check": str, "reason": str, "checks_explained": NUMBER, "scenarios_explained": NUMBER}
 # JSON's words for each type, for messages that speak the report's language.
 JSON_WORDS = ((bool, "true or false"), (str, "a string"), (NUMBER, "a number"), (list, "an array"),
               (dict, "an object"))
@@ -187,6 +211,8 @@ def _validate(report) -> None:
         if not isinstance(report.get(key), kind):
             raise ValueError(f"the report has no {key!r} {kind.__name__}: is it the JSON 'parity compare --json' wrote?")
     _validate_times(report)
+    _expect_fields(report, REPORT_FIELDS, "the report's ")
+    _validate_differences(report.get("differences"))
     for n, s in enumerate(report["scenarios"]):
         if not isinstance(s, dict) or not isinstance(s.get("id"), str) or not isinstance(s.get("status"), str):
             raise ValueError(f"scenario #{n} of the report has no string 'id' and 'status'")
@@ -220,6 +246,10 @@ def _validate_check(check, where: str) -> None:
     _expect(check.get("check"), str, f"{where}.check")  # the one field a check cannot do without
     _expect_fields(check, CHECK_FIELDS, f"{where}.")
     details = check.get("details") or {}
+    _expect_fields(details, CHECK_DETAILS, f"{where}.details.")
+    _expect_fields(details.get("table") or {}, TABLE_SIDES, f"{where}.details.table.")
+    if details.get("difference") is not None:
+        _expect(details.get("xfail"), str, f"{where}.details.xfail")
     if check["check"] == "values":
         _expect_fields(details, VALUES_DETAILS, f"{where}.details.")
         for key in ("first", "first_nonfinite"):
@@ -245,6 +275,16 @@ def _validate_times(report: dict) -> None:
             _expect(run["seconds"], NUMBER, f"the report's {side}.run.seconds")
     if report.get("seconds") is not None:
         _expect(report["seconds"], NUMBER, "the report's seconds")
+
+
+def _validate_differences(differences) -> None:
+    """Each declared difference an object; the counts required, for a difference without them would show as stale."""
+    for n, difference in enumerate(differences or []):
+        where = f"the report's differences[{n}]"
+        _expect(difference, dict, where)
+        _expect_fields(difference, DIFFERENCE_FIELDS, f"{where}.")
+        for key in ("checks_explained", "scenarios_explained"):
+            _expect(difference.get(key), NUMBER, f"{where}.{key}")
 
 
 def _recorded_libraries(side) -> dict:
