@@ -183,6 +183,43 @@ def test_a_tolerance_that_is_no_finite_number_at_least_0_is_refused_naming_it(va
         assert f"{name} must be {said}" in str(raised.value)
 
 
+@pytest.mark.parametrize("kwargs, error, said", [
+    ({"type_map": {"numpy.ndarray": 1}}, TypeError, "type_map must map str to str, got 'numpy.ndarray': 1"),
+    ({"type_map": {np.ndarray: "x.Proxy"}}, TypeError, "type_map must map str to str, got <class 'numpy.ndarray'>"),
+    ({"type_map": [("numpy.ndarray", "x.Proxy")]}, TypeError, "type_map must be a dict, got [("),
+    ({"policy": [("layout", "ignore")]}, TypeError, "policy must be a dict, got [('layout', 'ignore')]"),
+    ({"policy": {"layout": ["ignore"]}}, TypeError, "policy must map str to str, got 'layout': ['ignore']"),
+    ({"tolerances": [("outputs['a']", {"rtol": 1})]}, TypeError, "tolerances must be a dict, got [("),
+    ({"tolerances": {"outputs['a']": {}}}, ValueError, "tolerances[\"outputs['a']\"] must be a dict with 'rtol' and/or "
+                                                       "'atol', got {}"),
+    ({"tolerances": {"['a']": {"rtol": 1}}}, ValueError, "tolerances key \"['a']\" must be an output path such as"),
+    ({"tolerances": {"outputs['a']": 1e-3}}, TypeError, "tolerances[\"outputs['a']\"] must be a dict with 'rtol' "
+                                                        "and/or 'atol', got 0.001"),
+])
+def test_a_mapping_argument_of_the_wrong_shape_is_refused_naming_it(kwargs, error, said):
+    """As @parity.scenario refuses it (parity.arguments holds the one rule): a type_map of another type was pybind11's
+    "incompatible function arguments", a policy given as pairs was taken by dict(), a tolerance of {} loosened nothing
+    and one at a path that is no output path was only an error check of the outcome."""
+    with pytest.raises(error) as raised:
+        parity.compare_outputs({"a": 1.0}, {"a": 1.0}, **kwargs)
+    assert said in str(raised.value)
+
+
+def test_compare_results_refuses_a_policy_given_as_pairs(tmp_path):
+    with pytest.raises(TypeError, match=r"policy must be a dict, got \[\('layout', 'ignore'\)\]"):
+        parity.compare_results(tmp_path / "gold", tmp_path / "candidate", policy=[("layout", "ignore")])
+
+
+def test_the_decorator_and_compare_outputs_refuse_the_same_tolerances():
+    """One rule (parity.arguments.output_tolerances): the decorator says the same, as a ValueError of its own."""
+    for tolerances in ({"x": {"rtol": 1}}, {"outputs": {}}, [("outputs", {"rtol": 1})]):
+        with pytest.raises((TypeError, ValueError)) as api:
+            parity.compare_outputs(1.0, 1.0, tolerances=tolerances)
+        with pytest.raises(ValueError) as decorator:
+            parity.scenario(tolerances=tolerances)
+        assert str(decorator.value) == f"@parity.scenario: {api.value}"
+
+
 def test_a_flag_that_is_no_bool_is_refused_naming_it():
     """signed_zeros="no" was True."""
     with pytest.raises(TypeError, match="signed_zeros must be True or False, got 'no'"):

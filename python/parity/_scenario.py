@@ -14,7 +14,7 @@ import traceback
 import types
 from dataclasses import dataclass, field
 
-from parity.arguments import finite_number, flag
+from parity.arguments import finite_number, flag, output_tolerances, str_mapping
 
 PASSES = ("gold", "candidate", "compare")
 
@@ -62,27 +62,12 @@ def _checked(rule, *args, **kwargs):
         _fail(str(error))
 
 
-def _check_tolerance(name, value, *, optional=True):
-    if value is None and optional:
-        return None
-    return _checked(finite_number, name, value)
-
-
-def _check_tolerances(tolerances):
-    """Per-output-path tolerances: {"outputs['x']": {"rtol": ..., "atol": ...}}; a path covers its subtree."""
-    checked = {}
-    for path, tol in dict(tolerances or {}).items():
-        if not isinstance(path, str) or not path.startswith("outputs"):
-            _fail(f"tolerances key {path!r} must be an output path such as \"outputs['x']\"")
-        if not isinstance(tol, dict) or not tol or set(tol) - {"rtol", "atol"}:
-            _fail(f"tolerances[{path!r}] must be a dict with 'rtol' and/or 'atol', got {tol!r}")
-        checked[path] = {k: _check_tolerance(f"tolerances[{path!r}][{k!r}]", v, optional=False)
-                         for k, v in tol.items()}
-    return checked
+def _check_tolerance(name, value):
+    return None if value is None else _checked(finite_number, name, value)
 
 
 def _check_policy(policy):
-    policy = dict(policy or {})
+    policy = _checked(str_mapping, "policy", policy)
     for name, value in policy.items():
         if name not in POLICIES:
             _fail(f"policy key {name!r} is not one of {', '.join(POLICIES)}")
@@ -134,7 +119,7 @@ def _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail, ti
         _fail(f"tags must be non-empty strings, got {tags!r}")
     _checked(flag, "signed_zeros", signed_zeros)
     return {"rtol": _check_tolerance("rtol", rtol), "atol": _check_tolerance("atol", atol),
-            "tolerances": _check_tolerances(tolerances), "signed_zeros": signed_zeros,
+            "tolerances": _checked(output_tolerances, "tolerances", tolerances), "signed_zeros": signed_zeros,
             "policy": _check_policy(policy), "tags": tags, "xfail": _check_xfail(xfail),
             "timeout": _check_timeout(timeout)}
 

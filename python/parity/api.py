@@ -4,7 +4,7 @@ module parity._core; importing parity never needs it (the embedded interpreter o
 without it), the first call of a function here does."""
 import os
 
-from parity.arguments import byte_count, finite_number, flag
+from parity.arguments import byte_count, finite_number, flag, output_tolerances, str_mapping
 
 CORE_DIR_ENV = "PARITY_CORE_DIR"  # a source checkout's build directory holding _core (CMake: <build>/python)
 
@@ -52,17 +52,6 @@ def _memory_limit(name, value):
 def _tolerance(name, value):
     """None (the per-dtype default) or a tolerance by @parity.scenario's rule: NaN or -1 failed every value."""
     return None if value is None else finite_number(name, value)
-
-
-def _tolerances(tolerances):
-    """{path: {"rtol": r, "atol": a}} as the engine takes it; anything else is a TypeError naming the entry, and a
-    tolerance that is no finite number >= 0 an error naming it as @parity.scenario names it."""
-    checked = {}
-    for path, spec in (tolerances or {}).items():
-        if not isinstance(path, str) or not isinstance(spec, dict) or set(spec) - {"rtol", "atol"}:
-            raise TypeError(f"tolerances: {path!r}: give {{path: {{'rtol': r, 'atol': a}}}}, got {spec!r}")
-        checked[path] = {key: finite_number(f"tolerances[{path!r}][{key!r}]", value) for key, value in spec.items()}
-    return checked
 
 
 def _items(name, given, *, paths=False):
@@ -113,11 +102,14 @@ def compare_outputs(gold, candidate, *, policy=None, rtol=None, atol=None, toler
     `parity compare`. `policy` is {name: value} of parity's policies (README, "Policies"), e.g. {"layout": "strides"};
     `rtol`/`atol` override the per-dtype tolerances for every value, `tolerances` for a path and what is under it;
     `type_map` maps a gold type's qualified name to the candidate type expected in its place, as a backend's
-    TYPE_MAP. An unknown policy name or value raises ValueError, as does a tolerance that is no finite number >= 0
-    (@parity.scenario's rule); a tolerance or `signed_zeros` of the wrong type raises TypeError."""
-    return _core().compare_outputs(gold, candidate, dict(policy or {}), _tolerance("rtol", rtol),
-                                   _tolerance("atol", atol), _tolerances(tolerances),
-                                   flag("signed_zeros", signed_zeros), dict(type_map or {}), str(id))
+    TYPE_MAP. They are refused by @parity.scenario's rules (parity.arguments), naming the argument and the value:
+    `policy` and `type_map` must be dicts of str to str and `tolerances` a dict of output paths to one or both of
+    rtol and atol, so a list of pairs, or a key, value or tolerance of the wrong type (or `signed_zeros`), raises
+    TypeError; an unknown policy name or value, a tolerance that is no finite number >= 0, an empty tolerances entry
+    or a path that does not start with "outputs" raises ValueError."""
+    return _core().compare_outputs(gold, candidate, str_mapping("policy", policy), _tolerance("rtol", rtol),
+                                   _tolerance("atol", atol), output_tolerances("tolerances", tolerances),
+                                   flag("signed_zeros", signed_zeros), str_mapping("type_map", type_map), str(id))
 
 
 def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(), trust_scenarios=(),
@@ -129,7 +121,7 @@ def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(),
     The same trust rules apply (README, "Safety: what parity trusts"): only built-in backends and those named in
     `trust_backends` (or PARITY_TRUST_BACKENDS) are imported for their reducers, scenario modules only from the
     bundled corpus and `trust_scenarios` (or PARITY_TRUST_SCENARIOS), pickles only when they carry your key's MAC
-    (`pickle_probe=False`: never). `only`, `policy` ({name: value}), `strict_differences`, `timeout` (seconds per
+    (`pickle_probe=False`: never). `only`, `policy` (a dict {name: value} of str), `strict_differences`, `timeout` (seconds per
     scenario; 0: none; None: the runs' own, as their manifests record it) and `max_result_memory` (bytes) are
     compare's --only, --NAME-policy, --strict-differences, --timeout and --max-result-memory, and refused by the same
     rules, naming the argument: a `timeout` that is NaN, infinite or negative, a `max_result_memory` below 1 byte or
@@ -141,7 +133,8 @@ def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(),
     manifest, runs given the wrong way round or with no scenario in common, one directory given as both, a compare of
     0 scenarios (an `only` naming none of them), runs whose shards do not line up, or malformed declared differences.
     A Ctrl-C (SIGINT, or SIGTERM) during the compare stops it at its next check and raises KeyboardInterrupt."""
-    return _core().compare_results(os.fspath(gold), os.fspath(candidate), _items("only", only), dict(policy or {}),
+    return _core().compare_results(os.fspath(gold), os.fspath(candidate), _items("only", only),
+                                   str_mapping("policy", policy),
                                    _items("trust_backends", trust_backends), _scenario_dirs(trust_scenarios),
                                    flag("pickle_probe", pickle_probe), flag("strict_differences", strict_differences),
                                    _timeout(timeout), _memory_limit("max_result_memory", max_result_memory),

@@ -1,6 +1,7 @@
-"""The rules for parity's number and flag arguments, shared by @parity.scenario and the Python API (parity.api)."""
+"""The rules for parity's number, flag and mapping arguments, shared by @parity.scenario and the Python API."""
 import math
 import numbers
+from collections.abc import Mapping
 
 # The largest count of bytes the engine holds (a uint64_t, `compare --max-result-memory`).
 MAX_BYTES = 2**64 - 1
@@ -37,3 +38,42 @@ def flag(name: str, value) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return value
+
+
+def mapping(name: str, value) -> dict:
+    """`value` as a dict (None: empty); a TypeError naming `name` and `value` when it is no mapping: dict() took a
+    list of pairs, and a list like ["ab"], as one."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a dict, got {value!r}")
+    return dict(value)
+
+
+def str_mapping(name: str, value) -> dict:
+    """`value` as a dict of str to str (a policy by name, a type map), else a TypeError naming `name` and the entry:
+    the engine took a policy value by its str() and refused another type_map with pybind11's list of signatures."""
+    given = mapping(name, value)
+    for key, item in given.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise TypeError(f"{name} must map str to str, got {key!r}: {item!r}")
+    return given
+
+
+def output_tolerances(name: str, value) -> dict:
+    """`value` as {output path: {"rtol": r, "atol": a}}, a path such as "outputs['x']" covering its subtree and each
+    tolerance a finite_number. A path elsewhere matched no value, and {} loosened nothing: both a ValueError naming
+    the entry, as a key or an entry of another type is a TypeError."""
+    checked = {}
+    for path, spec in mapping(name, value).items():
+        if not isinstance(path, str):
+            raise TypeError(f"{name} key {path!r} must be an output path such as \"outputs['x']\"")
+        if not path.startswith("outputs"):
+            raise ValueError(f"{name} key {path!r} must be an output path such as \"outputs['x']\"")
+        complaint = f"{name}[{path!r}] must be a dict with 'rtol' and/or 'atol', got {spec!r}"
+        if not isinstance(spec, Mapping):
+            raise TypeError(complaint)
+        if not spec or set(spec) - {"rtol", "atol"}:
+            raise ValueError(complaint)
+        checked[path] = {key: finite_number(f"{name}[{path!r}][{key!r}]", tolerance) for key, tolerance in spec.items()}
+    return checked
