@@ -5,10 +5,12 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import tracemalloc
 
@@ -453,6 +455,48 @@ def test_a_ctrl_c_during_compare_outputs_stops_it_at_its_next_check():
     finally:
         killer.wait()
     assert time.monotonic() - start < 30, "the compare ran on after the Ctrl-C"
+    assert parity.compare_outputs(np.arange(3.0), np.arange(3.0))["status"] == "pass"
+
+
+SMALL_TREE = {"a": np.arange(10.0), "b": [1, 2, "x"], "c": np.ones((3, 3), dtype="f4")}
+
+
+def test_a_ctrl_c_during_a_loop_of_compare_outputs_is_never_lost():
+    """A signal that came after the walk's last check was noted by the compare's handler, then dropped with the flag
+    when the compare ended normally: Ctrl-C was lost in about half of these loops."""
+    lost = 0
+    for _ in range(10):
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+        end = time.monotonic() + 2
+        try:
+            while time.monotonic() < end:
+                parity.compare_outputs(SMALL_TREE, SMALL_TREE)
+            lost += 1
+        except KeyboardInterrupt:
+            pass
+    assert lost == 0, f"the Ctrl-C was lost in {lost} of 10 loops"
+
+
+def test_compare_outputs_in_two_threads_leaves_the_callers_signal_handlers():
+    """Each call saved the handlers and set them back: two threads' calls around each other had left parity's handler
+    installed for good, so that SIGINT raised nothing and SIGTERM ended nothing."""
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    big = np.random.default_rng(0).standard_normal(2_000_000)
+
+    def work(delay):
+        time.sleep(delay)
+        for _ in range(3):
+            parity.compare_outputs({"x": big}, {"x": big})
+
+    threads = [threading.Thread(target=work, args=(delay,)) for delay in (0, 0.01)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
     assert parity.compare_outputs(np.arange(3.0), np.arange(3.0))["status"] == "pass"
 
 

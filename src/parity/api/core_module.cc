@@ -112,18 +112,56 @@ py::object compare_trees(py::handle gold, py::handle candidate, const std::strin
   return to_python_json(scenario_to_json(out));
 }
 
+// Whether the running thread is Python's main thread, the only one Python runs signal handlers in.
+bool in_main_thread() {
+  static const unsigned long main_ident =
+      py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  return PyThread_get_thread_ident() == main_ident;
+}
+
+// The main thread's compare_outputs calls in progress (a reducer may call it again); the GIL guards it.
+int main_thread_compares = 0;
+
 // A Ctrl-C (or SIGTERM) during compare_outputs stops the walk at its next check (deadline.h) and is Python's
 // KeyboardInterrupt. Before, Python's own handler only set a flag that the C++ loops never read: a compare of a
-// 2**32-element strided view ran to its end, tens of seconds, before the interrupt was seen.
+// 2**32-element strided view ran to its end, tens of seconds, before the interrupt was seen. Only the main thread's
+// outermost call installs the handler: two threads saving and setting back handlers around each other's calls had
+// left note_stop_signal installed for good (SIGTERM then ended nothing). A call in another thread runs under
+// whatever is installed, and one a noted signal stopped is a KeyboardInterrupt there too.
 py::object interruptible_compare(py::handle gold, py::handle candidate, const std::string& id, const Policy& policy) {
-  const ClearedStopSignal cleared;
-  const StopSignalHandler signals(note_stop_signal);
-  try {
-    return compare_trees(gold, candidate, id, policy);
-  } catch (const Interrupted&) {
+  if (main_thread_compares > 0 || !in_main_thread()) {
+    try {
+      return compare_trees(gold, candidate, id, policy);
+    } catch (const Interrupted&) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw py::error_already_set();
+    }
+  }
+  struct Inside {
+    Inside() { ++main_thread_compares; }
+    ~Inside() { --main_thread_compares; }
+  } const inside;
+  py::object out;
+  std::exception_ptr failure;
+  {
+    const StopSignalHandler signals(note_stop_signal);
+    try {
+      out = compare_trees(gold, candidate, id, policy);
+    } catch (const Interrupted&) {
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  // The caller's handlers are back, so nothing sets the flag now: a signal noted after the walk's last check is a
+  // KeyboardInterrupt all the same (it had been dropped when the compare then ended normally).
+  const int stop = detail::stop_signal;
+  detail::stop_signal = 0;
+  if (stop || (!out && !failure)) {
     PyErr_SetNone(PyExc_KeyboardInterrupt);
     throw py::error_already_set();
   }
+  if (failure) std::rethrow_exception(failure);
+  return out;
 }
 
 py::object compare_memory(py::handle gold, py::handle candidate, const py::dict& policies, std::optional<double> rtol,
