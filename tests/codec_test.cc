@@ -358,6 +358,33 @@ TEST(Codec, UnsupportedOutputsNameTheirPath) {
   expect_unsupported("{'t': BadLengthTuple((1,))}", "no length");
 }
 
+TEST(Codec, AMemoryErrorWhileWritingIsNoOutputsError) {
+  // After a MemoryError the worker retires (a crash): read as the output's error, it had gone on to the next scenario.
+  TempDir dir;
+  py::dict g = cases_module();
+  py::exec(R"(
+import parity.reducers
+class Exhausting(list):
+    def __getitem__(self, i): raise MemoryError("no room")
+class Heavy:
+    pass
+def heavy_state(h):
+    raise MemoryError("no room for its state")
+parity.reducers.register(Heavy, heavy_state, lambda s: Heavy())
+)",
+           g);
+  for (const char* expr : {"{'l': Exhausting([1])}", "{'h': Heavy()}"}) {
+    try {
+      write_result(dir.path() / "m.parity", py::eval(expr, g));
+      ADD_FAILURE() << expr << " was written";
+    } catch (py::error_already_set& e) {
+      EXPECT_TRUE(e.matches(PyExc_MemoryError)) << expr << ": " << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << expr << ": " << e.what();
+    }
+  }
+}
+
 // Files of format 1 as its last writer wrote them (tests/format_v1/write_v1.py): today's writer writes format 2.
 const fs::path kFormat1Dir = fs::path(PARITY_TESTS_DIR) / "format_v1";
 

@@ -408,6 +408,14 @@ void Encoder::encode_dict(py::handle obj, const std::string& path, int depth, bo
   if (written != PyDict_Size(obj.ptr())) throw UnsupportedOutput(path + ": dict changed size while being written");
 }
 
+// An exception a scenario's own code raised while being written (a sequence's protocol, a reducer, an array-form
+// hook) is that output's error: `what` and the exception. A MemoryError or a KeyboardInterrupt is not: it goes on
+// as it is, for after a MemoryError the worker retires (a crash, README) and an interrupt ends the run.
+[[noreturn]] void output_error(py::error_already_set& e, const std::string& what) {
+  if (e.matches(PyExc_MemoryError) || e.matches(PyExc_KeyboardInterrupt)) throw;
+  throw UnsupportedOutput(what + " raised " + e.what());
+}
+
 void Encoder::encode_sequence(py::handle obj, Tag tag, const std::string& path, int depth) {
   header_.tag(tag);
   put_type(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr())));
@@ -418,7 +426,7 @@ void Encoder::encode_sequence(py::handle obj, Tag tag, const std::string& path, 
     try {
       return get();
     } catch (py::error_already_set& e) {
-      throw UnsupportedOutput(path + ": reading the items of a " + type_name(obj) + " raised " + e.what());
+      output_error(e, path + ": reading the items of a " + type_name(obj));
     }
   };
   const std::size_t n = read([&] { return seq.size(); });
@@ -433,7 +441,7 @@ py::object Encoder::array_form(py::handle obj, const std::string& path) {
   try {
     form = py::module_::import("parity.reducers").attr("array_form")(obj);
   } catch (py::error_already_set& e) {
-    throw UnsupportedOutput(path + ": the array form of type " + type_name(obj) + " raised " + e.what());
+    output_error(e, path + ": the array form of type " + type_name(obj));
   }
   if (form.is_none()) return form;
   if (!PyArray_CheckExact(form.ptr()))
@@ -451,7 +459,7 @@ void Encoder::encode_reduced(py::handle obj, const std::string& path, int depth)
   try {
     reduced = py::module_::import("parity.reducers").attr("reduce")(obj);
   } catch (py::error_already_set& e) {
-    throw UnsupportedOutput(path + ": the reducer for type " + type_name(obj) + " raised " + e.what());
+    output_error(e, path + ": the reducer for type " + type_name(obj));
   }
   if (reduced.is_none())
     throw UnsupportedOutput(path + ": cannot write an object of type " + type_name(obj) + own_name(obj) +
