@@ -279,6 +279,21 @@ def test_merge_of_shards_with_many_notices_and_declarations_ends(pair, tmp_path)
     assert merged["differences"][7]["checks_explained"] == 3 and merged["differences"][7]["scenarios_explained"] == 2
 
 
+@pytest.mark.parametrize("declared", [["x"], [{"id": 5}], [{"id": "d", "checks_explained": "1"}], {"id": "d"}])
+def test_merge_names_the_shard_whose_declared_differences_are_malformed(pair, tmp_path, declared):
+    """merge sums every shard's declared differences: a malformed entry in any shard failed with nlohmann's bare
+    'cannot use value() with string', naming no file."""
+    gold, cand = pair
+    shards = [tmp_path / "s1.json", tmp_path / "s2.json"]
+    for index, shard in enumerate(shards, 1):
+        parity("compare", gold, cand, "--shard", f"{index}/2", "--json", shard, "-q", check=0)
+    doc = read_json(shards[1])
+    doc["differences"] = declared
+    shards[1].write_text(json.dumps(doc))
+    proc = parity("merge", *shards, "--json", tmp_path / "m.json", check=2)
+    assert f"{shards[1]}: not a complete compare JSON" in proc.stderr and "differences" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("total", [10**8, 2**64 - 1])
 def test_a_huge_recorded_shard_count_is_refused_quickly_naming_the_manifest(pair_copy, tmp_path, total):
     gold, cand = pair_copy

@@ -588,6 +588,19 @@ int merge_results_command(const std::vector<std::string>& dirs, const std::strin
 
 // What merge_reports reads of each report, checked first so that a damaged one is named (nlohmann's own message
 // names no file).
+// What is wrong with a shard's declared differences (summed_differences reads every shard's), "" when nothing.
+static std::string declarations_problem(const json& report) {
+  if (!report.contains("differences")) return "";
+  const json& declared = report.at("differences");
+  if (!declared.is_array()) return "'differences' is no list";
+  const auto whole = [](const json& d, const char* key) { return d.value(key, json(0)).is_number_integer(); };
+  for (const json& d : declared)
+    if (!d.is_object() || !d.value("id", json("")).is_string() || !whole(d, "checks_explained") ||
+        !whole(d, "scenarios_explained"))
+      return "an entry of 'differences' without a string 'id' and whole-number counts explained";
+  return "";
+}
+
 static void check_shard_report(const json& report, const std::string& file) {
   const auto problem = [&]() -> std::string {
     for (const char* side : {"gold", "candidate"})
@@ -597,7 +610,7 @@ static void check_shard_report(const json& report, const std::string& file) {
       if (!s.is_object() || !s.contains("id") || !s.at("id").is_string() || !s.contains("status") ||
           !s.at("status").is_string())
         return "a scenario without a string 'id' and 'status'";
-    return "";
+    return declarations_problem(report);
   }();
   if (!problem.empty()) throw MergeError(file + ": not a complete compare JSON: " + problem);
 }
