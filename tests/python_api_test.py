@@ -500,6 +500,39 @@ def test_compare_outputs_in_two_threads_leaves_the_callers_signal_handlers():
     assert parity.compare_outputs(np.arange(3.0), np.arange(3.0))["status"] == "pass"
 
 
+BIG = """
+import parity
+
+
+@parity.scenario
+def big(xp):
+    return {"x": xp.arange(4_000_000) * 0.5}
+"""
+
+
+def test_compare_results_in_two_threads_leaves_the_callers_signal_handlers(tmp_path):
+    """compare_results saved and set back the handlers around each call, as compare_outputs had: two threads' calls
+    around each other (the values pass lets go of the GIL) left parity's handler installed for good."""
+    scenarios = tmp_path / "scen"
+    scenarios.mkdir()
+    (scenarios / "big.py").write_text(BIG)
+    for side in ("gold", "cand"):
+        run("gold", tmp_path / side, "--scenarios", scenarios)
+
+    def work():
+        for _ in range(6):
+            parity.compare_results(tmp_path / "gold", tmp_path / "cand", trust_scenarios=scenarios)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+
+
 def test_a_ctrl_c_during_compare_results_is_a_keyboard_interrupt_and_the_next_compare_works(tmp_path, monkeypatch):
     """compare_results installs the compare's own SIGINT handler while it runs: a Ctrl-C then returned None, as if a
     report, and left the stop flag set, so that the caller's next compare_outputs failed at once ("unknown

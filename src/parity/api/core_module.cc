@@ -122,16 +122,17 @@ bool in_main_thread() {
 // The main thread's compare_outputs calls in progress (a reducer may call it again); the GIL guards it.
 int main_thread_compares = 0;
 
-// A Ctrl-C (or SIGTERM) during compare_outputs stops the walk at its next check (deadline.h) and is Python's
-// KeyboardInterrupt. Before, Python's own handler only set a flag that the C++ loops never read: a compare of a
-// 2**32-element strided view ran to its end, tens of seconds, before the interrupt was seen. Only the main thread's
-// outermost call installs the handler: two threads saving and setting back handlers around each other's calls had
-// left note_stop_signal installed for good (SIGTERM then ended nothing). A call in another thread runs under
-// whatever is installed, and one a noted signal stopped is a KeyboardInterrupt there too.
-py::object interruptible_compare(py::handle gold, py::handle candidate, const std::string& id, const Policy& policy) {
+// A Ctrl-C (or SIGTERM) during compare_outputs or compare_results stops it at its next check (deadline.h) and is
+// Python's KeyboardInterrupt. Before, compare_outputs installed no handler: Python's own only set a flag that the C++
+// loops never read, and a compare of a 2**32-element strided view ran to its end before the interrupt was seen.
+// Only the main thread's outermost call installs the handler: two threads saving and setting back handlers around
+// each other's calls had left note_stop_signal installed for good (SIGTERM then ended nothing). A call in another
+// thread runs under whatever is installed, and one a noted signal stopped is a KeyboardInterrupt there too.
+template <class Compare>
+py::object interruptible(Compare compare) {
   if (main_thread_compares > 0 || !in_main_thread()) {
     try {
-      return compare_trees(gold, candidate, id, policy);
+      return compare();
     } catch (const Interrupted&) {
       PyErr_SetNone(PyExc_KeyboardInterrupt);
       throw py::error_already_set();
@@ -146,14 +147,14 @@ py::object interruptible_compare(py::handle gold, py::handle candidate, const st
   {
     const StopSignalHandler signals(note_stop_signal);
     try {
-      out = compare_trees(gold, candidate, id, policy);
+      out = compare();
     } catch (const Interrupted&) {
     } catch (...) {
       failure = std::current_exception();
     }
   }
-  // The caller's handlers are back, so nothing sets the flag now: a signal noted after the walk's last check is a
-  // KeyboardInterrupt all the same (it had been dropped when the compare then ended normally).
+  // The caller's handlers are back, so nothing sets the flag now: a signal noted after the compare's last check is
+  // a KeyboardInterrupt all the same (it had been dropped when the compare then ended normally).
   const int stop = detail::stop_signal;
   detail::stop_signal = 0;
   if (stop || (!out && !failure)) {
@@ -167,8 +168,8 @@ py::object interruptible_compare(py::handle gold, py::handle candidate, const st
 py::object compare_memory(py::handle gold, py::handle candidate, const py::dict& policies, std::optional<double> rtol,
                           std::optional<double> atol, const py::dict& tolerances, bool signed_zeros,
                           const std::map<std::string, std::string>& type_map, const std::string& id) {
-  return interruptible_compare(gold, candidate, id,
-                               policy_of(policies, rtol, atol, tolerances, signed_zeros, type_map));
+  const Policy policy = policy_of(policies, rtol, atol, tolerances, signed_zeros, type_map);
+  return interruptible([&] { return compare_trees(gold, candidate, id, policy); });
 }
 
 // The built-in backends (parity_fixtures) importable, as the executable's interpreter has them: compare loads a
@@ -242,10 +243,15 @@ py::object compare_dirs(const std::filesystem::path& gold_dir, const std::filesy
   const std::unique_ptr<std::FILE, int (*)(std::FILE*)> nowhere(std::fopen("/dev/null", "w"), &std::fclose);
   if (!nowhere) throw std::system_error(errno, std::generic_category(), "fopen /dev/null");
   command.terminal = given.progress ? stderr : nowhere.get();
+  command.own_stop_handler = false;  // interruptible installs it, from the main thread only
   KeptReport kept;
-  const int code = compare_results(command, kept);
+  int code = kExitOk;
+  interruptible([&] {
+    code = compare_results(command, kept);
+    return py::object(py::none());
+  });
   if (code == kExitUsage) throw CompareRefused(kept.refusal().empty() ? "the compare was refused" : kept.refusal());
-  if (code == kExitInterrupted) {  // a Ctrl-C, caught by compare_results' own handler: Python's way to say it
+  if (code == kExitInterrupted) {  // a Ctrl-C noted by a handler another call installed: Python's way to say it
     PyErr_SetNone(PyExc_KeyboardInterrupt);
     throw py::error_already_set();
   }

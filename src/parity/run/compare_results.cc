@@ -136,8 +136,9 @@ int compare_results(const CompareCommand& command, CompareReporter& reporter) {
   // interpreter starts, so Python installs no KeyboardInterrupt handler of its own (and replaces one it had).
   // The flag is cleared on the way out (ClearedStopSignal). Not on the way in: a check's signal between its runs and
   // this compare is one (check_scenarios).
-  const ClearedStopSignal cleared;
-  const StopSignalHandler signals(note_stop_signal);
+  std::optional<ClearedStopSignal> cleared;
+  std::optional<StopSignalHandler> signals;
+  if (args.own_stop_handler) cleared.emplace(), signals.emplace(note_stop_signal);
   Manifest gold, candidate;
   std::exception_ptr no_interpreter;  // thrown where the interpreter's start came before: after every refusal
   try {

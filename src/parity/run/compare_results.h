@@ -24,6 +24,9 @@ struct CompareCommand {
   /// The command line's, whose process ends right after: the manifests and the report are left to that end
   /// (keep_until_exit, base/exit_keep.h) instead of freed one allocation at a time.
   bool process_ends_after = false;
+  /// Installs note_stop_signal for the compare and clears its flag after (deadline.h). false: the caller does, or
+  /// leaves the handlers as they are (the Python API: only its main thread's outermost call installs, core_module.cc).
+  bool own_stop_handler = true;
 };
 
 /// The reports of a compare. This layer cannot see them (src/parity/report writes them), so the caller of
