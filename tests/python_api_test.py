@@ -175,6 +175,7 @@ def test_an_unknown_policy_is_a_value_error_naming_it():
     (float("inf"), ValueError, "a finite number >= 0, got inf"),
     ("1e-3", TypeError, "a finite number >= 0, got '1e-3'"),
     (True, TypeError, "a finite number >= 0, got True"),
+    pytest.param(10**400, ValueError, f"a finite number >= 0, got {10**400}", id="too-large-for-a-float"),
 ])
 def test_a_tolerance_that_is_no_finite_number_at_least_0_is_refused_naming_it(value, error, said):
     """As @parity.scenario refuses it: rtol=-1 or NaN failed every value and rtol=inf passed any, silently."""
@@ -226,6 +227,13 @@ def test_a_flag_that_is_no_bool_is_refused_naming_it():
     """signed_zeros="no" was True."""
     with pytest.raises(TypeError, match="signed_zeros must be True or False, got 'no'"):
         parity.compare_outputs(0.0, -0.0, signed_zeros="no")
+
+
+def test_a_numpy_bool_is_a_flag():
+    """As bool() took it before flags were checked: np.True_ is what a comparison of NumPy values gives."""
+    assert failed(parity.compare_outputs(0.0, -0.0, signed_zeros=np.True_)) != set()
+    assert failed(parity.compare_outputs(0.0, -0.0, signed_zeros=np.False_)) == set()
+    assert parity.scenario(signed_zeros=np.True_) is not None
 
 def test_an_unwritable_output_is_a_serialize_error_of_its_side():
     outcome = parity.compare_outputs({"f": 1}, {"f": np.vectorize(abs)})

@@ -198,3 +198,9 @@ def test_a_scenario_declared_with_no_options_gets_the_options_checked_defaults_g
     assert len({id(s.options["tags"]) for s in found.scenarios}) == 3
     with pytest.raises(ValueError, match="signed_zeros must be True or False"):
         _scenario.scenario(signed_zeros=0)
+
+
+def test_a_tolerance_too_large_for_a_float_is_the_decorators_value_error_naming_it():
+    """math.isfinite(10**400) raised a bare OverflowError that named no argument."""
+    with pytest.raises(ValueError, match=r"rtol must be a finite number >= 0, got 1000"):
+        _scenario.scenario(rtol=10**400)

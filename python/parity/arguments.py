@@ -17,7 +17,11 @@ def finite_number(name: str, value, *, positive=False, unit="", note="") -> floa
     complaint = f"{name} must be {wanted}{f' ({note})' if note else ''}, got {value!r}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(complaint)
-    if not math.isfinite(value) or (value <= 0 if positive else value < 0):
+    try:
+        finite = math.isfinite(value)  # converts to a float: 10**400 or a Fraction of it overflows
+    except OverflowError:
+        finite = False
+    if not finite or (value <= 0 if positive else value < 0):
         raise ValueError(complaint)
     return float(value)
 
@@ -34,10 +38,15 @@ def byte_count(name: str, value) -> int:
 
 
 def flag(name: str, value) -> bool:
-    """`value` when it is True or False, else a TypeError naming `name`: bool("no") is True."""
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return value
+    """`value` as a bool when it is True or False, or NumPy's (np.True_, what comparing NumPy values gives), else a
+    TypeError naming `name`: bool("no") is True. NumPy's bool is known by its type's module and name, so that this
+    module, which every worker and compare imports, does not import NumPy."""
+    if isinstance(value, bool):
+        return value
+    kind = type(value)
+    if kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"):  # bool_ before NumPy 2
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {value!r}")
 
 
 def mapping(name: str, value) -> dict:
