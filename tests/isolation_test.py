@@ -320,3 +320,34 @@ def test_a_keyboard_interrupt_a_scenario_raises_is_its_error(tmp_path):
     signalled = records["b_sigint.interrupted"]  # a real SIGINT still stops its worker, as a Ctrl-C
     assert signalled["status"] == "crash" and "stopped by a signal" in signalled["error"]["traceback"], signalled
     assert proc.returncode == 1
+
+
+SWALLOWS_SIGINT = '''
+import os, signal, time
+import parity
+
+
+@parity.scenario
+def swallows(xp, rng):
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    except KeyboardInterrupt:  # a real SIGINT, caught: the scenario goes on, and so does the run
+        pass
+    return {"x": 1}
+'''
+
+
+def test_a_sigint_an_earlier_scenario_caught_leaves_a_raised_keyboard_interrupt_an_error(tmp_path):
+    """The note that a stop signal came is one scenario's: it had stayed set for the worker's life, and a later
+    scenario's own `raise KeyboardInterrupt` then ended the worker (exit 130) instead of being that scenario's error."""
+    scenarios = scenario_dir(tmp_path, a_swallows=SWALLOWS_SIGINT, b_interrupts=INTERRUPTS)
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    proc, records = run(scenarios, tmp_path / "out", "--jobs", "1", env={"ISOLATION_SEEN": str(seen)})
+    assert records["a_swallows.swallows"]["status"] == "ok", (proc.stderr, records)
+    raised = records["b_interrupts.a_raises"]
+    assert raised["status"] == "error" and raised["error"]["type"] == "KeyboardInterrupt", (proc.stderr, raised)
+    assert records["b_interrupts.b_after"]["status"] == "ok"
+    assert (seen / "a").read_text() == (seen / "b").read_text()  # one worker throughout
+

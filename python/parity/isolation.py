@@ -236,8 +236,10 @@ def _set_variable(variables: dict, key, value) -> None:
 
 _worker: _Worker | None = None
 
-# Whether a stop signal reached this worker (_on_stop_signal): a KeyboardInterrupt is then the run's end; without one
-# it is an exception a scenario raised, its error like any other.
+# Whether a stop signal reached this worker during the scenario now running (_on_stop_signal; call_isolated clears it
+# as each one starts): a KeyboardInterrupt is then the run's end; without one it is an exception the scenario raised,
+# its error like any other. A SIGINT an earlier scenario sent itself and caught had made every later one's own
+# `raise KeyboardInterrupt` the worker's end.
 _stop_signalled = False
 
 
@@ -257,8 +259,8 @@ def _note_stop_signals() -> None:
 
 
 def stop_signalled() -> bool:
-    """Whether a stop signal (SIGINT, Ctrl-C) reached this worker since its first scenario: a KeyboardInterrupt is
-    then the run's end, not a scenario's exception."""
+    """Whether a stop signal (SIGINT, Ctrl-C) reached this worker since the current scenario started: a
+    KeyboardInterrupt is then the run's end, not a scenario's exception."""
     return _stop_signalled
 
 
@@ -266,7 +268,8 @@ def call_isolated(function, *args):
     """function(*args) in a copy of the current context (NumPy's print options and error state live in context
     variables), with what else a scenario may change in the process put back afterwards. A forked child of the
     scenario that returns here ends at once: it would otherwise run the worker's loop beside its parent."""
-    global _worker
+    global _worker, _stop_signalled
+    _stop_signalled = False
     if _worker is None or _worker.pid != os.getpid():
         _note_stop_signals()
         _worker = _Worker()
