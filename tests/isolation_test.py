@@ -351,3 +351,37 @@ def test_a_sigint_an_earlier_scenario_caught_leaves_a_raised_keyboard_interrupt_
     assert records["b_interrupts.b_after"]["status"] == "ok"
     assert (seen / "a").read_text() == (seen / "b").read_text()  # one worker throughout
 
+
+OUTSIDE_HANDLER = '''
+import ctypes, json, os, signal
+import parity
+
+SUPERVISOR_GONE = signal.SIGRTMIN + 4  # parity's own handler, installed outside Python (src/parity/run/process.cc)
+
+
+def c_handler():
+    action = ctypes.create_string_buffer(512)  # struct sigaction, its handler first
+    assert ctypes.CDLL(None).sigaction(SUPERVISOR_GONE, None, action) == 0
+    return int.from_bytes(action.raw[:ctypes.sizeof(ctypes.c_void_p)], "little")
+
+
+@parity.scenario(params={"i": [0, 1, 2]})
+def ignores(xp, rng, i):
+    with open(os.environ["ISOLATION_SEEN"] + str(i), "w") as f:
+        json.dump({"python": str(signal.getsignal(SUPERVISOR_GONE)), "c": c_handler()}, f)
+    signal.signal(SUPERVISOR_GONE, signal.SIG_IGN)  # the same change each time
+    return {"x": 1}
+'''
+
+
+def test_a_handler_installed_outside_python_is_put_back_after_every_scenario(tmp_path):
+    """Python's record of parity's own handler keeps what the first scenario set, once set back at the C level only:
+    the second scenario's identical change then looked like none, and the third found the signal ignored."""
+    scenarios = scenario_dir(tmp_path, outside=OUTSIDE_HANDLER)
+    seen = tmp_path / "seen"
+    proc, records = run(scenarios, tmp_path / "out", "--jobs", "1", env={"ISOLATION_SEEN": str(seen)})
+    assert {r["status"] for r in records.values()} == {"ok"}, (proc.stderr, records)
+    first, second, third = (json.loads(Path(f"{seen}{i}").read_text()) for i in range(3))
+    assert first["python"] == "None"  # installed outside Python, as this test assumes
+    assert first["c"] not in (0, 1)  # neither SIG_DFL nor SIG_IGN: parity's handler
+    assert second["c"] == third["c"] == first["c"]

@@ -161,8 +161,12 @@ class _Signals:
         self.actions = _c_actions(self.numbers)
         self.handlers = self._now()
         # What Python's record reads once they are set back: of a handler installed outside Python (None) it keeps
-        # what a scenario set, which then is no change.
+        # what a scenario set, which Python cannot set back to None.
         self.set_back = self.handlers
+        # So the C-level actions of those signals are set back after every scenario once their record is no longer
+        # None, ~1 us each: a later scenario setting the same handler again is no change to Python's record, and its
+        # change had stayed (parity's "supervisor gone" handler, SIGRTMIN+4, left ignored).
+        self.outside = ()
 
     def _now(self) -> tuple:
         return tuple(map(_signal.getsignal, self.numbers))
@@ -170,6 +174,8 @@ class _Signals:
     def put_back(self) -> None:
         for timer in _TIMERS:  # first: an alarm must not go off once its handler is set back to the default action
             signal.setitimer(timer, 0)
+        for action in self.outside:
+            action()
         now = self._now()
         if now == self.set_back:
             return
@@ -177,6 +183,9 @@ class _Signals:
             if handler is not handler_then:
                 self._set_back(number, handler_then)
         self.set_back = self._now()
+        self.outside = tuple(self.actions[number] for number, handler, handler_then
+                             in zip(self.numbers, self.set_back, self.handlers)
+                             if handler_then is None and handler is not None and number in self.actions)
 
     def _set_back(self, number: int, handler) -> None:
         if handler is not None:  # None: installed outside Python, which can only be set back at the C level
