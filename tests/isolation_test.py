@@ -4,6 +4,7 @@ import json
 import os
 import random
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -385,3 +386,46 @@ def test_a_handler_installed_outside_python_is_put_back_after_every_scenario(tmp
     assert first["python"] == "None"  # installed outside Python, as this test assumes
     assert first["c"] not in (0, 1)  # neither SIG_DFL nor SIG_IGN: parity's handler
     assert second["c"] == third["c"] == first["c"]
+
+
+AFTER_A_PYTEST_TEST = '''
+import os
+from parity import isolation
+
+
+def fixture_sets():  # a pytest test whose session fixture changes the worker: nothing put back
+    os.environ["SUITE_MODE"] = "fast"
+    os.umask(0o027)
+
+
+def native_meddles():
+    del os.environ["SUITE_MODE"]
+    os.environ["NATIVE"] = "1"
+    os.umask(0o077)
+
+
+def look():
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return os.environ.get("SUITE_MODE"), os.environ.get("NATIVE"), umask
+
+
+isolation.call_isolated(fixture_sets, isolated=False)
+isolation.call_isolated(native_meddles)
+assert isolation.call_isolated(look, isolated=False) == ("fast", None, 0o027)
+descriptors = len(os.listdir("/proc/self/fd"))
+for _ in range(20):  # the state taken again each time: the descriptors it held are closed
+    isolation.call_isolated(look, isolated=False)
+    isolation.call_isolated(look)
+assert len(os.listdir("/proc/self/fd")) == descriptors
+print("ok")
+'''
+
+
+def test_a_scenario_after_a_pytest_test_is_put_back_to_what_the_pytest_session_left():
+    """A pytest test is not put back (its fixtures keep their effects for their scope: pytest_suites/
+    test_fixture_state.py); a native scenario run after it in the worker is put back to what the session left set up,
+    not to what the worker started with, which would undo the fixtures for the suite's next tests."""
+    proc = subprocess.run([sys.executable, "-c", AFTER_A_PYTEST_TEST], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr

@@ -51,7 +51,7 @@ def _called(scenario, backend) -> dict:
     the scenario) is the scenario's error, as any exception it raises: it had ended the worker as if Ctrl-C'd, its
     scenario a crash. One a SIGINT raised still ends the worker."""
     try:
-        return isolation.call_isolated(scenario.call, backend)
+        return isolation.call_isolated(scenario.call, backend, isolated=getattr(scenario, "isolated", True))
     except KeyboardInterrupt as exc:
         if isolation.stop_signalled():
             raise

@@ -56,6 +56,18 @@ class _Worker:
         self.python_random = _PythonRandom()
         self.signals = _Signals()
         self.environment = _Environment()
+        # Whether a pytest test ran since this state was taken (call_isolated): what it and its fixtures left is the
+        # state the next scenarios start from, taken again before the next scenario that is put back.
+        self.stale = False
+
+    def close(self) -> None:
+        """Closes the descriptors it holds (the working directory's, the streams' copies): replaced by a new one."""
+        for fd in [self.cwd, *(copy for copy, _ in self.streams.values())]:
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
     def put_back(self) -> None:
         self.signals.put_back()  # first: an alarm the scenario left armed goes off in none of the rest
@@ -273,19 +285,31 @@ def stop_signalled() -> bool:
     return _stop_signalled
 
 
-def call_isolated(function, *args):
+def call_isolated(function, *args, isolated=True):
     """function(*args) in a copy of the current context (NumPy's print options and error state live in context
     variables), with what else a scenario may change in the process put back afterwards. A forked child of the
-    scenario that returns here ends at once: it would otherwise run the worker's loop beside its parent."""
+    scenario that returns here ends at once: it would otherwise run the worker's loop beside its parent.
+
+    Not `isolated` (a pytest test, PytestScenario): function(*args) in the current context, nothing put back, as
+    pytest runs a suite's tests. Its setup runs its module's and session's fixtures the first time, and what they set
+    (an environment variable, a seed, a signal handler, a working directory, np.seterr) must last for their scope, the
+    later tests seeing it and their teardowns finding it; put back after the first test it had not. The state the
+    next scenario put back is put back to is then taken again, before it: what the pytest session left set up."""
     global _worker, _stop_signalled
     _stop_signalled = False
     if _worker is None or _worker.pid != os.getpid():
         _note_stop_signals()
         _worker = _Worker()
+    elif isolated and _worker.stale:
+        _worker.close()
+        _worker = _Worker()
     worker = _worker
+    if not isolated:
+        worker.stale = True
     try:
-        return contextvars.copy_context().run(function, *args)
+        return contextvars.copy_context().run(function, *args) if isolated else function(*args)
     finally:
         if os.getpid() != worker.pid:
             os._exit(0)
-        worker.put_back()
+        if isolated:
+            worker.put_back()

@@ -449,6 +449,10 @@ class PytestScenario:
     item: object
     suite: Suite
     next_item: object = UNLINKED  # set by link()
+    # Nothing it changes in the worker is put back after it (isolation.call_isolated): pytest does not isolate a
+    # suite's tests, and its session and module fixtures, set up in the first test of their scope, must keep what
+    # they set for the rest of it (README, "Scenario isolation").
+    isolated = False
     _metadata: dict = field(default=None, init=False, repr=False, compare=False)  # metadata(), made once
 
     @property

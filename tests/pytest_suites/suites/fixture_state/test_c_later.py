@@ -1,0 +1,5 @@
+from seen import note
+
+
+def test_later():
+    return note("later")
