@@ -429,3 +429,61 @@ def test_a_scenario_after_a_pytest_test_is_put_back_to_what_the_pytest_session_l
     proc = subprocess.run([sys.executable, "-c", AFTER_A_PYTEST_TEST], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(REPO / "python")})
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+
+
+WITHOUT_PRIVATE_NAMES = '''
+import collections.abc, os, random, signal, sys
+
+sys.modules["_signal"] = None  # import _signal fails
+del random._inst
+
+
+class Plain(collections.abc.MutableMapping):  # os.environ without _data and encodekey
+    def __init__(self, real):
+        self.real = real
+    def __getitem__(self, key):
+        return self.real[key]
+    def __setitem__(self, key, value):
+        self.real[key] = value
+    def __delitem__(self, key):
+        del self.real[key]
+    def __iter__(self):
+        return iter(self.real)
+    def __len__(self):
+        return len(self.real)
+
+
+real_environ, os.environ = os.environ, Plain(os.environ)
+from parity import isolation
+
+assert isolation._signal is signal
+
+
+def leak():
+    os.environ["ISOLATION_NEW"] = "new"
+    os.environ.pop("ISOLATION_DELETED")
+    random.seed(1)
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+
+
+def look():
+    return (os.environ.get("ISOLATION_NEW"), os.environ.get("ISOLATION_DELETED"), random.getstate(),
+            signal.getsignal(signal.SIGUSR1))
+
+
+os.environ["ISOLATION_DELETED"] = "here"
+before = isolation.call_isolated(look)
+assert isolation._worker.environment.data is None  # the fallback, not os.environ's private dict
+isolation.call_isolated(leak)
+assert isolation.call_isolated(look) == before
+assert os.getenv("ISOLATION_DELETED") == "here" and real_environ.get("ISOLATION_NEW") is None
+print("ok")
+'''
+
+
+def test_isolation_without_the_private_names_it_reads_puts_back_the_same():
+    """_signal, random._inst and os.environ's _data and encodekey are CPython's private names, read for speed: where
+    they are missing, the public ones put back the same."""
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_PRIVATE_NAMES], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr

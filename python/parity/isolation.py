@@ -3,13 +3,17 @@ on which scenarios ran before it in the same worker (the partition of -j, a shar
 what a scenario before it did to the process (README, "Scenario isolation")."""
 from __future__ import annotations
 
-import _signal  # signal's own getsignal wraps each answer in an enum: 20 times slower, for all of them every scenario
 import contextvars
 import functools
 import os
 import signal
 import sys
 import time
+
+try:  # signal's own getsignal wraps each answer in an enum: 20 times slower, for all of them every scenario
+    import _signal
+except ImportError:  # a Python without it: signal's answers are the same handlers, enum members are singletons
+    _signal = signal
 
 # The standard streams: a scenario that closed or replaced file descriptor 1 had the next scenario's own files take
 # it, and what that scenario printed went into them.
@@ -19,8 +23,6 @@ _STREAMS = (0, 1, 2)
 # which SIGALRM's default action ended as a crash. A worker arms none of its own.
 _TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 
-# The time zone's variable: set back, the C library's and the time module's idea of local time is read again from it.
-_TZ = os.environ.encodekey("TZ")
 
 # Room for the C library's struct sigaction, read and written whole (glibc's is 152 bytes): its layout is not needed.
 _SIGACTION_SIZE = 512
@@ -138,7 +140,9 @@ class _PythonRandom:
     def __init__(self):
         import random  # here, not at a scenario's first import of it: that scenario's seed had been the start
 
-        self.instance = random._inst
+        # The hidden instance the module's functions are bound to: random._inst in CPython, found through one of them
+        # where that name is missing.
+        self.instance = getattr(random, "_inst", None) or random.random.__self__
         self.state = self.instance.getstate()
         self.read = _mersenne_reader(self.instance, self.state[1]) or self.instance.getstate
         self.raw = self.read()
@@ -225,34 +229,50 @@ def _c_actions(numbers: tuple) -> dict:
 
 class _Environment:
     """The environment variables: one a scenario set, changed or deleted stayed so for the next scenarios and what
-    they start. Compared as os.environ keeps them, encoded (well under a microsecond: unchanged values are the same
-    objects), and only those that changed are set back, in os.environ and, through putenv and unsetenv as os.environ
-    itself does, in the C environment."""
+    they start. Compared as os.environ keeps them, encoded in its private dict `_data` (well under a microsecond:
+    unchanged values are the same objects), and only those that changed are set back, in os.environ and, through
+    putenv and unsetenv as os.environ itself does, in the C environment. Where os.environ has no `_data` (another
+    Python), a decoded copy of it is compared instead (a few microseconds), and set back through os.environ itself."""
 
     def __init__(self):
         self.environ = os.environ  # a scenario that replaced os.environ itself cannot break put_back
-        self.variables = dict(self.environ._data)
+        self.data = getattr(self.environ, "_data", None)
+        encodekey = getattr(self.environ, "encodekey", None)
+        if self.data is None or encodekey is None:
+            self.data = None
+            self.tz = "TZ"
+        else:
+            # The time zone's variable: set back, the C library's and the time module's idea of local time is read
+            # again from it.
+            self.tz = encodekey("TZ")
+        self.variables = dict(self._now())
+
+    def _now(self) -> dict:
+        return dict(self.environ) if self.data is None else self.environ._data
 
     def put_back(self) -> None:
-        now = self.environ._data
+        now = self._now()
         if now == self.variables:
             return
         changed = [key for key in now.keys() | self.variables.keys() if now.get(key) != self.variables.get(key)]
         for key in changed:
-            _set_variable(now, key, self.variables.get(key))
-        if _TZ in changed and hasattr(time, "tzset"):
+            self._set(now, key, self.variables.get(key))
+        if self.tz in changed and hasattr(time, "tzset"):
             time.tzset()
 
-
-def _set_variable(variables: dict, key, value) -> None:
-    """Sets `key` (encoded, as os.environ keeps it) to `value` in `variables` (os.environ's) and the C environment,
-    or deletes it there when `value` is None."""
-    if value is None:
-        os.unsetenv(key)
-        del variables[key]
-    else:
-        os.putenv(key, value)
-        variables[key] = value
+    def _set(self, now: dict, key, value) -> None:
+        """Sets `key` to `value` in os.environ and the C environment, or deletes it there when `value` is None."""
+        if self.data is None:  # os.environ's own item methods call putenv and unsetenv
+            if value is None:
+                self.environ.pop(key, None)
+            else:
+                self.environ[key] = value
+        elif value is None:
+            os.unsetenv(key)
+            del now[key]
+        else:
+            os.putenv(key, value)
+            now[key] = value
 
 
 _worker: _Worker | None = None
