@@ -302,18 +302,26 @@ def runnable(found: Part) -> dict:
     return table
 
 
-def import_for_run(paths, file: str) -> dict:
-    """{(file, id): scenario} of the native module `file`, imported now: a worker sent a scenario of a module
-    another part imported (its own part is done, or it replaced a worker that died)."""
+def import_module(paths, file: str) -> Module | None:
+    """The native scenario module `file` under `paths`, imported now under the name discover() gives it (its error
+    in .error); None when `file` is no native scenario module there (a pytest suite's, a private one)."""
     owned = pytest_suite.plan(paths).owned
     for root, path in _module_files(paths, owned):
         if str(path) == file:
             with _blas_threads_sleep_at_once():
-                module = _load_module(-1, _module_name(root, path), path)
-            if module.error is not None:
-                raise ImportError(f"importing {file} failed here: {module.error.get('message', '')}")
-            return runnable(Part(0, 1, [module]))
-    raise FileNotFoundError(f"no scenario module {file} under the scenario paths")
+                return _load_module(-1, _module_name(root, path), path)
+    return None
+
+
+def import_for_run(paths, file: str) -> dict:
+    """{(file, id): scenario} of the native module `file`, imported now: a worker sent a scenario of a module
+    another part imported (its own part is done, or it replaced a worker that died)."""
+    module = import_module(paths, file)
+    if module is None:
+        raise FileNotFoundError(f"no scenario module {file} under the scenario paths")
+    if module.error is not None:
+        raise ImportError(f"importing {file} failed here: {module.error.get('message', '')}")
+    return runnable(Part(0, 1, [module]))
 
 
 def plan_entries(found: Discovery) -> list:

@@ -309,7 +309,7 @@ def current_differences(side: str):
 SCENARIOS_ENV = "PARITY_TRUST_SCENARIOS"  # scenario directories compare may import, separated by os.pathsep
 SCENARIOS_FLAG = "--scenarios"
 
-_scenario_dirs_loaded: set = set()  # resolved directories already imported
+_scenario_code_loaded: set = set()  # (trusted directory, native module file, or None for its pytest suites) imported
 
 
 def trusted_scenario_dirs(named: list, bundled: str) -> list:
@@ -337,22 +337,54 @@ def _holds(directory: Path, source, module) -> bool:
     return (directory.joinpath(*parts[:-1]) / f"{parts[-1]}.py").is_file()
 
 
+def _module_file(directory: Path, source, module) -> Path | None:
+    """The file of the scenario module a record names, inside trusted `directory` (_holds said it is there)."""
+    if directory.is_file():
+        return directory
+    if isinstance(source, str) and source:
+        try:
+            file = Path(source).resolve()
+            if file.is_relative_to(directory) and file.is_file():
+                return file
+        except (OSError, ValueError):
+            pass
+    parts = module.split(".") if isinstance(module, str) else []
+    file = directory.joinpath(*parts[:-1]) / f"{parts[-1]}.py" if parts else None
+    return file if file is not None and file.is_file() else None
+
+
+def _import_scenario_code(directory: Path, source, module, pytest_test: bool) -> None:
+    """Imports, once, what registers the reducers a scenario's outputs need: its own native module, as a `run` worker
+    imports its modules one at a time (so a module's reducers are registered by it or what it imports); for a pytest
+    test, the directory's pytest suites. The whole directory had been imported for any one scenario: for the bundled
+    corpus 1.5 s of a 2.1 s compare, and again in each process of `compare --jobs` (bench/README, issue #20)."""
+    from parity import discovery, pytest_suite
+
+    file = None if pytest_test else _module_file(directory, source, module)
+    if (directory, file) in _scenario_code_loaded:
+        return
+    _scenario_code_loaded.add((directory, file))
+    # A module that fails to import leaves its outputs unrebuilt: an error, which compare reports.
+    if file is not None and discovery.import_module([directory], str(file)) is not None:
+        return
+    if pytest_test:
+        pytest_suite.collect([directory], None, None, module_error=discovery.ModuleError)
+    else:  # not a native module found by name: the whole directory, as before
+        discovery.discover([directory])
+    pytest_suite.finish_all()  # its pytest suites were collected for their reducers only: no session stays
+
+
 def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
     """Imports the trusted scenario directory that holds the module of a scenario (`meta` as its record has it), once,
     so that the reducers it registers rebuild its outputs. Returns None when that directory is imported, else why
     not, naming the flag that would trust it. Never imports a path a results directory names: only directories the
     user trusts, through parity.discovery as `run` imports them."""
-    from parity import discovery, pytest_suite
-
     meta = meta if isinstance(meta, dict) else {}
     source, module = meta.get("source"), meta.get("module")
     for directory in trusted_scenario_dirs(named, bundled):
         if not directory.exists() or not _holds(directory, source, module):
             continue
-        if directory not in _scenario_dirs_loaded:
-            _scenario_dirs_loaded.add(directory)
-            discovery.discover([directory])  # a module that fails to import leaves its outputs unrebuilt: an error
-            pytest_suite.finish_all()  # its pytest suites were collected for their reducers only: no session stays
+        _import_scenario_code(directory, source, module, meta.get("kind") == "pytest")
         return None
     shown = _shown(source)
     where = "DIR"
