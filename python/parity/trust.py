@@ -309,7 +309,7 @@ def current_differences(side: str):
 SCENARIOS_ENV = "PARITY_TRUST_SCENARIOS"  # scenario directories compare may import, separated by os.pathsep
 SCENARIOS_FLAG = "--scenarios"
 
-_scenario_code_loaded: set = set()  # (trusted directory, native module file, or None for its pytest suites) imported
+_scenario_code_loaded: set = set()  # (trusted directory, native module file, "suites" or "all") imported
 
 
 def trusted_scenario_dirs(named: list, bundled: str) -> list:
@@ -361,9 +361,10 @@ def _import_scenario_code(directory: Path, source, module, pytest_test: bool) ->
     from parity import discovery, pytest_suite
 
     file = None if pytest_test else _module_file(directory, source, module)
-    if (directory, file) in _scenario_code_loaded:
+    key = (directory, file or ("suites" if pytest_test else "all"))
+    if key in _scenario_code_loaded:
         return
-    _scenario_code_loaded.add((directory, file))
+    _scenario_code_loaded.add(key)
     # A module that fails to import leaves its outputs unrebuilt: an error, which compare reports.
     if file is not None and discovery.import_module([directory], str(file)) is not None:
         return
