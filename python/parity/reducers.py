@@ -7,6 +7,7 @@ subclass adds. Built-in reducers use this same API; see README, "Reducers".
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import sys
@@ -246,6 +247,12 @@ def is_subclass(type_name: str, base_name: str) -> bool:
     return cls is not None and base is not None and issubclass(cls, base)
 
 
+# NumPy's own submodules that define ndarray subclasses and that NumPy imports only when first used (np.char's
+# chararray, np.rec's recarray): imported here, from this list, for a type of theirs, never for a name a file holds
+# alone. A compare had rebuilt one only when some other scenario's module happened to import them first.
+_NUMPY_SUBCLASS_MODULES = ("numpy.char", "numpy.rec")
+
+
 def _resolve_array_type(type_name: str) -> type:
     module = type_name.rpartition(".")[0]
     if not _module_allowed(module):
@@ -255,6 +262,9 @@ def _resolve_array_type(type_name: str) -> type:
     # Only among modules already imported (a trusted backend's, NumPy's): importing a module a file names would
     # run its code (numpy.f2py.__main__ runs f2py's command line).
     obj = loaded_type(type_name)
+    if obj is None and module in _NUMPY_SUBCLASS_MODULES:
+        importlib.import_module(module)
+        obj = loaded_type(type_name)
     if obj is None:
         raise RebuildError(f"type {type_name} is not rebuilt: no module already imported here defines it (compare "
                            "never imports a module a file names)")
