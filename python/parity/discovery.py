@@ -302,23 +302,25 @@ def runnable(found: Part) -> dict:
     return table
 
 
-def import_module(paths, file: str) -> Module | None:
-    """The native scenario module `file` under `paths`, imported now under the name discover() gives it (its error
-    in .error); None when `file` is no native scenario module there (a pytest suite's, a private one)."""
-    owned = pytest_suite.plan(paths).owned
-    for root, path in _module_files(paths, owned):
-        if str(path) == file:
-            with _blas_threads_sleep_at_once():
-                return _load_module(-1, _module_name(root, path), path)
-    return None
+def native_modules(paths) -> list:
+    """(root, file) of each native scenario module under `paths`: what discover() imports, the pytest suites' aside."""
+    return list(_module_files(paths, pytest_suite.plan(paths).owned))
+
+
+def import_module(root: Path, file: Path) -> Module:
+    """The native scenario module `file` under `root` (an entry of native_modules), imported now under the name
+    discover() gives it; its error, if its import failed, in .error."""
+    with _blas_threads_sleep_at_once():
+        return _load_module(-1, _module_name(root, file), file)
 
 
 def import_for_run(paths, file: str) -> dict:
     """{(file, id): scenario} of the native module `file`, imported now: a worker sent a scenario of a module
     another part imported (its own part is done, or it replaced a worker that died)."""
-    module = import_module(paths, file)
-    if module is None:
+    entry = next((e for e in native_modules(paths) if str(e[1]) == file), None)
+    if entry is None:
         raise FileNotFoundError(f"no scenario module {file} under the scenario paths")
+    module = import_module(*entry)
     if module.error is not None:
         raise ImportError(f"importing {file} failed here: {module.error.get('message', '')}")
     return runnable(Part(0, 1, [module]))

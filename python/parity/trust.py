@@ -309,7 +309,7 @@ def current_differences(side: str):
 SCENARIOS_ENV = "PARITY_TRUST_SCENARIOS"  # scenario directories compare may import, separated by os.pathsep
 SCENARIOS_FLAG = "--scenarios"
 
-_scenario_code_loaded: set = set()  # (trusted directory, native module file, "suites" or "all") imported
+_scenario_code_loaded: set = set()  # (trusted directory, native module file or "suites") imported
 
 
 def trusted_scenario_dirs(named: list, bundled: str) -> list:
@@ -323,61 +323,81 @@ def _holds(directory: Path, source, module) -> bool:
     """Whether the scenario module a record names (its source file, or its dotted name under a root, as a CI
     artifact made elsewhere records it) lies in `directory` (or is that file). Only decides which trusted directory
     to import."""
-    if directory.is_file():
-        return (isinstance(source, str) and Path(source).resolve() == directory) or module == directory.stem
-    if isinstance(source, str) and source:
-        try:
-            if Path(source).resolve().is_relative_to(directory):
-                return True
-        except (OSError, ValueError):
-            pass
-    parts = module.split(".") if isinstance(module, str) else []
-    if not parts or not all(p.isidentifier() for p in parts):
+    try:
+        if directory.is_file():
+            return (isinstance(source, str) and Path(source).resolve() == directory) or module == directory.stem
+        if isinstance(source, str) and source and Path(source).resolve().is_relative_to(directory):
+            return True
+        parts = _module_parts(module)
+        return bool(parts) and (directory.joinpath(*parts[:-1]) / f"{parts[-1]}.py").is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL: a record made to fail here
         return False
-    return (directory.joinpath(*parts[:-1]) / f"{parts[-1]}.py").is_file()
 
 
-def _module_file(directory: Path, source, module) -> Path | None:
-    """The file of the scenario module a record names, inside trusted `directory` (_holds said it is there)."""
-    if directory.is_file():
-        return directory
-    if isinstance(source, str) and source:
-        try:
-            file = Path(source).resolve()
-            if file.is_relative_to(directory) and file.is_file():
-                return file
-        except (OSError, ValueError):
-            pass
+def _module_parts(module) -> list:
+    """The parts of a dotted module name a record holds, [] unless each is an identifier."""
     parts = module.split(".") if isinstance(module, str) else []
-    file = directory.joinpath(*parts[:-1]) / f"{parts[-1]}.py" if parts else None
-    return file if file is not None and file.is_file() else None
+    return parts if all(p.isidentifier() for p in parts) else []
+
+
+def _own_module(directory: Path, natives: dict, source, module):
+    """Of `natives` (file -> (root, file), what discover() would import in `directory`), the entry of the scenario
+    module a record names, by its source as `run` recorded it or by its dotted name; None when neither is one."""
+    if isinstance(source, str) and source in natives:
+        return natives[source]
+    parts = _module_parts(module)
+    return natives.get(str(directory.joinpath(*parts[:-1]) / f"{parts[-1]}.py")) if parts else None
 
 
 def _import_scenario_code(directory: Path, source, module, pytest_test: bool) -> None:
-    """Imports, once, what registers the reducers a scenario's outputs need: its own native module, as a `run` worker
-    imports its modules one at a time (so a module's reducers are registered by it or what it imports); for a pytest
-    test, the directory's pytest suites. The whole directory had been imported for any one scenario: for the bundled
-    corpus 1.5 s of a 2.1 s compare, and again in each process of `compare --jobs` (bench/README, issue #20)."""
+    """Imports the next of what may register the reducers a scenario's outputs need, each once in the process: its
+    own native module (for a pytest test, the directory's pytest suites), then, should its outputs still not rebuild
+    (a reducer another module registers, a NumPy submodule only its scenario imports), the rest of the directory.
+    The whole directory had been imported for any one scenario: for the bundled corpus 1.5 s of a 2.1 s compare, and
+    again in each process of `compare --jobs` (bench/README, issue #20). Each module is imported once, never again
+    under the whole directory's import: a module run twice defines its classes twice."""
+    from parity import discovery
+
+    natives = {str(file): (root, file) for root, file in discovery.native_modules([directory])}
+    own = None if pytest_test else _own_module(directory, natives, source, module)
+    if own is not None and _import_native(directory, own):
+        return
+    if pytest_test and _import_suites(directory):
+        return
+    for entry in natives.values():  # a module that fails to import leaves its outputs unrebuilt: compare says so
+        _import_native(directory, entry)
+    _import_suites(directory)
+
+
+def _import_native(directory: Path, entry: tuple) -> bool:
+    """Imports the native scenario module `entry` ((root, file)) unless it was; whether it is imported now."""
+    from parity import discovery
+
+    key = (directory, str(entry[1]))
+    if key in _scenario_code_loaded:
+        return False
+    _scenario_code_loaded.add(key)
+    discovery.import_module(*entry)
+    return True
+
+
+def _import_suites(directory: Path) -> bool:
+    """Collects the pytest suites in `directory` for the reducers they register, unless done; whether done now."""
     from parity import discovery, pytest_suite
 
-    file = None if pytest_test else _module_file(directory, source, module)
-    key = (directory, file or ("suites" if pytest_test else "all"))
+    key = (directory, "suites")
     if key in _scenario_code_loaded:
-        return
+        return False
     _scenario_code_loaded.add(key)
-    # A module that fails to import leaves its outputs unrebuilt: an error, which compare reports.
-    if file is not None and discovery.import_module([directory], str(file)) is not None:
-        return
-    if pytest_test:
-        pytest_suite.collect([directory], None, None, module_error=discovery.ModuleError)
-    else:  # not a native module found by name: the whole directory, as before
-        discovery.discover([directory])
-    pytest_suite.finish_all()  # its pytest suites were collected for their reducers only: no session stays
+    pytest_suite.collect([directory], None, None, module_error=discovery.ModuleError)
+    pytest_suite.finish_all()  # collected for their reducers only: no session stays
+    return True
 
 
 def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
-    """Imports the trusted scenario directory that holds the module of a scenario (`meta` as its record has it), once,
-    so that the reducers it registers rebuild its outputs. Returns None when that directory is imported, else why
+    """Imports from the trusted scenario directory that holds the module of a scenario (`meta` as its record has it)
+    the next of what may register the reducers its outputs need (_import_scenario_code): compare calls it after each
+    failed rebuild. Returns None when that directory is trusted, else why
     not, naming the flag that would trust it. Never imports a path a results directory names: only directories the
     user trusts, through parity.discovery as `run` imports them."""
     meta = meta if isinstance(meta, dict) else {}

@@ -4,7 +4,7 @@ import os
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import backend_path, checks_of, compare, parity, run
+from conftest import backend_path, checks_of, compare, parity, run, run_pair
 
 # A scenario module outside the repository, with classes of its own and the reducers for them. It marks its imports
 # so that the tests can tell whether compare imported it.
@@ -134,6 +134,65 @@ def test_a_trusted_directory_is_imported_one_needed_module_at_a_time(runs, tmp_p
     finally:
         del os.environ["PROBE_TEST_MARKER"]
     assert marker.read_text() == "imported\n", marker.read_text()
+
+
+# A module whose outputs need a reducer a sibling module registers, without importing it: `run` writes them (a fork
+# server's workers import every module), so compare must rebuild them too, whatever --jobs.
+USER = '''
+import fractions
+
+import parity
+
+
+@parity.scenario
+def u(xp):
+    return {"f": fractions.Fraction(2, 3), "a": xp.arange(3.0)}
+'''
+REGISTERS = '''
+import fractions
+
+import parity
+from parity import reducers
+
+reducers.register(fractions.Fraction, lambda f: {"n": f.numerator, "d": f.denominator},
+                  lambda s: fractions.Fraction(s["n"], s["d"]))
+
+
+@parity.scenario
+def r(xp):
+    return {"f": fractions.Fraction(1, 3)}
+'''
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_reducer_a_sibling_module_registers_rebuilds_its_outputs_at_any_jobs(tmp_path, jobs):
+    """ada7561 imported only the scenario's own module: a reducer another module of the trusted directory registers
+    was missing, and the scenario failed fidelity (at --jobs 2 even where --jobs 1 passed, by which module came first).
+    Now the rest of the directory is imported when the own module's import does not rebuild the outputs."""
+    scenarios = tmp_path / "sib"
+    scenarios.mkdir()
+    (scenarios / "a_user.py").write_text(USER)
+    (scenarios / "z_regs.py").write_text(REGISTERS)
+    proc, report, _ = run_pair(tmp_path, scenarios, "fsproxy", "--scenarios", scenarios, "--jobs", jobs, compare_check=0)
+    assert {s["id"]: s["status"] for s in report["scenarios"]} == {"a_user.u": "pass", "z_regs.r": "pass"}, proc.stdout
+    assert {"fidelity", "pickle"} <= {c["check"] for c in checks_of(report, "a_user.u") if c["ok"]}
+
+
+def test_a_numpy_subclass_of_a_submodule_numpy_imports_late_is_rebuilt(tmp_path):
+    """np.char's chararray and np.rec's recarray live in NumPy submodules NumPy imports on first use: a compare whose
+    process had not imported them (only numpy_strings' own module, a shard) could not rebuild them."""
+    scenarios = tmp_path / "np"
+    scenarios.mkdir()
+    (scenarios / "subclasses.py").write_text('''
+import parity
+
+
+@parity.scenario
+def both(xp):
+    return {"c": xp.char.array(["x ", "yy"]), "r": xp.rec.fromarrays([xp.arange(2)], names="a")}
+''')
+    proc, report, _ = run_pair(tmp_path, scenarios, "gold", "--scenarios", scenarios, compare_check=0)
+    assert {c["check"] for c in checks_of(report, "subclasses.both") if c["ok"]} >= {"fidelity", "pickle"}, proc.stdout
 
 
 def test_a_doubled_reducer_state_fails_values_at_its_part(runs, tmp_path):

@@ -37,14 +37,16 @@ class Rebuilt {
   Rebuilt& rebuild() {
     if (done_) return *this;
     done_ = true;
-    for (bool first = true;; first = false) {
+    // Each failed rebuild imports the next of the trusted code that may register what it lacks (the scenario's own
+    // module, then the rest of its directory: parity.trust), and the rebuild is tried again.
+    for (int imports = 0;; ++imports) {
       try {
         gold_ = to_python(gold_node_);
         candidate_ = to_python(candidate_node_);
         return *this;
       } catch (const FormatError& e) {
         scenarios_why_ = load_scenario_reducers(e, meta_, options_);
-        if (first && scenarios_why_.empty()) continue;  // its directory is trusted and imported now: rebuild again
+        if (imports < 2 && scenarios_why_.empty()) continue;
         error_ = e.what();
         return *this;
       }
