@@ -235,6 +235,18 @@ def test_a_numpy_bool_is_a_flag():
     assert failed(parity.compare_outputs(0.0, -0.0, signed_zeros=np.False_)) == set()
     assert parity.scenario(signed_zeros=np.True_) is not None
 
+
+def test_a_scenario_declared_with_a_numpy_bool_flag_runs(tmp_path):
+    """The decorator checked np.True_ as a flag but kept it as given: the manifest's JSON could not hold it, and the
+    whole run stopped."""
+    module = tmp_path / "numpy_flag.py"
+    module.write_text("import numpy as np\nimport parity\n\n\n@parity.scenario(signed_zeros=np.True_)\n"
+                      "def s(xp):\n    return {'a': xp.zeros(2)}\n")
+    run("gold", tmp_path / "out", "--scenarios", module)
+    entry = json.loads((tmp_path / "out" / "manifest.json").read_text())["scenarios"][0]
+    assert entry["meta"]["signed_zeros"] is True
+
+
 def test_an_unwritable_output_is_a_serialize_error_of_its_side():
     outcome = parity.compare_outputs({"f": 1}, {"f": np.vectorize(abs)})
     assert outcome["status"] == "error" and failed(outcome) == {("serialize", "candidate")}

@@ -117,9 +117,9 @@ def _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail, ti
     tags = list(tags or [])
     if not all(isinstance(t, str) and t for t in tags):
         _fail(f"tags must be non-empty strings, got {tags!r}")
-    _checked(flag, "signed_zeros", signed_zeros)
     return {"rtol": _check_tolerance("rtol", rtol), "atol": _check_tolerance("atol", atol),
-            "tolerances": _checked(output_tolerances, "tolerances", tolerances), "signed_zeros": signed_zeros,
+            "tolerances": _checked(output_tolerances, "tolerances", tolerances),
+            "signed_zeros": _checked(flag, "signed_zeros", signed_zeros),
             "policy": _check_policy(policy), "tags": tags, "xfail": _check_xfail(xfail),
             "timeout": _check_timeout(timeout)}
 
