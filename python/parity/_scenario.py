@@ -14,7 +14,7 @@ import traceback
 import types
 from dataclasses import dataclass, field
 
-from parity.arguments import finite_number, flag, output_tolerances, str_mapping
+from parity.arguments import finite_number, flag, optional, output_tolerances, str_mapping
 
 PASSES = ("gold", "candidate", "compare")
 
@@ -62,10 +62,6 @@ def _checked(rule, *args, **kwargs):
         _fail(str(error))
 
 
-def _check_tolerance(name, value):
-    return None if value is None else _checked(finite_number, name, value)
-
-
 def _check_policy(policy):
     policy = _checked(str_mapping, "policy", policy)
     for name, value in policy.items():
@@ -107,17 +103,16 @@ def _check_params(params):
 
 def _check_timeout(timeout):
     """Seconds the scenario may run before the runner stops it (None: the run's --timeout)."""
-    if timeout is None:
-        return None
     # Finite: the manifest's JSON cannot carry infinity (no limit is the run's --timeout 0).
-    return _checked(finite_number, "timeout", timeout, positive=True, unit="seconds")
+    return _checked(optional, finite_number, "timeout", timeout, positive=True, unit="seconds")
 
 
 def _check_options(rtol, atol, tolerances, signed_zeros, policy, tags, xfail, timeout=None) -> dict:
     tags = list(tags or [])
     if not all(isinstance(t, str) and t for t in tags):
         _fail(f"tags must be non-empty strings, got {tags!r}")
-    return {"rtol": _check_tolerance("rtol", rtol), "atol": _check_tolerance("atol", atol),
+    return {"rtol": _checked(optional, finite_number, "rtol", rtol),
+            "atol": _checked(optional, finite_number, "atol", atol),
             "tolerances": _checked(output_tolerances, "tolerances", tolerances),
             "signed_zeros": _checked(flag, "signed_zeros", signed_zeros),
             "policy": _check_policy(policy), "tags": tags, "xfail": _check_xfail(xfail),

@@ -4,7 +4,7 @@ module parity._core; importing parity never needs it (the embedded interpreter o
 without it), the first call of a function here does."""
 import os
 
-from parity.arguments import byte_count, finite_number, flag, output_tolerances, str_mapping
+from parity.arguments import byte_count, finite_number, flag, optional, output_tolerances, str_mapping
 
 CORE_DIR_ENV = "PARITY_CORE_DIR"  # a source checkout's build directory holding _core (CMake: <build>/python)
 
@@ -33,7 +33,7 @@ def read_result(file, *, max_memory=None):
     Arrays from a file over 64 KiB view a private mapping of it, as np.load(mmap_mode="c") gives: a file truncated in
     place while they live ends the process with SIGBUS (write_result's rename leaves them whole; np.array copies).
     Raises ValueError (parity._core.FormatError) naming the file when it is damaged, hostile, too new or refused."""
-    return _core().read_result(os.fspath(file), _memory_limit("max_memory", max_memory))
+    return _core().read_result(os.fspath(file), optional(byte_count, "max_memory", max_memory))
 
 
 def write_result(file, outputs):
@@ -42,16 +42,6 @@ def write_result(file, outputs):
     (parity._core.UnsupportedOutput) naming the path of an output the format cannot carry, e.g. outputs['f'][1], and
     ValueError when `file` names a device, FIFO, socket or directory (never replaced)."""
     _core().write_result(os.fspath(file), outputs)
-
-
-def _memory_limit(name, value):
-    """None (the engine's default) or a byte count, as compare's --max-result-memory takes it (parity.arguments)."""
-    return None if value is None else byte_count(name, value)
-
-
-def _tolerance(name, value):
-    """None (the per-dtype default) or a tolerance by @parity.scenario's rule: NaN or -1 failed every value."""
-    return None if value is None else finite_number(name, value)
 
 
 def _items(name, given, *, paths=False):
@@ -83,11 +73,6 @@ def _scenario_dirs(given):
     return dirs
 
 
-def _timeout(timeout):
-    """None (the runs' own) or seconds by `parity compare --timeout`'s rule: NaN was no limit, -1 timed out all."""
-    return None if timeout is None else finite_number("timeout", timeout, unit="seconds", note="0: none")
-
-
 def compare_outputs(gold, candidate, *, policy=None, rtol=None, atol=None, tolerances=None, signed_zeros=False,
                     type_map=None, id="outputs"):
     """Compares two output trees with parity's checks and returns the outcome the JSON report holds for a scenario
@@ -107,8 +92,9 @@ def compare_outputs(gold, candidate, *, policy=None, rtol=None, atol=None, toler
     rtol and atol, so a list of pairs, or a key, value or tolerance of the wrong type (or `signed_zeros`), raises
     TypeError; an unknown policy name or value, a tolerance that is no finite number >= 0, an empty tolerances entry
     or a path that does not start with "outputs" raises ValueError."""
-    return _core().compare_outputs(gold, candidate, str_mapping("policy", policy), _tolerance("rtol", rtol),
-                                   _tolerance("atol", atol), output_tolerances("tolerances", tolerances),
+    return _core().compare_outputs(gold, candidate, str_mapping("policy", policy),
+                                   optional(finite_number, "rtol", rtol), optional(finite_number, "atol", atol),
+                                   output_tolerances("tolerances", tolerances),
                                    flag("signed_zeros", signed_zeros), str_mapping("type_map", type_map), str(id))
 
 
@@ -121,10 +107,10 @@ def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(),
     The same trust rules apply (README, "Safety: what parity trusts"): only built-in backends and those named in
     `trust_backends` (or PARITY_TRUST_BACKENDS) are imported for their reducers, scenario modules only from the
     bundled corpus and `trust_scenarios` (or PARITY_TRUST_SCENARIOS), pickles only when they carry your key's MAC
-    (`pickle_probe=False`: never). `only`, `policy` (a dict {name: value} of str), `strict_differences`, `timeout` (seconds per
-    scenario; 0: none; None: the runs' own, as their manifests record it) and `max_result_memory` (bytes) are
-    compare's --only, --NAME-policy, --strict-differences, --timeout and --max-result-memory, and refused by the same
-    rules, naming the argument: a `timeout` that is NaN, infinite or negative, a `max_result_memory` below 1 byte or
+    (`pickle_probe=False`: never). `only`, `policy` (a dict {name: value} of str), `strict_differences`, `timeout`
+    (seconds per scenario; 0: none; None: the runs' own, as their manifests record it) and `max_result_memory`
+    (bytes) are compare's --only, --NAME-policy, --strict-differences, --timeout and --max-result-memory, and refused
+    by the same rules, naming the argument: a `timeout` that is NaN, infinite or negative, a `max_result_memory` below 1 byte or
     a `trust_scenarios` directory that does not exist raises ValueError, a value of the wrong type (a flag that is
     no bool, an id that is no str) TypeError. `only`, `trust_backends` and `trust_scenarios` take a list of items or
     one str (or path) as that one item. Nothing is printed unless `progress`: then stderr shows what `parity compare`
@@ -137,5 +123,6 @@ def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(),
                                    str_mapping("policy", policy),
                                    _items("trust_backends", trust_backends), _scenario_dirs(trust_scenarios),
                                    flag("pickle_probe", pickle_probe), flag("strict_differences", strict_differences),
-                                   _timeout(timeout), _memory_limit("max_result_memory", max_result_memory),
+                                   optional(finite_number, "timeout", timeout, unit="seconds", note="0: none"),
+                                   optional(byte_count, "max_result_memory", max_result_memory),
                                    flag("progress", progress))

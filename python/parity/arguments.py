@@ -26,6 +26,12 @@ def finite_number(name: str, value, *, positive=False, unit="", note="") -> floa
     return float(value)
 
 
+def optional(rule, name: str, value, **options):
+    """None when `value` is None (the default applies: the runs' timeout, the per-dtype tolerance, the engine's
+    memory limit), else `rule(name, value, **options)`."""
+    return None if value is None else rule(name, value, **options)
+
+
 def byte_count(name: str, value) -> int:
     """`value` as an int of bytes from 1 to MAX_BYTES (compare's --max-result-memory): TypeError when it is no whole
     number (a bool or a float is none), ValueError when it is out of that range, naming `name` and `value`."""
