@@ -108,12 +108,12 @@ def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(),
     `trust_backends` (or PARITY_TRUST_BACKENDS) are imported for their reducers, scenario modules only from the
     bundled corpus and `trust_scenarios` (or PARITY_TRUST_SCENARIOS), pickles only when they carry your key's MAC
     (`pickle_probe=False`: never). `only`, `policy` (a dict {name: value} of str), `strict_differences`, `timeout`
-    (seconds per scenario; 0: none; None: the runs' own, as their manifests record it) and `max_result_memory`
-    (bytes) are compare's --only, --NAME-policy, --strict-differences, --timeout and --max-result-memory, and refused
-    by the same rules, naming the argument: a `timeout` that is NaN, infinite or negative, a `max_result_memory` below 1 byte or
-    a `trust_scenarios` directory that does not exist raises ValueError, a value of the wrong type (a flag that is
-    no bool, an id that is no str) TypeError. `only`, `trust_backends` and `trust_scenarios` take a list of items or
-    one str (or path) as that one item. Nothing is printed unless `progress`: then stderr shows what `parity compare`
+    (seconds per scenario; 0: none; None: the runs' own, as their manifests record it) and `max_result_memory` (bytes)
+    are compare's --only, --NAME-policy, --strict-differences, --timeout and --max-result-memory, and refused by the
+    same rules, naming the argument: a `timeout` that is NaN, infinite or negative, a `max_result_memory` below 1 byte
+    or a `trust_scenarios` directory that does not exist raises ValueError, a value of the wrong type (a flag that is no
+    bool, an id that is no str) TypeError. `only`, `trust_backends` and `trust_scenarios` take a list of items or one
+    str (or path) as that one item. Nothing is printed unless `progress`: then stderr shows what `parity compare`
     shows. Raises ValueError
     (parity._core.CompareRefused) with parity's message for a pair `parity compare` refuses: a missing or malformed
     manifest, runs given the wrong way round or with no scenario in common, one directory given as both, a compare of
