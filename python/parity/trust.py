@@ -310,6 +310,7 @@ SCENARIOS_ENV = "PARITY_TRUST_SCENARIOS"  # scenario directories compare may imp
 SCENARIOS_FLAG = "--scenarios"
 
 _scenario_code_loaded: set = set()  # (trusted directory, native module file or "suites") imported
+_scenario_modules: dict = {}  # trusted directory -> its native modules (_native_modules)
 
 
 def trusted_scenario_dirs(named: list, bundled: str) -> list:
@@ -328,16 +329,18 @@ def _holds(directory: Path, source, module) -> bool:
             return (isinstance(source, str) and Path(source).resolve() == directory) or module == directory.stem
         if isinstance(source, str) and source and Path(source).resolve().is_relative_to(directory):
             return True
-        parts = _module_parts(module)
-        return bool(parts) and (directory.joinpath(*parts[:-1]) / f"{parts[-1]}.py").is_file()
+        file = _module_path(directory, module)
+        return file is not None and file.is_file()
     except (OSError, ValueError):  # a name too long for the file system, a NUL: a record made to fail here
         return False
 
 
-def _module_parts(module) -> list:
-    """The parts of a dotted module name a record holds, [] unless each is an identifier."""
+def _module_path(directory: Path, module) -> Path | None:
+    """The file under `directory` of a dotted module name a record holds; None unless each part is an identifier."""
     parts = module.split(".") if isinstance(module, str) else []
-    return parts if all(p.isidentifier() for p in parts) else []
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    return directory.joinpath(*parts[:-1]) / f"{parts[-1]}.py"
 
 
 def _own_module(directory: Path, natives: dict, source, module):
@@ -345,8 +348,8 @@ def _own_module(directory: Path, natives: dict, source, module):
     module a record names, by its source as `run` recorded it or by its dotted name; None when neither is one."""
     if isinstance(source, str) and source in natives:
         return natives[source]
-    parts = _module_parts(module)
-    return natives.get(str(directory.joinpath(*parts[:-1]) / f"{parts[-1]}.py")) if parts else None
+    path = _module_path(directory, module)
+    return natives.get(str(path)) if path is not None else None
 
 
 def _import_scenario_code(directory: Path, source, module, pytest_test: bool) -> None:
@@ -356,9 +359,7 @@ def _import_scenario_code(directory: Path, source, module, pytest_test: bool) ->
     The whole directory had been imported for any one scenario: for the bundled corpus 1.5 s of a 2.1 s compare, and
     again in each process of `compare --jobs` (bench/README, issue #20). Each module is imported once, never again
     under the whole directory's import: a module run twice defines its classes twice."""
-    from parity import discovery
-
-    natives = {str(file): (root, file) for root, file in discovery.native_modules([directory])}
+    natives = _native_modules(directory)
     own = None if pytest_test else _own_module(directory, natives, source, module)
     if own is not None and _import_native(directory, own):
         return
@@ -367,6 +368,16 @@ def _import_scenario_code(directory: Path, source, module, pytest_test: bool) ->
     for entry in natives.values():  # a module that fails to import leaves its outputs unrebuilt: compare says so
         _import_native(directory, entry)
     _import_suites(directory)
+
+
+def _native_modules(directory: Path) -> dict:
+    """{file: (root, file)} of the native scenario modules in `directory`, found once in the process: compare asks
+    after every failed rebuild, and the search walks the directory twice (its modules, its pytest suites)."""
+    from parity import discovery
+
+    if directory not in _scenario_modules:
+        _scenario_modules[directory] = {str(file): (root, file) for root, file in discovery.native_modules([directory])}
+    return _scenario_modules[directory]
 
 
 def _import_native(directory: Path, entry: tuple) -> bool:
