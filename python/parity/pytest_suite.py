@@ -268,6 +268,24 @@ def _mark_hooks():
         HookimplMarker("pytest")(tryfirst=True)(call)
 
 
+@contextlib.contextmanager
+def _no_terminal_summary(config):
+    """The session ends without pytest_terminal_summary: the terminal reporter writes into the StringIO it was
+    configured with (Suite.start), so every summary is output nobody reads, and plugins' summaries cost (Hypothesis's
+    imports all of Hypothesis: ~0.8 s in each worker and compare) or write reports into the suite (pytest-cov's),
+    which parity must not do. The hook's caller is put back after: a hook relay is the config's alone."""
+    relay = vars(config.hook)
+    saved = relay.get("pytest_terminal_summary")
+    relay["pytest_terminal_summary"] = lambda **kwargs: []
+    try:
+        yield
+    finally:
+        if saved is None:
+            del relay["pytest_terminal_summary"]
+        else:
+            relay["pytest_terminal_summary"] = saved
+
+
 class Suite:
     """One pytest session: its config, the collected items as scenarios, and the set-up state between tests."""
 
@@ -359,7 +377,8 @@ class Suite:
         try:
             session._setupstate.teardown_exact(None)
         finally:
-            session.config.hook.pytest_sessionfinish(session=session, exitstatus=0)
+            with _no_terminal_summary(session.config):
+                session.config.hook.pytest_sessionfinish(session=session, exitstatus=0)
             session.config._ensure_unconfigure()
 
     def run(self, item, scenario_id: str) -> dict:

@@ -35,6 +35,27 @@ def test_a_suite_whose_addopts_name_reporting_options_runs_and_writes_nothing_in
     assert left == sorted(ADDOPTS_SUITE), left  # no junit.xml, no .pytest_cache
 
 
+SUMMARY_SUITE = {
+    # A plugin's terminal summary that writes into the suite, as pytest-cov's report does (Hypothesis's imports all of
+    # Hypothesis there: ~0.8 s at each worker's end and in each compare that collects a suite for its assert_eq).
+    "conftest.py": "from pathlib import Path\n\n\ndef pytest_terminal_summary(terminalreporter):\n"
+                   "    (Path(__file__).parent / 'summary.txt').write_text('written')\n",
+    "test_s.py": "import numpy as np\nimport pytest\n\n\n@pytest.mark.assert_eq(fn=np.testing.assert_allclose)\n"
+                 "def test_arange():\n    return np.arange(4.0)\n",
+}
+
+
+def test_no_terminal_summary_runs_so_a_plugins_report_is_not_written_into_the_suite(tmp_path):
+    suite = write(tmp_path / "suite", SUMMARY_SUITE)
+    parity("list", "--scenarios", suite, check=0)
+    run("gold", tmp_path / "gold", "--scenarios", suite)
+    run("gold", tmp_path / "again", "--scenarios", suite, "-j", "2")
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "again", tmp_path, "--scenarios", suite, check=0)
+    checks = {c["check"]: c["ok"] for c in report["scenarios"][0]["checks"]}
+    assert checks["assert_eq"] is True, report["scenarios"][0]  # compare collected the suite, and ended its session
+    assert not (suite / "summary.txt").exists()
+
+
 CONDITIONS_SUITE = {
     "pytest.ini": "[pytest]\nxfail_strict = true\n",
     "test_c.py": """import sys
