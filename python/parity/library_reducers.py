@@ -359,18 +359,66 @@ def _estimator_reduce(est):
 
 
 _estimator_classes: dict = {}
+# sklearn.utils.discovery's own list of the module names all_estimators skips (private there, so a copy to fall back on).
+_SKIPPED_MODULE_PARTS = frozenset({"tests", "externals", "setup", "conftest", "experimental", "estimator_checks"})
+
+
+def _skipped_module_parts() -> frozenset:
+    from sklearn.utils import discovery
+    return frozenset(getattr(discovery, "_MODULE_TO_IGNORE", _SKIPPED_MODULE_PARTS))
+
+
+def _public_module(type_name: str) -> str | None:
+    """The public scikit-learn module that all_estimators would import to find the class named `type_name`: its
+    module's path up to the first private part (sklearn.linear_model for sklearn.linear_model._base.LinearRegression),
+    or None when all_estimators would import no such module."""
+    parts = type_name.split(".")[:-1]
+    public = []
+    for part in parts:
+        if part.startswith("_"):
+            break
+        public.append(part)
+    skipped = _skipped_module_parts()
+    if len(public) < 2 or public[0] != "sklearn" or any(not p.isidentifier() or p in skipped for p in public):
+        return None
+    return ".".join(public)
+
+
+def _estimator_in_public_module(type_name: str):
+    """The class named `type_name` as all_estimators would find it (a public name in the public module that holds it),
+    importing that one module rather than all of scikit-learn's: all_estimators costs ~0.35 s a process, paid again by
+    each `compare --jobs` child. None when that module does not hold it; the caller then asks all_estimators."""
+    import importlib
+    import importlib.util
+
+    name = _public_module(type_name)
+    try:
+        if name is None or importlib.util.find_spec(name) is None:
+            return None
+        module = importlib.import_module(name)
+    except ImportError:
+        return None
+    return next((value for key, value in vars(module).items() if not key.startswith("_") and isinstance(value, type)
+                 and reducers.qualified_name(value) == type_name), None)
+
+
+def _is_estimator(cls) -> bool:
+    """A BaseEstimator subclass that can be made: an abstract one (a crafted file's _BaseKMeans) raised TypeError."""
+    from sklearn.base import BaseEstimator
+    return isinstance(cls, type) and issubclass(cls, BaseEstimator) and not getattr(cls, "__abstractmethods__", None)
 
 
 def estimator_class(type_name: str) -> type:
     """The scikit-learn estimator class named `type_name`: one already imported, else one of sklearn's own
-    estimators (all_estimators imports sklearn's modules: parity's choice, never a module the file names)."""
-    from sklearn.base import BaseEstimator
-    cls = reducers.loaded_type(type_name)
+    estimators, found by importing only the public module all_estimators would find it in, or failing that through
+    all_estimators itself (parity's choice of modules, never a module the file names: a name outside those is refused
+    without importing anything)."""
+    cls = reducers.loaded_type(type_name) or _estimator_in_public_module(type_name)
     if cls is None and not _estimator_classes:
         from sklearn.utils import all_estimators
         _estimator_classes.update({reducers.qualified_name(c): c for _, c in all_estimators()})
     cls = cls or _estimator_classes.get(type_name)
-    if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
+    if not _is_estimator(cls):
         raise reducers.RebuildError(f"type {type_name} is not rebuilt: it is not one of scikit-learn's estimators")
     return cls
 

@@ -191,6 +191,27 @@ def test_a_file_cannot_make_an_estimator_of_another_class_or_set_private_state()
     assert out.count("refused") == 2 and "not one of scikit-learn's estimators" in out and "'__dict__'" in out
 
 
+def test_an_estimator_is_rebuilt_by_importing_only_the_public_module_that_holds_it():
+    # all_estimators imports every public module of scikit-learn (its datasets, its test utilities, dask's array
+    # API): ~0.35 s of each compare (and each --jobs child) that rebuilds a KMeans, where sklearn.cluster holds it.
+    # An abstract class a crafted file names (loaded with its module) is refused too: it raised a bare TypeError.
+    out = python("import sys, parity.reducers as r\n"
+                 "est = r.rebuild('sklearn.estimator', 'sklearn.cluster._kmeans.KMeans', None,\n"
+                 "                {'.get_params()': {'n_clusters': 3}})\n"
+                 "print(type(est).__name__, est.n_clusters, 'sklearn.datasets' in sys.modules)\n"
+                 "for name in ['sklearn.cluster._kmeans.NoSuchEstimator', 'sklearn.utils.tests.x.KMeans',\n"
+                 "             'sklearn.cluster._kmeans._BaseKMeans']:\n"
+                 "    try:\n"
+                 "        r.rebuild('sklearn.estimator', name, None, {'.get_params()': {}})\n"
+                 "    except r.RebuildError as e:\n"
+                 "        print('refused', name)\n")
+    lines = out.splitlines()
+    assert lines[0] == "KMeans 3 False", out
+    assert lines[1:] == [f"refused {name}" for name in ["sklearn.cluster._kmeans.NoSuchEstimator",
+                                                          "sklearn.utils.tests.x.KMeans",
+                                                          "sklearn.cluster._kmeans._BaseKMeans"]], out
+
+
 def test_a_type_map_candidate_passes_on_library_objects(gold, tmp_path):
     # fsproxy maps numpy.ndarray to its proxy; the parts of a frame or a sparse matrix are the plain arrays
     # parity's reducers make on both sides, which its TYPE_MAP does not govern.
