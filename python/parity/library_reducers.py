@@ -359,7 +359,7 @@ def _estimator_reduce(est):
 
 
 _estimator_classes: dict = {}
-# sklearn.utils.discovery's own list of the module names all_estimators skips (private there, so a copy to fall back on).
+# The module names all_estimators skips: sklearn.utils.discovery's own list, private there, so this copy is a fallback.
 _SKIPPED_MODULE_PARTS = frozenset({"tests", "externals", "setup", "conftest", "experimental", "estimator_checks"})
 
 
@@ -396,7 +396,7 @@ def _estimator_in_public_module(type_name: str):
         if name is None or importlib.util.find_spec(name) is None:
             return None
         module = importlib.import_module(name)
-    except ImportError:
+    except (ImportError, ValueError):  # ValueError: find_spec of a module in sys.modules without a __spec__
         return None
     return next((value for key, value in vars(module).items() if not key.startswith("_") and isinstance(value, type)
                  and reducers.qualified_name(value) == type_name), None)
@@ -411,10 +411,10 @@ def _is_estimator(cls) -> bool:
 def estimator_class(type_name: str) -> type:
     """The scikit-learn estimator class named `type_name`: one already imported, else one of sklearn's own
     estimators, found by importing only the public module all_estimators would find it in, or failing that through
-    all_estimators itself (parity's choice of modules, never a module the file names: a name outside those is refused
-    without importing anything)."""
+    all_estimators itself (parity's choice of modules, never a module the file names; a name outside scikit-learn
+    imports nothing)."""
     cls = reducers.loaded_type(type_name) or _estimator_in_public_module(type_name)
-    if cls is None and not _estimator_classes:
+    if cls is None and not _estimator_classes and type_name.startswith("sklearn."):
         from sklearn.utils import all_estimators
         _estimator_classes.update({reducers.qualified_name(c): c for _, c in all_estimators()})
     cls = cls or _estimator_classes.get(type_name)

@@ -199,6 +199,11 @@ def test_an_estimator_is_rebuilt_by_importing_only_the_public_module_that_holds_
                  "est = r.rebuild('sklearn.estimator', 'sklearn.cluster._kmeans.KMeans', None,\n"
                  "                {'.get_params()': {'n_clusters': 3}})\n"
                  "print(type(est).__name__, est.n_clusters, 'sklearn.datasets' in sys.modules)\n"
+                 "for name in ['mypackage.models.Estimator', 'os.system']:\n"
+                 "    try:\n"
+                 "        r.rebuild('sklearn.estimator', name, None, {'.get_params()': {}})\n"
+                 "    except r.RebuildError as e:\n"
+                 "        print('refused', name, 'sklearn.datasets' in sys.modules)\n"
                  "for name in ['sklearn.cluster._kmeans.NoSuchEstimator', 'sklearn.utils.tests.x.KMeans',\n"
                  "             'sklearn.cluster._kmeans._BaseKMeans']:\n"
                  "    try:\n"
@@ -207,7 +212,8 @@ def test_an_estimator_is_rebuilt_by_importing_only_the_public_module_that_holds_
                  "        print('refused', name)\n")
     lines = out.splitlines()
     assert lines[0] == "KMeans 3 False", out
-    assert lines[1:] == [f"refused {name}" for name in ["sklearn.cluster._kmeans.NoSuchEstimator",
+    assert lines[1:3] == ["refused mypackage.models.Estimator False", "refused os.system False"], out  # nothing imported
+    assert lines[3:] == [f"refused {name}" for name in ["sklearn.cluster._kmeans.NoSuchEstimator",
                                                           "sklearn.utils.tests.x.KMeans",
                                                           "sklearn.cluster._kmeans._BaseKMeans"]], out
 
