@@ -478,6 +478,24 @@ def test_a_ctrl_c_during_compare_outputs_stops_it_at_its_next_check():
     assert parity.compare_outputs(np.arange(3.0), np.arange(3.0))["status"] == "pass"
 
 
+def test_a_ctrl_c_during_write_result_stops_it_and_writes_nothing(tmp_path):
+    """write_result installed no stop handler, and a layout that overlaps itself is gathered element by element: the
+    2**32 elements of this 1 MiB span ran ~20 s to their end and the file was written before the KeyboardInterrupt
+    came. The kill comes from another process: a thread of this one would wait for the GIL."""
+    row = np.zeros(2**16)
+    overlapping = np.lib.stride_tricks.as_strided(row, shape=(2**16, 2**16), strides=(8, 8))
+    target = tmp_path / "big.parity"
+    killer = subprocess.Popen(["sh", "-c", f"sleep 1; kill -INT {os.getpid()}"])
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            parity.write_result(target, {"x": overlapping})
+    finally:
+        killer.wait()
+    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary
+    parity.write_result(target, {"x": np.arange(3.0)})  # the signal noted stops no later call
+    assert parity.read_result(target)["x"].tolist() == [0.0, 1.0, 2.0]
+
+
 SMALL_TREE = {"a": np.arange(10.0), "b": [1, 2, "x"], "c": np.ones((3, 3), dtype="f4")}
 
 

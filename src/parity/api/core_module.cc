@@ -119,18 +119,18 @@ bool in_main_thread() {
   return PyThread_get_thread_ident() == main_ident;
 }
 
-// The main thread's compare_outputs calls in progress (a reducer may call it again); the GIL guards it.
-int main_thread_compares = 0;
+// The main thread's calls of interruptible in progress (a reducer may call compare_outputs again); the GIL guards it.
+int main_thread_calls = 0;
 
-// A Ctrl-C (or SIGTERM) during compare_outputs or compare_results stops it at its next check (deadline.h) and is
-// Python's KeyboardInterrupt. Before, compare_outputs installed no handler: Python's own only set a flag that the C++
-// loops never read, and a compare of a 2**32-element strided view ran to its end before the interrupt was seen.
-// Only the main thread's outermost call installs the handler: two threads saving and setting back handlers around
-// each other's calls had left note_stop_signal installed for good (SIGTERM then ended nothing). A call in another
-// thread runs under whatever is installed, and one a noted signal stopped is a KeyboardInterrupt there too.
+// A Ctrl-C (or SIGTERM) during compare_outputs, compare_results or write_result stops it at its next check
+// (deadline.h) and is Python's KeyboardInterrupt. Before, they installed no handler: Python's own only set a flag
+// that the C++ loops never read, and a compare of a 2**32-element strided view ran to its end before the interrupt
+// was seen. Only the main thread's outermost call installs the handler: two threads saving and setting back handlers
+// around each other's calls had left note_stop_signal installed for good (SIGTERM then ended nothing). A call in
+// another thread runs under whatever is installed, and one a noted signal stopped is a KeyboardInterrupt there too.
 template <class Compare>
 py::object interruptible(Compare compare) {
-  if (main_thread_compares > 0 || !in_main_thread()) {
+  if (main_thread_calls > 0 || !in_main_thread()) {
     try {
       return compare();
     } catch (const Interrupted&) {
@@ -139,8 +139,8 @@ py::object interruptible(Compare compare) {
     }
   }
   struct Inside {
-    Inside() { ++main_thread_compares; }
-    ~Inside() { --main_thread_compares; }
+    Inside() { ++main_thread_calls; }
+    ~Inside() { --main_thread_calls; }
   } const inside;
   py::object out;
   std::exception_ptr failure;
@@ -299,7 +299,10 @@ PYBIND11_MODULE(_core, m) {
       "write_result",
       [](const std::filesystem::path& file, py::handle outputs, bool in_place) {
         refuse_special_destination(file);
-        write_result(file, outputs, in_place ? Publish::in_place : Publish::by_rename);
+        return interruptible([&] {  // an overlapping view's gather can run for many seconds (encode.cc, gather)
+          write_result(file, outputs, in_place ? Publish::in_place : Publish::by_rename);
+          return py::object(py::none());
+        });
       },
       py::arg("file"), py::arg("outputs"), py::kw_only(), py::arg("in_place") = false);
   m.def("compare_outputs", &compare_memory, py::arg("gold"), py::arg("candidate"), py::arg("policy"), py::arg("rtol"),

@@ -11,6 +11,7 @@
 #include "atomic_file.h"
 #include "codec.h"
 #include "codec_internal.h"
+#include "deadline.h"
 
 namespace py = pybind11;
 using json = nlohmann::json;
@@ -62,10 +63,15 @@ ValueBytes value_bytes(PyArray_Descr* descr) {
 }
 
 // Copies each element into a zeroed span-sized buffer so the gaps between strided elements are zero:
-// the file never depends on memory the scenario did not write.
+// the file never depends on memory the scenario did not write. A layout that overlaps itself can hold far more
+// elements than its span has bytes (2**32 of them in 1 MB: ~20 s), so a stop signal is looked at as it goes
+// (parity.write_result and compare_outputs install the handler: core_module.cc, interruptible).
 void gather(PyArrayObject* array, char* dst, const ValueBytes& bytes) {
+  constexpr std::size_t kCheckEvery = std::size_t{1} << 20;
   char* src = PyArray_BYTES(array);
+  std::size_t visited = 0;
   for_each_element(src, 0, PyArray_NDIM(array), PyArray_SHAPE(array), PyArray_STRIDES(array), [&](char* at) {
+    if (++visited % kCheckEvery == 0) check_interrupted();
     char* to = dst + (at - src);
     std::memcpy(to, at, static_cast<std::size_t>(bytes.itemsize));
     if (bytes.has_padding()) bytes.scrub(to);
