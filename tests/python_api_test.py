@@ -208,6 +208,12 @@ def test_a_mapping_argument_of_the_wrong_shape_is_refused_naming_it(kwargs, erro
     assert said in str(raised.value)
 
 
+def test_an_id_that_is_no_str_is_refused():
+    with pytest.raises(TypeError, match="id must be a str, got None"):  # str() made it the id "None"
+        parity.compare_outputs({"a": 1.0}, {"a": 1.0}, id=None)
+    assert parity.compare_outputs({"a": 1.0}, {"a": 1.0}, id="mine")["id"] == "mine"
+
+
 def test_compare_results_refuses_a_policy_given_as_pairs(tmp_path):
     with pytest.raises(TypeError, match=r"policy must be a dict, got \[\('layout', 'ignore'\)\]"):
         parity.compare_results(tmp_path / "gold", tmp_path / "candidate", policy=[("layout", "ignore")])
