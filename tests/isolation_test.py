@@ -174,6 +174,32 @@ def test_pythons_random_is_put_back_after_each_scenario(tmp_path):
     assert first[0] not in [seeded.random() for _ in range(8)]
 
 
+GLOBAL_DRAWER = '''
+import random
+import numpy as np
+import parity
+
+
+@parity.scenario(params={"i": [0, 1]})
+def draw(xp, rng, i):
+    return {"python": random.random(), "legacy": np.random.random(3)}
+'''
+
+
+def test_the_global_generators_start_every_scenario_from_one_seed_in_every_run(tmp_path):
+    # A worker had them as its start left them, seeded from the operating system: a scenario that drew from them
+    # without seeding them gave other outputs in each run, gold against gold a failure, and its repro another.
+    scenarios = scenario_dir(tmp_path, a_drawer=GLOBAL_DRAWER)
+    digests = {}
+    for name, extra in (("one", ["--jobs", "1"]), ("two", ["--jobs", "2"]), ("alone", ["--only", "a_drawer.draw[i=1]"])):
+        proc, records = run(scenarios, tmp_path / name, *extra)
+        assert {r["status"] for r in records.values()} == {"ok"}, (proc.stderr, records)
+        digests[name] = {i: r["fidelity"] for i, r in records.items()}  # a digest for each output
+    assert digests["one"] == digests["two"], digests
+    assert digests["one"]["a_drawer.draw[i=0]"] == digests["one"]["a_drawer.draw[i=1]"] == digests["alone"][
+        "a_drawer.draw[i=1]"], digests
+
+
 SIGNAL_LEAKER = '''
 import signal
 import parity

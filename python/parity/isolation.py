@@ -27,6 +27,12 @@ _TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 # Room for the C library's struct sigaction, read and written whole (glibc's is 152 bytes): its layout is not needed.
 _SIGACTION_SIZE = 512
 
+# The seed of Python's `random` and NumPy's legacy generator that every native scenario starts from (_Worker): a worker
+# had them as its start left them, seeded from the operating system, so a scenario drawing from them without seeding
+# them gave other outputs in every run, gold against gold included. Seeded once a worker, not per scenario: put_back
+# returns both to this state after each one.
+GLOBAL_GENERATORS_SEED = 0
+
 
 def _identity(fd: int):
     try:
@@ -54,8 +60,8 @@ class _Worker:
             ident = _identity(fd)
             if ident is not None:
                 self.streams[fd] = (os.dup(fd), ident)
-        self.random = _LegacyRandom.taken()
-        self.python_random = _PythonRandom()
+        self.random = _LegacyRandom.taken(GLOBAL_GENERATORS_SEED)
+        self.python_random = _PythonRandom(GLOBAL_GENERATORS_SEED)
         self.signals = _Signals()
         self.environment = _Environment()
         # Whether a pytest test ran since this state was taken (call_isolated): what it and its fixtures left is the
@@ -111,13 +117,16 @@ class _LegacyRandom:
         self.raw = self.read()
 
     @classmethod
-    def taken(cls):
+    def taken(cls, seed=None):
+        """Its state now, seeded with `seed` first unless None; None without NumPy."""
         if "numpy" not in sys.modules:  # a worker of a backend without NumPy: nothing to keep
             return None
         import ctypes
 
         import numpy.random  # the worker's first seeded generator imports it anyway (_scenario._default_rng)
 
+        if seed is not None:
+            numpy.random.seed(seed)
         rand = numpy.random.mtrand._rand
         bit_generator = rand._bit_generator
         # MT19937's struct: 624 32-bit words and a position; the Gaussian kept between calls is RandomState's own.
@@ -137,12 +146,14 @@ class _PythonRandom:
     from by one scenario, had fed the next one's draws. Read as the bytes of its C struct where CPython keeps them as
     getstate() says (under a microsecond; getstate() takes ~5), and set back (~3 microseconds) only when it changed."""
 
-    def __init__(self):
+    def __init__(self, seed=None):
         import random  # here, not at a scenario's first import of it: that scenario's seed had been the start
 
         # The hidden instance the module's functions are bound to: random._inst in CPython, found through one of them
         # where that name is missing.
         self.instance = getattr(random, "_inst", None) or random.random.__self__
+        if seed is not None:
+            self.instance.seed(seed)
         self.state = self.instance.getstate()
         self.read = _mersenne_reader(self.instance, self.state[1]) or self.instance.getstate
         self.raw = self.read()
