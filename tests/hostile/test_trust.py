@@ -450,3 +450,15 @@ def test_a_pickle_whose_mac_line_ends_otherwise_does_not_verify():
     for last in (b"\x0b", b" ", b"0"):
         payload_out, why = trust.verified_payload(signed[:-1] + last, lambda: key)
         assert payload_out is None and "carries no MAC" in why, why
+
+
+def test_a_recorded_module_the_file_system_cannot_name_is_in_no_trusted_directory(tmp_path):
+    """A record's module name longer than a file name may be (ENAMETOOLONG) or a source with a NUL (ValueError) had
+    escaped the lookup of which trusted directory holds the module, as an error instead of the answer: none."""
+    code = ("from parity import trust\n"
+            "for meta in [{'module': 'a' * 300}, {'module': 'pkg.' + 'b' * 300}, {'source': 'x\\0y', 'module': 'x'}]:\n"
+            f"    why = trust.load_scenario_reducers(meta, [{str(tmp_path)!r}], {str(tmp_path / 'no-corpus')!r})\n"
+            "    print(why.startswith('the scenario module'))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    assert proc.returncode == 0 and proc.stdout.split() == ["True"] * 3, proc.stdout + proc.stderr
