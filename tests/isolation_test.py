@@ -200,6 +200,33 @@ def test_the_global_generators_start_every_scenario_from_one_seed_in_every_run(t
         "a_drawer.draw[i=1]"], digests
 
 
+NUMPY_IMPORTED_BY_A_SCENARIO = """
+import sys
+from parity import isolation
+
+assert "numpy" not in sys.modules  # as in a worker of a backend without NumPy
+
+
+def draw():
+    import numpy as np
+    return float(np.random.random())
+
+
+isolation.call_isolated(draw)  # imports numpy: its legacy generator seeded from the operating system
+import numpy as np
+assert isolation.call_isolated(draw) == np.random.RandomState(isolation.GLOBAL_GENERATORS_SEED).random_sample()
+print("ok")
+"""
+
+
+def test_after_the_scenario_that_imports_numpy_the_next_start_from_the_seed():
+    """In a worker without NumPy at its start, the scenario that first imports it leaves the legacy generator where
+    its own draws left it: the next scenarios started from there, not from the seed the others start from."""
+    proc = subprocess.run([sys.executable, "-c", NUMPY_IMPORTED_BY_A_SCENARIO], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+
+
 SIGNAL_LEAKER = '''
 import signal
 import parity

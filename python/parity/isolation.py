@@ -90,8 +90,8 @@ class _Worker:
         for fd, (copy, ident) in self.streams.items():
             if _identity(fd) != ident:
                 os.dup2(copy, fd, inheritable=True)
-        if self.random is None:  # numpy.random first imported by this scenario: the next ones start from here
-            self.random = _LegacyRandom.taken()
+        if self.random is None:  # numpy.random first imported by this scenario: the next ones start from the seed
+            self.random = _LegacyRandom.taken(GLOBAL_GENERATORS_SEED)
         else:
             self.random.put_back()
         self.python_random.put_back()
