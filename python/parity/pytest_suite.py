@@ -273,17 +273,16 @@ def _no_terminal_summary(config):
     """The session ends without pytest_terminal_summary: the terminal reporter writes into the StringIO it was
     configured with (Suite.start), so every summary is output nobody reads, and plugins' summaries cost (Hypothesis's
     imports all of Hypothesis: ~0.8 s in each worker and compare) or write reports into the suite (pytest-cov's),
-    which parity must not do. The hook's caller is put back after: a hook relay is the config's alone."""
-    relay = vars(config.hook)
-    saved = relay.get("pytest_terminal_summary")
-    relay["pytest_terminal_summary"] = lambda **kwargs: []
+    which parity must not do. The hook's caller stays in place and only what runs its implementations is swapped:
+    pluggy walks every caller when a plugin is registered or unregistered (a conftest's sessionfinish may), and a
+    plain function there had made that an AttributeError."""
+    caller = config.hook.pytest_terminal_summary
+    run = caller._hookexec
+    caller._hookexec = lambda name, implementations, kwargs, firstresult: []
     try:
         yield
     finally:
-        if saved is None:
-            del relay["pytest_terminal_summary"]
-        else:
-            relay["pytest_terminal_summary"] = saved
+        caller._hookexec = run
 
 
 class Suite:

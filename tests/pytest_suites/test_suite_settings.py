@@ -56,6 +56,24 @@ def test_no_terminal_summary_runs_so_a_plugins_report_is_not_written_into_the_su
     assert not (suite / "summary.txt").exists()
 
 
+UNREGISTERING_SUITE = {
+    # A plugin unregistered as the session ends: pluggy walks every hook caller then, and 635465f had left a plain
+    # function in place of the terminal summary's (AttributeError, the compare's error and the worker's teardown's).
+    "conftest.py": "class Plugin:\n    pass\n\n\ndef pytest_configure(config):\n"
+                   "    config.pluginmanager.register(Plugin(), 'my-plugin')\n\n\n"
+                   "def pytest_sessionfinish(session):\n    session.config.pluginmanager.unregister(name='my-plugin')\n",
+    "test_u.py": SUMMARY_SUITE["test_s.py"],
+}
+
+
+def test_a_plugin_unregistered_at_the_sessions_end_is_no_error(tmp_path):
+    suite = write(tmp_path / "suite", UNREGISTERING_SUITE)
+    run("gold", tmp_path / "gold", "--scenarios", suite)
+    run("gold", tmp_path / "again", "--scenarios", suite)
+    _, report, _ = compare(tmp_path / "gold", tmp_path / "again", tmp_path, "--scenarios", suite, check=0)
+    assert report["scenarios"][0]["status"] == "pass", report["scenarios"][0]
+
+
 CONDITIONS_SUITE = {
     "pytest.ini": "[pytest]\nxfail_strict = true\n",
     "test_c.py": """import sys
