@@ -384,16 +384,29 @@ def _public_module(type_name: str) -> str | None:
     return ".".join(public)
 
 
+def _importable_as_all_estimators_would(name: str) -> bool:
+    """Whether `name` and each package above it below sklearn is a module with a file, as pkgutil.walk_packages (what
+    all_estimators imports) yields them: find_spec also finds a folder without __init__.py (a namespace package,
+    sklearn/svm/src), which it would import. Each level is looked up before the one below imports it."""
+    import importlib.util
+
+    parts = name.split(".")
+    for level in range(2, len(parts) + 1):
+        spec = importlib.util.find_spec(".".join(parts[:level]))
+        if spec is None or spec.origin is None or not spec.has_location:
+            return False
+    return True
+
+
 def _estimator_in_public_module(type_name: str):
     """The class named `type_name` as all_estimators would find it (a public name in the public module that holds it),
     importing that one module rather than all of scikit-learn's: all_estimators costs ~0.35 s a process, paid again by
     each `compare --jobs` child. None when that module does not hold it; the caller then asks all_estimators."""
     import importlib
-    import importlib.util
 
     name = _public_module(type_name)
     try:
-        if name is None or importlib.util.find_spec(name) is None:
+        if name is None or not _importable_as_all_estimators_would(name):
             return None
         module = importlib.import_module(name)
     except (ImportError, ValueError):  # ValueError: find_spec of a module in sys.modules without a __spec__
@@ -403,9 +416,11 @@ def _estimator_in_public_module(type_name: str):
 
 
 def _is_estimator(cls) -> bool:
-    """A BaseEstimator subclass that can be made: an abstract one (a crafted file's _BaseKMeans) raised TypeError."""
+    """What all_estimators lists: a BaseEstimator subclass other than BaseEstimator that can be made (an abstract one
+    a crafted file names, _BaseKMeans, raised TypeError)."""
     from sklearn.base import BaseEstimator
-    return isinstance(cls, type) and issubclass(cls, BaseEstimator) and not getattr(cls, "__abstractmethods__", None)
+    return (isinstance(cls, type) and issubclass(cls, BaseEstimator) and cls is not BaseEstimator
+            and not getattr(cls, "__abstractmethods__", None))
 
 
 def estimator_class(type_name: str) -> type:

@@ -194,7 +194,8 @@ def test_a_file_cannot_make_an_estimator_of_another_class_or_set_private_state()
 def test_an_estimator_is_rebuilt_by_importing_only_the_public_module_that_holds_it():
     # all_estimators imports every public module of scikit-learn (its datasets, its test utilities, dask's array
     # API): ~0.35 s of each compare (and each --jobs child) that rebuilds a KMeans, where sklearn.cluster holds it.
-    # An abstract class a crafted file names (loaded with its module) is refused too: it raised a bare TypeError.
+    # An abstract class a crafted file names (loaded with its module) is refused too: it raised a bare TypeError; so
+    # is BaseEstimator itself, which all_estimators does not list.
     out = python("import sys, parity.reducers as r\n"
                  "est = r.rebuild('sklearn.estimator', 'sklearn.cluster._kmeans.KMeans', None,\n"
                  "                {'.get_params()': {'n_clusters': 3}})\n"
@@ -205,17 +206,22 @@ def test_an_estimator_is_rebuilt_by_importing_only_the_public_module_that_holds_
                  "    except r.RebuildError as e:\n"
                  "        print('refused', name, 'sklearn.datasets' in sys.modules)\n"
                  "for name in ['sklearn.cluster._kmeans.NoSuchEstimator', 'sklearn.utils.tests.x.KMeans',\n"
-                 "             'sklearn.cluster._kmeans._BaseKMeans']:\n"
+                 "             'sklearn.cluster._kmeans._BaseKMeans', 'sklearn.base.BaseEstimator',\n"
+                 "             'sklearn.svm.src.libsvm.Estimator']:\n"
                  "    try:\n"
                  "        r.rebuild('sklearn.estimator', name, None, {'.get_params()': {}})\n"
                  "    except r.RebuildError as e:\n"
-                 "        print('refused', name)\n")
+                 "        print('refused', name)\n"
+                 "print('sklearn.svm.src' in sys.modules)\n")
     lines = out.splitlines()
     assert lines[0] == "KMeans 3 False", out
     assert lines[1:3] == ["refused mypackage.models.Estimator False", "refused os.system False"], out  # nothing imported
-    assert lines[3:] == [f"refused {name}" for name in ["sklearn.cluster._kmeans.NoSuchEstimator",
-                                                          "sklearn.utils.tests.x.KMeans",
-                                                          "sklearn.cluster._kmeans._BaseKMeans"]], out
+    assert lines[3:-1] == [f"refused {name}" for name in ["sklearn.cluster._kmeans.NoSuchEstimator",
+                                                            "sklearn.utils.tests.x.KMeans",
+                                                            "sklearn.cluster._kmeans._BaseKMeans",
+                                                            "sklearn.base.BaseEstimator",
+                                                            "sklearn.svm.src.libsvm.Estimator"]], out
+    assert lines[-1] == "False", out  # a folder without __init__.py, which all_estimators never imports
 
 
 def test_a_type_map_candidate_passes_on_library_objects(gold, tmp_path):
