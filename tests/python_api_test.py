@@ -211,7 +211,10 @@ def test_a_mapping_argument_of_the_wrong_shape_is_refused_naming_it(kwargs, erro
 def test_an_id_that_is_no_str_is_refused():
     with pytest.raises(TypeError, match="id must be a str, got None"):  # str() made it the id "None"
         parity.compare_outputs({"a": 1.0}, {"a": 1.0}, id=None)
+    with pytest.raises(ValueError, match="id must be text that UTF-8 can encode"):  # pybind11's unnamed TypeError
+        parity.compare_outputs({"a": 1.0}, {"a": 1.0}, id="a\udc80")
     assert parity.compare_outputs({"a": 1.0}, {"a": 1.0}, id="mine")["id"] == "mine"
+    assert parity.compare_outputs({"a": 1.0}, {"a": 1.0}, id="größe")["id"] == "größe"
 
 
 def test_compare_results_refuses_a_policy_given_as_pairs(tmp_path):

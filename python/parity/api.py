@@ -91,9 +91,14 @@ def compare_outputs(gold, candidate, *, policy=None, rtol=None, atol=None, toler
     `policy` and `type_map` must be dicts of str to str and `tolerances` a dict of output paths to one or both of
     rtol and atol, so a list of pairs, or a key, value or tolerance of the wrong type (or `signed_zeros`), raises
     TypeError; an unknown policy name or value, a tolerance that is no finite number >= 0, an empty tolerances entry
-    or a path that does not start with "outputs" raises ValueError. `id` is the outcome's id (a str, else TypeError)."""
+    or a path that does not start with "outputs" raises ValueError. `id` is the outcome's id (a str, else TypeError;
+    one UTF-8 cannot encode, a lone surrogate, ValueError)."""
     if not isinstance(id, str):  # str() took anything: id=None was the id "None"
         raise TypeError(f"id must be a str, got {id!r}")
+    try:
+        id.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the engine's text is UTF-8 (pybind11 refused it unnamed)
+        raise ValueError(f"id must be text that UTF-8 can encode, got {id!r}") from None
     return _core().compare_outputs(gold, candidate, str_mapping("policy", policy),
                                    optional(finite_number, "rtol", rtol), optional(finite_number, "atol", atol),
                                    output_tolerances("tolerances", tolerances),
