@@ -4,7 +4,7 @@ module parity._core; importing parity never needs it (the embedded interpreter o
 without it), the first call of a function here does."""
 import os
 
-from parity.arguments import byte_count, finite_number, flag, optional, output_tolerances, str_mapping
+from parity.arguments import byte_count, finite_number, flag, optional, output_tolerances, str_mapping, text
 
 CORE_DIR_ENV = "PARITY_CORE_DIR"  # a source checkout's build directory holding _core (CMake: <build>/python)
 
@@ -93,16 +93,11 @@ def compare_outputs(gold, candidate, *, policy=None, rtol=None, atol=None, toler
     TypeError; an unknown policy name or value, a tolerance that is no finite number >= 0, an empty tolerances entry
     or a path that does not start with "outputs" raises ValueError. `id` is the outcome's id (a str, else TypeError;
     one UTF-8 cannot encode, a lone surrogate, ValueError)."""
-    if not isinstance(id, str):  # str() took anything: id=None was the id "None"
-        raise TypeError(f"id must be a str, got {id!r}")
-    try:
-        id.encode()
-    except UnicodeEncodeError:  # a lone surrogate: the engine's text is UTF-8 (pybind11 refused it unnamed)
-        raise ValueError(f"id must be text that UTF-8 can encode, got {id!r}") from None
     return _core().compare_outputs(gold, candidate, str_mapping("policy", policy),
                                    optional(finite_number, "rtol", rtol), optional(finite_number, "atol", atol),
                                    output_tolerances("tolerances", tolerances),
-                                   flag("signed_zeros", signed_zeros), str_mapping("type_map", type_map), id)
+                                   flag("signed_zeros", signed_zeros), str_mapping("type_map", type_map),
+                                   text("id", id))
 
 
 def compare_results(gold, candidate, *, only=(), policy=None, trust_backends=(), trust_scenarios=(),

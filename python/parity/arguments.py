@@ -1,4 +1,4 @@
-"""The rules for parity's number, flag and mapping arguments, shared by @parity.scenario and the Python API."""
+"""The rules for parity's number, flag, text and mapping arguments, shared by @parity.scenario and the Python API."""
 import math
 import numbers
 from collections.abc import Mapping
@@ -53,6 +53,19 @@ def flag(name: str, value) -> bool:
     if kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"):  # bool_ before NumPy 2
         return bool(value)
     raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+def text(name: str, value) -> str:
+    """`value` when it is a str UTF-8 can encode (the engine's text), else a TypeError (no str: str() had taken
+    anything, None becoming "None") or a ValueError (a lone surrogate: pybind11 refused it without naming the
+    argument), naming `name` and `value`."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {value!r}")
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        raise ValueError(f"{name} must be text that UTF-8 can encode, got {value!r}") from None
+    return value
 
 
 def mapping(name: str, value) -> dict:
