@@ -408,9 +408,9 @@ def _import_suites(directory: Path) -> bool:
 def load_scenario_reducers(meta: dict, named: list, bundled: str) -> str | None:
     """Imports from the trusted scenario directory that holds the module of a scenario (`meta` as its record has it)
     the next of what may register the reducers its outputs need (_import_scenario_code): compare calls it after each
-    failed rebuild. Returns None when that directory is trusted, else why
-    not, naming the flag that would trust it. Never imports a path a results directory names: only directories the
-    user trusts, through parity.discovery as `run` imports them."""
+    failed rebuild. Returns None when that directory is trusted, else why not, naming the flag that would trust it.
+    Never imports a path a results directory names: only directories the user trusts, through parity.discovery as
+    `run` imports them."""
     meta = meta if isinstance(meta, dict) else {}
     source, module = meta.get("source"), meta.get("module")
     for directory in trusted_scenario_dirs(named, bundled):

@@ -128,11 +128,11 @@ int main_thread_calls = 0;
 // was seen. Only the main thread's outermost call installs the handler: two threads saving and setting back handlers
 // around each other's calls had left note_stop_signal installed for good (SIGTERM then ended nothing). A call in
 // another thread runs under whatever is installed, and one a noted signal stopped is a KeyboardInterrupt there too.
-template <class Compare>
-py::object interruptible(Compare compare) {
+template <class Call>
+py::object interruptible(Call call) {
   if (main_thread_calls > 0 || !in_main_thread()) {
     try {
-      return compare();
+      return call();
     } catch (const Interrupted&) {
       PyErr_SetNone(PyExc_KeyboardInterrupt);
       throw py::error_already_set();
@@ -147,14 +147,14 @@ py::object interruptible(Compare compare) {
   {
     const StopSignalHandler signals(note_stop_signal);
     try {
-      out = compare();
+      out = call();
     } catch (const Interrupted&) {
     } catch (...) {
       failure = std::current_exception();
     }
   }
-  // The caller's handlers are back, so nothing sets the flag now: a signal noted after the compare's last check is
-  // a KeyboardInterrupt all the same (it had been dropped when the compare then ended normally).
+  // The caller's handlers are back, so nothing sets the flag now: a signal noted after the call's last check is
+  // a KeyboardInterrupt all the same (it had been dropped when the call then ended normally).
   const int stop = detail::stop_signal;
   detail::stop_signal = 0;
   if (stop || (!out && !failure)) {
